@@ -1,0 +1,309 @@
+"""Alert state, pending pages and silences in one DynamoDB partition.
+
+One Query reads everything the evaluator needs. Items exist only for what is not
+OK, so a quiet fleet reads almost nothing. Every write is conditional on the
+version read (optimistic locking), so of two evaluations racing on one item only
+one wins, and the loser publishes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from queuewatch.alert_state import GroupStatus, InstanceState, Status
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+PARTITION = "queuewatch"
+CURSOR = "cursor"
+RETAIN_AFTER_END = timedelta(days=14)  # TTL for items that are over
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+class WriteConflict(Exception):
+    """Another evaluation changed the item first, or a newer snapshot was applied."""
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """A page written before it is published; cleared only once SNS has accepted it."""
+
+    notification_id: str
+    subject: str
+    message: str
+    attributes: dict[str, str]
+    message_structure: str | None
+    claimed_at: datetime
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    rule: str
+    group: str
+    status: GroupStatus | None
+    started_at: datetime | None
+    members: tuple[str, ...]
+    last_notified_at: datetime | None
+    sequence: int
+    version: int = 0
+    outbox: Outbox | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule}#{self.group}"
+
+
+@dataclass(frozen=True)
+class SilenceRecord:
+    silence_id: str
+    matchers: tuple[str, ...]
+    rule: str | None
+    team: str | None
+    starts_at: datetime
+    ends_at: datetime
+    author: str
+    comment: str
+
+
+@dataclass
+class StoredState:
+    applied_at: datetime | None = None
+    instances: dict[str, InstanceState] = field(default_factory=dict)
+    groups: dict[str, GroupRecord] = field(default_factory=dict)
+    silences: list[SilenceRecord] = field(default_factory=list)
+    read_units: float = 0.0
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _ttl(moment: datetime) -> int:
+    return int((moment + RETAIN_AFTER_END).timestamp())
+
+
+def load_state(client: DynamoDBClient, table: str) -> StoredState:
+    """Everything in the partition, with a strongly consistent read."""
+    state = StoredState()
+    kwargs: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": PARTITION}},
+        "ConsistentRead": True,
+        "ReturnConsumedCapacity": "TOTAL",
+    }
+    while True:
+        page = client.query(**kwargs)
+        state.read_units += float(page.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0))
+        for raw in page.get("Items", []):
+            _absorb(state, {k: _deserializer.deserialize(v) for k, v in raw.items()})
+        if "LastEvaluatedKey" not in page:
+            return state
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _absorb(state: StoredState, item: dict[str, Any]) -> None:
+    sort_key: str = item["sk"]
+    kind, _, key = sort_key.partition("#")
+    if kind == CURSOR:
+        state.applied_at = _dt(item.get("applied_at"))
+    elif kind == "instance":
+        state.instances[key] = InstanceState(
+            rule=item["rule"],
+            runner_type=item["runner_type"],
+            status=Status(item["status"]),
+            since=datetime.fromisoformat(item["since"]),
+            clear_since=_dt(item.get("clear_since")),
+            version=int(item["version"]),
+        )
+    elif kind == "group":
+        outbox = None
+        if "outbox" in item:
+            raw = item["outbox"]
+            outbox = Outbox(
+                notification_id=raw["notification_id"],
+                subject=raw["subject"],
+                message=raw["message"],
+                attributes=json.loads(raw["attributes"]),
+                message_structure=raw.get("message_structure"),
+                claimed_at=datetime.fromisoformat(raw["claimed_at"]),
+            )
+        status = item.get("status")
+        state.groups[key] = GroupRecord(
+            rule=item["rule"],
+            group=item["group"],
+            status=GroupStatus(status) if status else None,
+            started_at=_dt(item.get("started_at")),
+            members=tuple(item.get("members", [])),
+            last_notified_at=_dt(item.get("last_notified_at")),
+            sequence=int(item.get("sequence", 0)),
+            version=int(item["version"]),
+            outbox=outbox,
+        )
+    elif kind == "silence":
+        state.silences.append(
+            SilenceRecord(
+                silence_id=key,
+                matchers=tuple(item.get("matchers", [])),
+                rule=item.get("rule"),
+                team=item.get("team"),
+                starts_at=datetime.fromisoformat(item["starts_at"]),
+                ends_at=datetime.fromisoformat(item["ends_at"]),
+                author=item["author"],
+                comment=item["comment"],
+            )
+        )
+
+
+def _put(client: DynamoDBClient, table: str, item: dict[str, Any], condition: str, values: dict[str, Any]) -> None:
+    clean = {k: v for k, v in item.items() if v is not None}
+    kwargs: dict[str, Any] = {
+        "TableName": table,
+        "Item": {k: _serializer.serialize(v) for k, v in clean.items()},
+        "ConditionExpression": condition,
+    }
+    if values:
+        kwargs["ExpressionAttributeValues"] = {k: _serializer.serialize(v) for k, v in values.items()}
+    try:
+        client.put_item(**kwargs)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            raise WriteConflict(f"{item['sk']} changed underneath") from error
+        raise
+
+
+def _delete(client: DynamoDBClient, table: str, sort_key: str, condition: str, values: dict[str, Any]) -> None:
+    try:
+        client.delete_item(
+            TableName=table,
+            Key={"pk": {"S": PARTITION}, "sk": {"S": sort_key}},
+            ConditionExpression=condition,
+            ExpressionAttributeValues={k: _serializer.serialize(v) for k, v in values.items()},
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            raise WriteConflict(f"{sort_key} changed underneath") from error
+        raise
+
+
+def _version_condition(expected: int) -> tuple[str, dict[str, Any]]:
+    if expected == 0:
+        return "attribute_not_exists(sk)", {}
+    return "version = :expected", {":expected": expected}
+
+
+def advance_cursor(client: DynamoDBClient, table: str, applied_at: datetime) -> None:
+    """Claim the tick: fails if this or a newer snapshot was applied already."""
+    item = {"pk": PARTITION, "sk": CURSOR, "applied_at": applied_at.isoformat()}
+    _put(client, table, item, "attribute_not_exists(sk) OR applied_at < :at", {":at": applied_at.isoformat()})
+
+
+def put_instance(client: DynamoDBClient, table: str, state: InstanceState, expected_version: int, now: datetime) -> None:
+    item = {
+        "pk": PARTITION,
+        "sk": f"instance#{state.key}",
+        "rule": state.rule,
+        "runner_type": state.runner_type,
+        "status": state.status.value,
+        "since": state.since.isoformat(),
+        "clear_since": _iso(state.clear_since),
+        "version": expected_version + 1,
+        "updated_at": now.isoformat(),
+    }
+    condition, values = _version_condition(expected_version)
+    _put(client, table, item, condition, values)
+
+
+def delete_instance(client: DynamoDBClient, table: str, key: str, expected_version: int) -> None:
+    _delete(client, table, f"instance#{key}", "version = :expected", {":expected": expected_version})
+
+
+def put_group(client: DynamoDBClient, table: str, group: GroupRecord, expected_version: int, now: datetime) -> None:
+    outbox = None
+    if group.outbox:
+        outbox = {
+            "notification_id": group.outbox.notification_id,
+            "subject": group.outbox.subject,
+            "message": group.outbox.message,
+            "attributes": json.dumps(group.outbox.attributes),
+            "message_structure": group.outbox.message_structure,
+            "claimed_at": group.outbox.claimed_at.isoformat(),
+        }
+        outbox = {k: v for k, v in outbox.items() if v is not None}
+    item = {
+        "pk": PARTITION,
+        "sk": f"group#{group.key}",
+        "rule": group.rule,
+        "group": group.group,
+        "status": group.status.value if group.status else None,
+        "started_at": _iso(group.started_at),
+        "members": list(group.members) or None,
+        "last_notified_at": _iso(group.last_notified_at),
+        "sequence": group.sequence,
+        "version": expected_version + 1,
+        "outbox": outbox,
+        "updated_at": now.isoformat(),
+        # A group that is over lingers only until its resolve page is out and the TTL passes.
+        "expires_at": _ttl(now) if group.status is None else None,
+    }
+    condition, values = _version_condition(expected_version)
+    _put(client, table, item, condition, values)
+
+
+def delete_group(client: DynamoDBClient, table: str, key: str, expected_version: int) -> None:
+    _delete(client, table, f"group#{key}", "version = :expected", {":expected": expected_version})
+
+
+def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> None:
+    item = {
+        "pk": PARTITION,
+        "sk": f"silence#{silence.silence_id}",
+        "matchers": list(silence.matchers),
+        "rule": silence.rule,
+        "team": silence.team,
+        "starts_at": silence.starts_at.isoformat(),
+        "ends_at": silence.ends_at.isoformat(),
+        "author": silence.author,
+        "comment": silence.comment,
+        "expires_at": _ttl(silence.ends_at),
+    }
+    _put(client, table, item, "attribute_not_exists(sk)", {})
+
+
+def end_silence(client: DynamoDBClient, table: str, silence_id: str, at: datetime) -> None:
+    """Set a silence's end to `at`; raises WriteConflict if there is no such silence."""
+    try:
+        client.update_item(
+            TableName=table,
+            Key={"pk": {"S": PARTITION}, "sk": {"S": f"silence#{silence_id}"}},
+            UpdateExpression="SET ends_at = :at, expires_at = :ttl",
+            ConditionExpression="attribute_exists(sk)",
+            ExpressionAttributeValues={":at": {"S": at.isoformat()}, ":ttl": {"N": str(_ttl(at))}},
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            raise WriteConflict(f"no silence {silence_id!r}") from error
+        raise
+
+
+def create_table(client: DynamoDBClient, table: str) -> None:
+    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
+    client.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )

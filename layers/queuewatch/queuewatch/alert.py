@@ -1,0 +1,155 @@
+"""The alert message: a versioned JSON document, the contract every subscriber reads.
+
+Its JSON Schema ships as schemas/alert.v1.schema.json and is generated from
+these models (`queuewatch schema`); a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from datetime import datetime
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from queuewatch.durations import format_duration
+
+ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
+ALERT_VERSION = "queuewatch.alert/v1"
+SUBJECT_LIMIT = 100  # SNS rejects longer e-mail subjects
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunnerTypeFigures(_Model):
+    """One runner type in a page, with the numbers that put it there."""
+
+    runner_type: str
+    region: str
+    queue: str
+    team: str
+    status: Literal["firing", "resolved"]
+    since: AwareDatetime | None = Field(description="when this runner type started firing")
+    queue_size: float | None = Field(description="jobs queued: visible + in flight + delayed")
+    queue_time_seconds: float | None = Field(description="age of the oldest queued job")
+    queue_size_threshold: int | None
+    queue_time_threshold_seconds: int | None
+    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed"]]
+    missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
+    console_url: str | None = None
+
+
+class Silence(_Model):
+    command: str = Field(description="the exact command that silences this alert")
+    match: list[str]
+
+
+class Alert(_Model):
+    version: Literal["queuewatch.alert/v1"] = ALERT_VERSION
+    status: Literal["firing", "resolved"]
+    page: Literal["new", "update", "repeat", "resolved"]
+    priority: Literal["P0", "P1", "P2", "P3"]
+    severity: Literal["critical", "warning", "info"]
+    title: str = Field(description="stable for the alert from first page to resolve")
+    summary: str
+    rule: str
+    team: str
+    group_by: Literal["all", "team", "runner_type"]
+    group: str
+    dedup_key: str = Field(description="stable for the alert; downstream systems deduplicate on it")
+    notification_id: str = Field(description="unique per notification: dedup_key#sequence")
+    sequence: int
+    started_at: AwareDatetime
+    evaluated_at: AwareDatetime
+    resolved_at: AwareDatetime | None = None
+    runner_types: list[RunnerTypeFigures] = Field(min_length=1)
+    runner_types_affected: int
+    max_queue_size: float | None
+    max_queue_size_runner_type: str | None
+    max_queue_time_seconds: float | None
+    max_queue_time_runner_type: str | None
+    runbook_url: str | None
+    dashboard_url: str | None
+    silence: Silence
+    source: dict[str, str] = Field(description="where the alert came from: stack, region, snapshot id")
+
+    def to_json(self) -> str:
+        return self.model_dump_json(exclude_none=False)
+
+    @property
+    def subject(self) -> str:
+        """The e-mail subject: status, priority, count and worst figures, within SNS's limit."""
+        label = "RESOLVED" if self.status == "resolved" else "FIRING"
+        count = self.runner_types_affected
+        noun = "runner type" if count == 1 else "runner types"
+        figures = []
+        if self.status == "resolved":
+            noun += " recovered"
+        elif self.max_queue_time_seconds is not None:
+            figures.append(f"max queue time {format_duration(self.max_queue_time_seconds)}")
+        if self.status == "firing" and self.max_queue_size is not None:
+            figures.append(f"max queue size {self.max_queue_size:g}")
+        subject = f"[{label}] {self.priority} {self.title}: {count} {noun}"
+        if figures:
+            subject += ", " + ", ".join(figures)
+        return subject if len(subject) <= SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 1] + "…"
+
+    def message_attributes(self) -> dict[str, str]:
+        """For SNS subscription filter policies."""
+        names = [r.runner_type for r in self.runner_types]
+        return {
+            "status": self.status,
+            "priority": self.priority,
+            "severity": self.severity,
+            "team": self.team,
+            "rule": self.rule,
+            "runner_type": names[0] if len(names) == 1 else "multiple",
+        }
+
+
+def dedup_key(stack: str, rule: str, group: str) -> str:
+    """Stable across the alert's pages and episodes; short enough for any pager."""
+    digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}".encode()).hexdigest()[:12]
+    return f"queuewatch/{stack}/{rule}/{group}/{digest}"[:255]
+
+
+def silence_command(rule: str, runner_types: list[str], table: str, region: str) -> str:
+    parts = ["queuewatch", "silence", "add", "--table", table, "--region", region, "--rule", rule]
+    for name in runner_types:
+        parts += ["--match", name]
+    parts += ["--for", "2h", "--comment", "why this is silenced"]
+    return shlex.join(parts)
+
+
+def sqs_console_url(region: str, queue_name: str) -> str:
+    return (
+        f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();"
+        f"query=~'*7bAWS*2fSQS*2cQueueName*7d*20{queue_name}"
+    )
+
+
+def alert_json_schema() -> dict[str, Any]:
+    schema = Alert.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": ALERT_SCHEMA_ID, **schema}
+
+
+def shipped_alert_schema() -> dict[str, Any]:
+    text = resources.files("queuewatch").joinpath("schemas/alert.v1.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def worst(values: list[tuple[str, float | None]]) -> tuple[float | None, str | None]:
+    known = [(v, name) for name, v in values if v is not None]
+    if not known:
+        return None, None
+    value, name = max(known)
+    return value, name
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")

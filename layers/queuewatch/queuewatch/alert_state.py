@@ -1,0 +1,116 @@
+"""The alert state machine, pure: one step per rule and runner type, and the paging decision per group.
+
+Instance: OK -> PENDING (breached, waiting `for`) -> FIRING -> (clear for
+`keep_firing_for`) -> OK, which is the resolve. An OK instance is stored as
+nothing. Group: the page that lists the firing instances of one rule and group
+key; it decides when to page, repeat, resolve, or stay quiet for silences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    PENDING = "pending"
+    FIRING = "firing"
+
+
+@dataclass(frozen=True)
+class InstanceState:
+    rule: str
+    runner_type: str
+    status: Status
+    since: datetime  # entered PENDING, or started FIRING
+    clear_since: datetime | None = None  # FIRING, but clear from then on
+    version: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule}#{self.runner_type}"
+
+
+def step(
+    previous: InstanceState | None,
+    breached: bool | None,
+    now: datetime,
+    *,
+    rule: str,
+    runner_type: str,
+    pending_for: int,
+    keep_firing_for: int,
+) -> InstanceState | None:
+    """The next state; None is OK. An unknown verdict (missing data) holds the state as it is."""
+    if breached is None:
+        return previous
+    if previous is None:
+        if not breached:
+            return None
+        status = Status.FIRING if pending_for == 0 else Status.PENDING
+        return InstanceState(rule=rule, runner_type=runner_type, status=status, since=now)
+    if previous.status is Status.PENDING:
+        if not breached:
+            return None
+        if (now - previous.since).total_seconds() >= pending_for:
+            return replace(previous, status=Status.FIRING, since=now)
+        return previous
+    # FIRING
+    if breached:
+        return replace(previous, clear_since=None) if previous.clear_since else previous
+    clear_since = previous.clear_since or now
+    if (now - clear_since).total_seconds() >= keep_firing_for:
+        return None
+    return replace(previous, clear_since=clear_since) if previous.clear_since is None else previous
+
+
+class GroupStatus(StrEnum):
+    FIRING = "firing"  # paged, not yet resolved
+    SILENCED = "silenced"  # still firing, but every firing member is silenced
+
+
+class PageKind(StrEnum):
+    NEW = "new"  # first page of an episode
+    UPDATE = "update"  # more runner types joined a paged alert
+    REPEAT = "repeat"  # still firing after repeat_interval
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class GroupDecision:
+    page: PageKind | None  # None: send nothing
+    status: GroupStatus | None  # None: the group is over; its item goes
+    started_at: datetime | None
+    members: tuple[str, ...]  # runner types the page lists (for a resolve: the ones last paged)
+
+
+def decide_group(
+    status: GroupStatus | None,
+    started_at: datetime | None,
+    notified: tuple[str, ...],
+    last_notified_at: datetime | None,
+    firing: Set[str],
+    silenced: Set[str],
+    now: datetime,
+    repeat_interval: int,
+) -> GroupDecision:
+    paging = tuple(sorted(firing - silenced))
+    if paging:
+        if status is not GroupStatus.FIRING:
+            return GroupDecision(PageKind.NEW, GroupStatus.FIRING, now, paging)
+        if set(paging) - set(notified):
+            return GroupDecision(PageKind.UPDATE, GroupStatus.FIRING, started_at, paging)
+        if last_notified_at is None or (now - last_notified_at).total_seconds() >= repeat_interval:
+            return GroupDecision(PageKind.REPEAT, GroupStatus.FIRING, started_at, paging)
+        # Fewer runner types fire than were paged: remember that quietly, so one that
+        # fires again later pages again.
+        return GroupDecision(None, status, started_at, paging)
+    if status is GroupStatus.FIRING:
+        if firing:  # what still fires is silenced: keep the state, page nobody
+            return GroupDecision(None, GroupStatus.SILENCED, started_at, notified)
+        return GroupDecision(PageKind.RESOLVED, None, started_at, notified)
+    if status is GroupStatus.SILENCED and not firing:
+        return GroupDecision(None, None, started_at, notified)  # a silenced alert resolves quietly
+    return GroupDecision(None, status, started_at, notified)

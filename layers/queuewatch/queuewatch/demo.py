@@ -1,0 +1,181 @@
+"""`queuewatch demo`: the incident that motivated queuewatch, end to end, on an in-process moto.
+
+14 jobs queue on linux.2xlarge, the oldest 114 minutes old, while the other
+runner types are healthy. The real handlers run on real-shaped events; the page
+is printed exactly as an SQS subscriber of the topic receives it. The next tick
+pages nothing; the autoscaler then drains the queue and the resolve arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import boto3
+
+from queuewatch.adapters.state_table import create_table
+from queuewatch.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_sqs import SQSClient
+
+REGION = "us-east-1"
+STATE_TABLE = "queuewatch-demo-state"
+INCIDENT_QUEUE = "gh-ci-linux-2xlarge-queued-builds"
+HEALTHY_QUEUES = {
+    "gh-ci-linux-4xlarge-queued-builds": 0,
+    "gh-ci-linux-g5-4xlarge-nvidia-gpu-queued-builds": 0,
+    "gh-ci-linux-arm64-2xlarge-queued-builds": 0,  # found by discovery, not named in the config
+}
+DEMO_ENV = {
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "QUEUEWATCH_CONFIG": str(REPO_ROOT / "config" / "queuewatch.yaml"),
+    "STATE_TABLE": STATE_TABLE,
+    "STACK_NAME": "queuewatch-demo",
+    "POWERTOOLS_SERVICE_NAME": "queuewatch",
+    "POWERTOOLS_METRICS_NAMESPACE": "Queuewatch",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+}
+
+
+def job_message(job_id: int) -> str:
+    """A queued-build message shaped like the terraform-aws-github-runner webhook's."""
+    return json.dumps(
+        {
+            "id": job_id,
+            "eventType": "workflow_job",
+            "repositoryName": "pytorch",
+            "repositoryOwner": "pytorch",
+            "installationId": 12345678,
+            "queueId": INCIDENT_QUEUE,
+            "repoOwnerType": "Organization",
+        }
+    )
+
+
+class Demo:
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.sqs: SQSClient = boto3.client("sqs", region_name=REGION)
+        self.cloudwatch: CloudWatchClient = boto3.client("cloudwatch", region_name=REGION)
+        self.collect = load_handler_module("collect").lambda_handler
+        self.evaluate = load_handler_module("evaluate").lambda_handler
+        self.urls: dict[str, str] = {}
+        self.inbox_url = ""
+
+    def setup(self) -> None:
+        for name in [INCIDENT_QUEUE, *HEALTHY_QUEUES]:
+            self.urls[name] = self.sqs.create_queue(QueueName=name)["QueueUrl"]
+        create_table(boto3.client("dynamodb", region_name=REGION), STATE_TABLE)
+        sns = boto3.client("sns", region_name=REGION)
+        topic_arn = sns.create_topic(Name="queuewatch-demo-alerts")["TopicArn"]
+        os.environ["ALERT_TOPIC_ARN"] = topic_arn
+        self.inbox_url = self.sqs.create_queue(QueueName="demo-pager-inbox")["QueueUrl"]
+        inbox_arn = self.sqs.get_queue_attributes(QueueUrl=self.inbox_url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
+        for job_id in range(14):
+            self.sqs.send_message(QueueUrl=self.urls[INCIDENT_QUEUE], MessageBody=job_message(9_000_000 + job_id))
+
+    def put_ages(self, at: datetime, incident_age: float) -> None:
+        """CloudWatch's AWS/SQS age metric, which moto does not make: the datapoint of the minute before `at`."""
+        ages = {INCIDENT_QUEUE: incident_age, **HEALTHY_QUEUES}
+        self.cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": "ApproximateAgeOfOldestMessage",
+                    "Dimensions": [{"Name": "QueueName", "Value": name}],
+                    "Timestamp": at - timedelta(minutes=1),
+                    "Value": age,
+                    "Unit": "Seconds",
+                }
+                for name, age in ages.items()
+            ],
+        )
+
+    def tick(self, at: datetime) -> dict[str, Any]:
+        event = scheduled_event(at)
+        snapshot = self.collect(event, FakeContext("queuewatch-collect"))
+        record = destination_record(event, snapshot, at=at + timedelta(seconds=3))
+        return self.evaluate(record, FakeContext("queuewatch-evaluate"))  # type: ignore[no-any-return]
+
+    def received(self) -> list[dict[str, Any]]:
+        messages = self.sqs.receive_message(QueueUrl=self.inbox_url, MaxNumberOfMessages=10).get("Messages", [])
+        for message in messages:
+            self.sqs.delete_message(QueueUrl=self.inbox_url, ReceiptHandle=message["ReceiptHandle"])
+        return [json.loads(m["Body"]) for m in messages]
+
+    def show(self, label: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+        pages = self.received()
+        self.out(f"\n=== {label}: evaluation {result['outcome']}, firing {result['firing'] or 'none'}")
+        if not pages:
+            self.out("    nothing paged")
+        for envelope in pages:
+            self.out("--- the SNS notification, as the subscriber receives it:")
+            self.out(json.dumps(envelope, indent=2))
+            self.out("--- its Message, the queuewatch alert:")
+            self.out(json.dumps(json.loads(envelope["Message"]), indent=2))
+        return pages
+
+    def run(self) -> int:
+        self.setup()
+        start = datetime.now(UTC).replace(second=0, microsecond=0)
+        self.out("queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; other runner types idle.")
+
+        self.put_ages(start, 114 * 60)
+        first = self.show(f"tick 1 at {start:%H:%M}", self.tick(start))
+
+        at = start + timedelta(minutes=1)
+        self.put_ages(at, 115 * 60)
+        second = self.show(f"tick 2 at {at:%H:%M} (still queueing)", self.tick(at))
+
+        depth = self.sqs.get_queue_attributes(QueueUrl=self.urls[INCIDENT_QUEUE], AttributeNames=["All"])["Attributes"]
+        self.out(
+            f"\nThe autoscaler's queue was only read: {depth['ApproximateNumberOfMessages']} visible, "
+            f"{depth['ApproximateNumberOfMessagesNotVisible']} in flight. The autoscaler now starts runners "
+            "and drains it."
+        )
+        self.sqs.purge_queue(QueueUrl=self.urls[INCIDENT_QUEUE])
+        at = start + timedelta(minutes=2)
+        self.put_ages(at, 0)
+        third = self.show(f"tick 3 at {at:%H:%M} (drained; keep_firing_for 5m starts)", self.tick(at))
+
+        at = start + timedelta(minutes=7)
+        self.put_ages(at, 0)
+        fourth = self.show(f"tick 4 at {at:%H:%M} (clear for 5m)", self.tick(at))
+
+        ok = (
+            len(first) == 1
+            and not second
+            and not third
+            and len(fourth) == 1
+            and json.loads(fourth[0]["Message"])["status"] == "resolved"
+        )
+        self.out("\n" + ("demo OK: one page, no duplicate, one resolve" if ok else "demo FAILED: see the ticks above"))
+        return 0 if ok else 1
+
+
+def run_demo(out: Callable[[str], None] = print) -> int:
+    from moto import mock_aws  # a development dependency: only the demo needs it
+
+    with ExitStack() as stack:
+        # The demo turns EMF output off to keep the page readable; Powertools warns about that.
+        stack.enter_context(warnings.catch_warnings())
+        warnings.filterwarnings("ignore", message="No application metrics to publish")
+        for key, value in DEMO_ENV.items():
+            os.environ[key] = value
+        stack.enter_context(mock_aws())
+        return Demo(out).run()
+    return 1  # pragma: no cover - ExitStack does not swallow exceptions

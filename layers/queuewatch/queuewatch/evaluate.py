@@ -1,0 +1,508 @@
+"""The evaluate stage: judge a snapshot (or a failed collection), move alert state, page.
+
+Order of work in one tick, chosen so that a page is never lost or doubled:
+1. Read the whole state partition once.
+2. Re-publish pages left unsent by an earlier tick whose claim has lapsed.
+3. Ignore the observation if a newer one was applied already.
+4. Step every (rule, runner type) instance; decide each group's page.
+5. If anything changed: claim the tick (conditional cursor write), write
+   instances, then per group write the page into its outbox (conditional on the
+   version read), publish, and clear the outbox. A lost race writes and
+   publishes nothing; a failed publish stays in the outbox for the next tick.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field, ValidationError
+
+from queuewatch.adapters.errors import describe
+from queuewatch.adapters.sns import publish
+from queuewatch.adapters.state_table import (
+    GroupRecord,
+    Outbox,
+    SilenceRecord,
+    StoredState,
+    WriteConflict,
+    advance_cursor,
+    delete_group,
+    delete_instance,
+    load_state,
+    put_group,
+    put_instance,
+)
+from queuewatch.alert import (
+    Alert,
+    RunnerTypeFigures,
+    Silence,
+    dedup_key,
+    silence_command,
+    sqs_console_url,
+    worst,
+)
+from queuewatch.alert_state import GroupDecision, GroupStatus, InstanceState, PageKind, Status, decide_group, step
+from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
+from queuewatch.destination import DestinationRecord, FunctionError
+from queuewatch.durations import format_duration
+from queuewatch.rules import Verdict, judge
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sns import SNSClient
+
+HEALTH_RULE = RESERVED_RULE
+COLLECTOR = "collector"  # the health instance that stands for collection itself
+MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
+
+
+@dataclass(frozen=True)
+class CollectorFailure:
+    """The collector's failure destination record: what failed, and when."""
+
+    at: datetime
+    error_type: str
+    error_message: str
+    request_id: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where pages go and how they name the stack."""
+
+    table: str
+    topic_arn: str
+    stack: str
+    region: str
+    outbox_lease_seconds: int = 60
+
+
+class EvaluationResult(BaseModel):
+    outcome: Literal["applied", "unchanged", "stale", "conflict"]
+    evaluated_at: AwareDatetime
+    observation: str
+    firing: list[str] = Field(default_factory=list, description="rule#runner_type now firing")
+    pending: list[str] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list, description="runner types with signals missing")
+    pages_sent: list[str] = Field(default_factory=list)
+    pages_failed: list[str] = Field(default_factory=list)
+    pages_retried: list[str] = Field(default_factory=list)
+    writes: int = 0
+    read_units: float = 0.0
+
+
+def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
+    """A success record carries the Snapshot; any other condition is a failed collection."""
+    if record.succeeded:
+        try:
+            return Snapshot.model_validate(record.response_payload)
+        except ValidationError as error:
+            raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
+    payload = record.response_payload if isinstance(record.response_payload, dict) else {}
+    error = FunctionError.model_validate(payload)
+    return CollectorFailure(
+        at=record.timestamp,
+        error_type=error.error_type,
+        error_message=error.error_message or record.request_context.condition,
+        request_id=record.request_context.request_id,
+    )
+
+
+def health_rule(config: Config) -> Rule:
+    monitor = config.monitor
+    team = monitor.team or config.resolved_rules[0].team
+    return Rule(
+        name=HEALTH_RULE,
+        match=("*",),
+        exclude=(),
+        queue_time_threshold=None,
+        queue_size_threshold=None,
+        breach_when="any",
+        pending_for=monitor.for_,
+        keep_firing_for=0,
+        repeat_interval=monitor.repeat_interval,
+        priority=monitor.priority,
+        team=team,
+        runbook_url=monitor.runbook_url,
+        dashboard_url=None,
+        group_by="all",
+    )
+
+
+def evaluate(
+    observation: Snapshot | CollectorFailure,
+    config: Config,
+    dynamodb: DynamoDBClient,
+    sns: SNSClient,
+    target: Target,
+) -> EvaluationResult:
+    now = observation.collected_at if isinstance(observation, Snapshot) else observation.at
+    label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
+    state = load_state(dynamodb, target.table)
+    result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
+    _retry_unsent(state, dynamodb, sns, target, now, result)
+    if state.applied_at is not None and now <= state.applied_at:
+        result.outcome = "stale"
+        return result
+
+    plan = _Plan(config, state, observation, now, target)
+    result.firing = sorted(k for k, s in plan.instances.items() if s.status is Status.FIRING)
+    result.pending = sorted(k for k, s in plan.instances.items() if s.status is Status.PENDING)
+    result.degraded = sorted(plan.degraded)
+    if not plan.instance_changes and not plan.group_changes:
+        result.outcome = "unchanged"
+        return result
+    try:
+        advance_cursor(dynamodb, target.table, now)
+        result.writes += 1
+        for key, previous, new in plan.instance_changes:
+            if new is None:
+                assert previous is not None
+                delete_instance(dynamodb, target.table, key, previous.version)
+            else:
+                put_instance(dynamodb, target.table, new, previous.version if previous else 0, now)
+            result.writes += 1
+    except WriteConflict:
+        result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
+        return result
+    for record, expected_version in plan.group_changes:
+        try:
+            put_group(dynamodb, target.table, record, expected_version, now)
+            result.writes += 1
+        except WriteConflict:
+            result.outcome = "conflict"
+            continue
+        if record.outbox is not None:
+            _send(record, expected_version + 1, dynamodb, sns, target, now, result)
+    return result
+
+
+def _retry_unsent(
+    state: StoredState, dynamodb: DynamoDBClient, sns: SNSClient, target: Target, now: datetime, result: EvaluationResult
+) -> None:
+    for key, record in list(state.groups.items()):
+        outbox = record.outbox
+        if outbox is None or (now - outbox.claimed_at).total_seconds() < target.outbox_lease_seconds:
+            continue  # nothing unsent, or its sender may still be at work
+        reclaimed = replace(record, outbox=replace(outbox, claimed_at=now))
+        try:
+            put_group(dynamodb, target.table, reclaimed, record.version, now)
+        except WriteConflict:
+            continue
+        result.writes += 1
+        result.pages_retried.append(outbox.notification_id)
+        state.groups[key] = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result)
+
+
+def _send(
+    record: GroupRecord,
+    version: int,
+    dynamodb: DynamoDBClient,
+    sns: SNSClient,
+    target: Target,
+    now: datetime,
+    result: EvaluationResult,
+) -> GroupRecord:
+    """Publish the record's outbox; on success clear it (or drop a finished group). Returns the record as stored."""
+    outbox = record.outbox
+    assert outbox is not None
+    try:
+        publish(
+            sns,
+            target.topic_arn,
+            subject=outbox.subject,
+            message=outbox.message,
+            attributes=outbox.attributes,
+            message_structure=outbox.message_structure,
+        )
+    except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+        result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
+        return replace(record, version=version)
+    result.pages_sent.append(outbox.notification_id)
+    try:
+        if record.status is None:
+            delete_group(dynamodb, target.table, record.key, version)
+            result.writes += 1
+            return record
+        cleared = replace(record, outbox=None)
+        put_group(dynamodb, target.table, cleared, version, now)
+        result.writes += 1
+        return replace(cleared, version=version + 1)
+    except WriteConflict:
+        return replace(record, version=version)
+
+
+class _Plan:
+    """Every state change one observation implies, computed before anything is written."""
+
+    def __init__(
+        self, config: Config, state: StoredState, observation: Snapshot | CollectorFailure, now: datetime, target: Target
+    ) -> None:
+        self.config = config
+        self.state = state
+        self.now = now
+        self.target = target
+        self.snapshot = observation if isinstance(observation, Snapshot) else None
+        self.failure = observation if isinstance(observation, CollectorFailure) else None
+        self.health = health_rule(config)
+        self.rules = {rule.name: rule for rule in (*config.resolved_rules, self.health)}
+        self.by_name: dict[str, RunnerTypeSnapshot] = {rt.name: rt for rt in (self.snapshot.runner_types if self.snapshot else [])}
+        self.verdicts: dict[str, Verdict] = {}
+        self.instances: dict[str, InstanceState] = {}
+        self.instance_changes: list[tuple[str, InstanceState | None, InstanceState | None]] = []
+        self.group_changes: list[tuple[GroupRecord, int]] = []
+        self.degraded: set[str] = set()
+        self._step_instances()
+        self._decide_groups()
+
+    def _step(self, rule: Rule, runner_type: str, breached: bool | None) -> None:
+        key = f"{rule.name}#{runner_type}"
+        previous = self.state.instances.get(key)
+        new = step(
+            previous,
+            breached,
+            self.now,
+            rule=rule.name,
+            runner_type=runner_type,
+            pending_for=rule.pending_for,
+            keep_firing_for=rule.keep_firing_for,
+        )
+        if new is not None:
+            self.instances[key] = new
+        if new != previous:
+            self.instance_changes.append((key, previous, new))
+
+    def _step_instances(self) -> None:
+        seen: set[str] = set()
+        if self.snapshot is not None:
+            for runner_type in self.snapshot.runner_types:
+                missing: dict[str, str] = {}
+                for rule in self.config.rules_for(runner_type.name):
+                    verdict = judge(rule, runner_type)
+                    self.verdicts[f"{rule.name}#{runner_type.name}"] = verdict
+                    missing.update(verdict.missing)
+                    self._step(rule, runner_type.name, verdict.breached)
+                    seen.add(f"{rule.name}#{runner_type.name}")
+                if missing:
+                    self.degraded.add(runner_type.name)
+                self.verdicts[f"{HEALTH_RULE}#{runner_type.name}"] = Verdict(
+                    breached=bool(missing),
+                    breached_signals=("no_data",) if missing else (),
+                    queue_size=runner_type.value(SignalName.QUEUE_SIZE),
+                    queue_time=runner_type.value(SignalName.QUEUE_TIME),
+                    missing=missing,
+                )
+                self._step(self.health, runner_type.name, bool(missing))
+                seen.add(f"{HEALTH_RULE}#{runner_type.name}")
+        failure = self.failure
+        self.verdicts[f"{HEALTH_RULE}#{COLLECTOR}"] = Verdict(
+            breached=failure is not None,
+            breached_signals=("collection_failed",) if failure else (),
+            missing={"collection": f"{failure.error_type}: {failure.error_message}"} if failure else {},
+        )
+        self._step(self.health, COLLECTOR, failure is not None)
+        seen.add(f"{HEALTH_RULE}#{COLLECTOR}")
+        for key, previous in self.state.instances.items():
+            if key in seen:
+                continue
+            rule = self.rules.get(previous.rule)
+            if rule is None or self._gone(previous.runner_type, rule):
+                # The runner type (or the rule) no longer exists: its alert still resolves.
+                self._step(rule or self.health, previous.runner_type, False)
+            else:
+                self.instances[key] = previous  # unknown this tick: hold
+
+    def _gone(self, runner_type: str, rule: Rule) -> bool:
+        if self.snapshot is None:
+            return False
+        if runner_type in self.by_name:
+            return not rule.applies_to(runner_type) if rule.name != HEALTH_RULE else False
+        # A failed discovery listing may have hidden it: only a clean listing proves it is gone.
+        return not self.snapshot.failed_discovery_regions
+
+    def _team(self, rule: Rule, runner_type: str) -> str:
+        found = self.by_name.get(runner_type)
+        return (found.team if found and found.team else None) or rule.team
+
+    def _group_of(self, rule: Rule, runner_type: str) -> str:
+        if rule.group_by == "runner_type":
+            return runner_type
+        if rule.group_by == "team":
+            return self._team(rule, runner_type)
+        return "all"
+
+    def _silenced(self, rule: Rule, runner_type: str) -> bool:
+        team = self._team(rule, runner_type)
+        return any(_silence_matches(s, rule.name, runner_type, team, self.now) for s in self.state.silences)
+
+    def _decide_groups(self) -> None:
+        firing: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for state in self.instances.values():
+            if state.status is Status.FIRING:
+                rule = self.rules[state.rule] if state.rule in self.rules else self.health
+                firing[(rule.name, self._group_of(rule, state.runner_type))].add(state.runner_type)
+        keys = set(firing) | {(r.rule, r.group) for r in self.state.groups.values()}
+        for rule_name, group in sorted(keys):
+            rule = self.rules.get(rule_name, self.health)
+            record = self.state.groups.get(f"{rule_name}#{group}")
+            if record is not None and record.outbox is not None and record.status is None:
+                continue  # a resolve page is still unsent; it goes out first
+            members = firing.get((rule_name, group), set())
+            silenced = {name for name in members if self._silenced(rule, name)}
+            decision = decide_group(
+                record.status if record else None,
+                record.started_at if record else None,
+                record.members if record else (),
+                record.last_notified_at if record else None,
+                members,
+                silenced,
+                self.now,
+                rule.repeat_interval,
+            )
+            self._plan_group(rule, group, record, decision)
+
+    def _plan_group(self, rule: Rule, group: str, record: GroupRecord | None, decision: GroupDecision) -> None:
+        sequence = record.sequence if record else 0
+        last_notified = record.last_notified_at if record else None
+        outbox = record.outbox if record else None
+        if decision.page is not None:
+            sequence += 1
+            last_notified = self.now
+            alert = self.build_alert(rule, group, decision, sequence)
+            outbox = Outbox(
+                notification_id=alert.notification_id,
+                subject=alert.subject,
+                message=alert.to_json(),
+                attributes=alert.message_attributes(),
+                message_structure=None,
+                claimed_at=self.now,
+            )
+        new = GroupRecord(
+            rule=rule.name,
+            group=group,
+            status=decision.status,
+            started_at=decision.started_at,
+            members=decision.members,
+            last_notified_at=last_notified,
+            sequence=sequence,
+            version=record.version if record else 0,
+            outbox=outbox,
+        )
+        if record is None and decision.status is None and decision.page is None:
+            return
+        if new != record:
+            self.group_changes.append((new, record.version if record else 0))
+
+    def build_alert(self, rule: Rule, group: str, decision: GroupDecision, sequence: int) -> Alert:
+        assert decision.page is not None and decision.started_at is not None
+        resolved = decision.page is PageKind.RESOLVED
+        figures = [self._figures(rule, name, resolved) for name in decision.members]
+        figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
+        max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
+        max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
+        key = dedup_key(self.target.stack, rule.name, group)
+        title = _title(rule, group)
+        return Alert(
+            status="resolved" if resolved else "firing",
+            page=decision.page.value,
+            priority=rule.priority.value,
+            severity=rule.priority.severity,  # type: ignore[arg-type]
+            title=title,
+            summary=_summary(rule, figures, resolved),
+            rule=rule.name,
+            team=rule.team if rule.group_by != "team" else group,
+            group_by=rule.group_by,
+            group=group,
+            dedup_key=key,
+            notification_id=f"{key}#{sequence}",
+            sequence=sequence,
+            started_at=decision.started_at,
+            evaluated_at=self.now,
+            resolved_at=self.now if resolved else None,
+            runner_types=figures[:MAX_LISTED],
+            runner_types_affected=len(figures),
+            max_queue_size=max_size,
+            max_queue_size_runner_type=max_size_at,
+            max_queue_time_seconds=max_time,
+            max_queue_time_runner_type=max_time_at,
+            runbook_url=rule.runbook_url,
+            dashboard_url=rule.dashboard_url,
+            silence=Silence(
+                command=silence_command(rule.name, list(decision.members), self.target.table, self.target.region),
+                match=list(decision.members),
+            ),
+            source={
+                "stack": self.target.stack,
+                "region": self.target.region,
+                "observation": self.snapshot.snapshot_id if self.snapshot else "collector-failure",
+            },
+        )
+
+    def _figures(self, rule: Rule, runner_type: str, resolved: bool) -> RunnerTypeFigures:
+        found = self.by_name.get(runner_type)
+        verdict = self.verdicts.get(f"{rule.name}#{runner_type}")
+        instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(f"{rule.name}#{runner_type}")
+        return RunnerTypeFigures(
+            runner_type=runner_type,
+            region=found.region if found else self.target.region,
+            queue=found.queue_name if found else "",
+            team=self._team(rule, runner_type),
+            status="resolved" if resolved or instance is None else "firing",
+            since=instance.since if instance else None,
+            queue_size=found.value(SignalName.QUEUE_SIZE) if found else None,
+            queue_time_seconds=found.value(SignalName.QUEUE_TIME) if found else None,
+            queue_size_threshold=rule.queue_size_threshold,
+            queue_time_threshold_seconds=rule.queue_time_threshold,
+            breached=list(verdict.breached_signals) if verdict and not resolved else [],  # type: ignore[arg-type]
+            missing=dict(verdict.missing) if verdict else {},
+            console_url=sqs_console_url(found.region, found.queue_name) if found else None,
+        )
+
+
+def _silence_matches(silence: SilenceRecord, rule: str, runner_type: str, team: str, now: datetime) -> bool:
+    if not (silence.starts_at <= now < silence.ends_at):
+        return False
+    if silence.rule and silence.rule != rule:
+        return False
+    if silence.team and silence.team != team:
+        return False
+    return not silence.matchers or any(fnmatch.fnmatchcase(runner_type, m) for m in silence.matchers)
+
+
+def _title(rule: Rule, group: str) -> str:
+    if rule.name == HEALTH_RULE:
+        return "queuewatch monitor degraded"
+    title = f"Jobs are queueing ({rule.name})"
+    if rule.group_by == "team":
+        title += f" team {group}"
+    elif rule.group_by == "runner_type":
+        title += f" on {group}"
+    return title
+
+
+def _summary(rule: Rule, figures: Iterable[RunnerTypeFigures], resolved: bool) -> str:
+    listed = list(figures)
+    if rule.name == HEALTH_RULE:
+        parts = [f"{f.runner_type}: {'; '.join(f'{k} {v}' for k, v in f.missing.items()) or 'no data'}" for f in listed]
+        head = "queuewatch can see again" if resolved else "queuewatch cannot see"
+        return f"{head}: " + " | ".join(parts[:5]) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
+    thresholds = []
+    if rule.queue_size_threshold is not None:
+        thresholds.append(f"queue size > {rule.queue_size_threshold}")
+    if rule.queue_time_threshold is not None:
+        thresholds.append(f"queue time > {format_duration(rule.queue_time_threshold)}")
+    joiner = " and " if rule.breach_when == "all" else " or "
+    lines = []
+    for f in listed[:5]:
+        size = "no data" if f.queue_size is None else f"{f.queue_size:g} queued"
+        age = "no data" if f.queue_time_seconds is None else f"oldest {format_duration(f.queue_time_seconds)}"
+        lines.append(f"{f.runner_type}: {size}, {age}")
+    more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+    verb = "recovered" if resolved else "queueing"
+    return f"{len(listed)} runner type(s) {verb} ({joiner.join(thresholds)}): " + "; ".join(lines) + more

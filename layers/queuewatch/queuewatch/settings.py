@@ -1,0 +1,49 @@
+"""Settings each function reads from its environment, validated once at cold start."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from queuewatch.config import Config, load_config
+
+
+class SettingsError(Exception):
+    """An environment variable is missing or malformed; names the variable."""
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    config_file: Path = Field(alias="QUEUEWATCH_CONFIG")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> _Settings:
+        env = os.environ if environ is None else environ
+        try:
+            return cls.model_validate(dict(env))
+        except ValidationError as error:
+            problems = "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in error.errors())
+            raise SettingsError(f"{cls.__name__} from the environment: {problems}") from error
+
+
+class CollectSettings(_Settings):
+    pass
+
+
+class EvaluateSettings(_Settings):
+    state_table: str = Field(alias="STATE_TABLE", min_length=3)
+    alert_topic_arn: str = Field(alias="ALERT_TOPIC_ARN", pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$")
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    region: str = Field(alias="AWS_REGION", default="us-east-1")
+    outbox_lease_seconds: int = Field(alias="OUTBOX_LEASE_SECONDS", default=60, ge=1)
+
+
+@lru_cache(maxsize=4)
+def cached_config(path: Path) -> Config:
+    """The config, parsed once per container; a bad file fails every invocation with the same clear error."""
+    return load_config(path)

@@ -1,0 +1,75 @@
+"""The Snapshot: what the collector saw on one tick, and what the evaluator judges.
+
+It travels as the collector's return value inside a Lambda destination record,
+so it is kept compact: a reading omits what it does not have.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from queuewatch.config import SignalName
+
+SNAPSHOT_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Reading(_Model):
+    """One signal's latest value, or why there is none."""
+
+    value: float | None = None
+    age_seconds: float | None = None  # how old the value was when collected
+    error: str | None = None  # set exactly when value is None
+
+    @classmethod
+    def of(cls, value: float, age_seconds: float = 0.0) -> Reading:
+        return cls(value=value, age_seconds=round(age_seconds, 1))
+
+    @classmethod
+    def missing(cls, reason: str) -> Reading:
+        return cls(error=reason)
+
+
+class RunnerTypeSnapshot(_Model):
+    name: str
+    region: str
+    queue_name: str
+    team: str | None = None
+    signals: dict[SignalName, Reading] = Field(default_factory=dict)
+
+    @property
+    def degraded(self) -> dict[SignalName, str]:
+        """The signals that could not be read, with the reason."""
+        return {name: r.error for name, r in self.signals.items() if r.error is not None}
+
+    def value(self, name: SignalName) -> float | None:
+        reading = self.signals.get(name)
+        return reading.value if reading else None
+
+
+class DiscoveryResult(_Model):
+    region: str
+    pattern: str
+    found: int = 0
+    error: str | None = None
+
+
+class Snapshot(_Model):
+    version: int = SNAPSHOT_VERSION
+    snapshot_id: str
+    collected_at: AwareDatetime
+    runner_types: list[RunnerTypeSnapshot]
+    discovery: list[DiscoveryResult] = Field(default_factory=list)
+
+    @property
+    def failed_discovery_regions(self) -> set[str]:
+        return {d.region for d in self.discovery if d.error is not None}
+
+
+def utc_iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")

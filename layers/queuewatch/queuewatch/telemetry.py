@@ -1,0 +1,31 @@
+"""EMF metrics for each tick: a heartbeat, alert counts, and queue size and time per runner type."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
+
+from queuewatch.config import SignalName
+from queuewatch.evaluate import EvaluationResult
+from queuewatch.snapshot import Snapshot
+
+
+def record_tick(metrics: Metrics, snapshot: Snapshot | None, result: EvaluationResult) -> None:
+    # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that ran.
+    metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name="AlertsFiring", unit=MetricUnit.Count, value=len(result.firing))
+    metrics.add_metric(name="RunnerTypesDegraded", unit=MetricUnit.Count, value=len(result.degraded))
+    metrics.add_metric(name="PagesSent", unit=MetricUnit.Count, value=len(result.pages_sent))
+    metrics.add_metric(name="PagesFailed", unit=MetricUnit.Count, value=len(result.pages_failed))
+    if snapshot is None:
+        return
+    for runner_type in snapshot.runner_types:
+        per_type = EphemeralMetrics(namespace=metrics.namespace)
+        per_type.add_dimension(name="RunnerType", value=runner_type.name)
+        size = runner_type.value(SignalName.QUEUE_SIZE)
+        age = runner_type.value(SignalName.QUEUE_TIME)
+        if size is not None:
+            per_type.add_metric(name="QueueSize", unit=MetricUnit.Count, value=size)
+        if age is not None:
+            per_type.add_metric(name="QueueTime", unit=MetricUnit.Seconds, value=age)
+        if size is not None or age is not None:
+            per_type.flush_metrics()
