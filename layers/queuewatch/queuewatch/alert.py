@@ -87,16 +87,16 @@ class Alert(_Model):
         label = "RESOLVED" if self.status == "resolved" else "FIRING"
         count = self.runner_types_affected
         noun = "runner type" if count == 1 else "runner types"
-        figures = []
         if self.status == "resolved":
-            noun += " recovered"
-        elif self.max_queue_time_seconds is not None:
-            figures.append(f"max queue time {format_duration(self.max_queue_time_seconds)}")
-        if self.status == "firing" and self.max_queue_size is not None:
-            figures.append(f"max queue size {self.max_queue_size:g}")
-        subject = f"[{label}] {self.priority} {self.title}: {count} {noun}"
-        if figures:
-            subject += ", " + ", ".join(figures)
+            head = f"[{label}] {self.priority} {count} {noun} recovered"
+        else:
+            head = f"[{label}] {self.priority} {count} {noun} queueing"
+            if self.max_queue_time_seconds is not None:
+                head += f", max queue time {format_duration(self.max_queue_time_seconds)}"
+            if self.max_queue_size is not None:
+                head += f", max queue size {self.max_queue_size:g}"
+        # Figures first, so that truncation only ever cuts the title.
+        subject = f"{head}: {self.title}"
         return subject if len(subject) <= SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 1] + "…"
 
     def message_attributes(self) -> dict[str, str]:
