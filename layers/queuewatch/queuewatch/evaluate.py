@@ -197,7 +197,11 @@ def _retry_unsent(
             continue
         result.writes += 1
         result.pages_retried.append(outbox.notification_id)
-        state.groups[key] = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result)
+        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result)
+        if stored is None:
+            del state.groups[key]
+        else:
+            state.groups[key] = stored
 
 
 def _send(
@@ -208,8 +212,8 @@ def _send(
     target: Target,
     now: datetime,
     result: EvaluationResult,
-) -> GroupRecord:
-    """Publish the record's outbox; on success clear it (or drop a finished group). Returns the record as stored."""
+) -> GroupRecord | None:
+    """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
     outbox = record.outbox
     assert outbox is not None
     try:
@@ -229,7 +233,7 @@ def _send(
         if record.status is None:
             delete_group(dynamodb, target.table, record.key, version)
             result.writes += 1
-            return record
+            return None
         cleared = replace(record, outbox=None)
         put_group(dynamodb, target.table, cleared, version, now)
         result.writes += 1

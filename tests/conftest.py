@@ -1,0 +1,27 @@
+"""Shared fixtures: fake credentials and an in-process moto."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+import pytest
+from moto import mock_aws
+
+
+
+@pytest.fixture(autouse=True)
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach real AWS: fake credentials, a fixed region, no endpoint override."""
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "queuewatch")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "Queuewatch")
+
+
+@pytest.fixture
+def aws() -> Iterator[None]:
+    with mock_aws():
+        yield
