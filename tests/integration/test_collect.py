@@ -1,0 +1,215 @@
+"""The collector against moto SQS and CloudWatch, in several regions: right values, minimal calls, no consumption."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from support import T0
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.collect import Clients, collect
+from queuewatch.config import SignalName, parse_config
+from queuewatch.snapshot import Snapshot
+
+CONFIG = """
+version: 1
+defaults:
+  region: us-east-1
+  signals:
+    busy_runners: {namespace: GitHub Runners, metric: BusyRunners, dimensions: {RunnerType: "{runner_type}"}, stat: Maximum}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: linux.arm64, queue: {name: gh-ci-linux-arm64-queued-builds, region: eu-west-1}}
+  - name: linux.fork
+    queue: {url: "https://sqs.us-east-1.amazonaws.com/123456789012/gh-ci-fork-queued-builds"}
+    signals:
+      queue_time: {namespace: GitHub Runners, metric: QueuedJobsMaxMinutes, dimensions: {RunnerType: linux.fork}, unit: minutes}
+  - {name: linux.gone, queue: {name: gh-ci-linux-gone-queued-builds}}
+discovery:
+  - {queue_name_pattern: "{prefix}-{runner_type}-queued-builds", prefix: gh-ci, region: us-east-1}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+"""
+
+
+class CallCounter:
+    """Counts API calls per operation on every client the collector makes."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def __call__(self, event_name: str, **_: Any) -> None:
+        self.calls[event_name.rsplit(".", 1)[-1]] += 1
+
+
+def counting_clients(counter: CallCounter) -> Clients:
+    aws = AwsClients()
+
+    def sqs(region: str) -> Any:
+        client = aws.sqs(region)
+        client.meta.events.register_first("before-call.sqs", counter, unique_id="qw-count-sqs")
+        return client
+
+    def cloudwatch(region: str) -> Any:
+        client = aws.cloudwatch(region)
+        client.meta.events.register_first("before-call.cloudwatch", counter, unique_id="qw-count-cw")
+        return client
+
+    return Clients(sqs=sqs, cloudwatch=cloudwatch)
+
+
+def put_metric(region: str, namespace: str, metric: str, dimensions: dict[str, str], value: float, minutes_ago: int = 1) -> None:
+    boto3.client("cloudwatch", region_name=region).put_metric_data(
+        Namespace=namespace,
+        MetricData=[
+            {
+                "MetricName": metric,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                "Timestamp": T0 - timedelta(minutes=minutes_ago),
+                "Value": value,
+            }
+        ],
+    )
+
+
+@pytest.fixture
+def fleet(aws: None) -> dict[str, str]:
+    east = boto3.client("sqs", region_name="us-east-1")
+    west = boto3.client("sqs", region_name="eu-west-1")
+    urls = {
+        name: east.create_queue(QueueName=name)["QueueUrl"]
+        for name in (
+            "gh-ci-linux-2xlarge-queued-builds",
+            "gh-ci-fork-queued-builds",
+            "gh-ci-windows-queued-builds",  # discovered
+            "gh-ci-windows-queued-builds-dlq",  # not a runner type's queue
+        )
+    }
+    urls["gh-ci-linux-arm64-queued-builds"] = west.create_queue(QueueName="gh-ci-linux-arm64-queued-builds")["QueueUrl"]
+    for i in range(14):
+        east.send_message(QueueUrl=urls["gh-ci-linux-2xlarge-queued-builds"], MessageBody=f'{{"id": {i}}}')
+    east.send_message(QueueUrl=urls["gh-ci-linux-2xlarge-queued-builds"], MessageBody="{}", DelaySeconds=60)
+    west.send_message(QueueUrl=urls["gh-ci-linux-arm64-queued-builds"], MessageBody="{}")
+    put_metric("us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-linux-2xlarge-queued-builds"}, 6840)
+    put_metric("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-linux-arm64-queued-builds"}, 90)
+    put_metric("us-east-1", "GitHub Runners", "QueuedJobsMaxMinutes", {"RunnerType": "linux.fork"}, 3, minutes_ago=2)
+    put_metric("us-east-1", "GitHub Runners", "BusyRunners", {"RunnerType": "linux.2xlarge"}, 40)
+    return urls
+
+
+def run(counter: CallCounter | None = None, config_text: str = CONFIG) -> Snapshot:
+    clients = counting_clients(counter or CallCounter())
+    return collect(parse_config(config_text), clients, now=T0, account_id="123456789012", snapshot_id="s1")
+
+
+def by_name(snap: Snapshot) -> dict[str, Any]:
+    return {rt.name: rt for rt in snap.runner_types}
+
+
+def test_reads_every_signal_from_its_source_across_regions(fleet: dict[str, str]) -> None:
+    types = by_name(run())
+    assert set(types) == {"linux.2xlarge", "linux.arm64", "linux.fork", "linux.gone", "windows"}
+    east = types["linux.2xlarge"]
+    assert east.value(SignalName.QUEUE_SIZE) == 15  # 14 visible + 1 delayed
+    assert east.value(SignalName.QUEUE_TIME) == 6840
+    assert east.signals[SignalName.QUEUE_TIME].age_seconds == 60
+    assert east.value(SignalName.BUSY_RUNNERS) == 40
+    west = types["linux.arm64"]
+    assert (west.region, west.value(SignalName.QUEUE_SIZE), west.value(SignalName.QUEUE_TIME)) == ("eu-west-1", 1, 90)
+    assert types["linux.fork"].value(SignalName.QUEUE_TIME) == 180  # 3 minutes, from the fork's own metric
+
+
+def test_an_empty_queue_without_an_age_datapoint_has_queue_time_zero(fleet: dict[str, str]) -> None:
+    windows = by_name(run())["windows"]
+    assert windows.value(SignalName.QUEUE_SIZE) == 0 and windows.value(SignalName.QUEUE_TIME) == 0
+
+
+def test_a_missing_queue_degrades_only_its_runner_type(fleet: dict[str, str]) -> None:
+    types = by_name(run())
+    gone = types["linux.gone"]
+    assert gone.value(SignalName.QUEUE_SIZE) is None
+    assert "NonExistentQueue" in (gone.signals[SignalName.QUEUE_SIZE].error or "") or "QueueDoesNotExist" in (
+        gone.signals[SignalName.QUEUE_SIZE].error or ""
+    )
+    assert [name for name, rt in types.items() if rt.degraded and SignalName.QUEUE_SIZE in rt.degraded] == ["linux.gone"]
+
+
+def test_missing_metric_data_is_reported_with_its_reason(fleet: dict[str, str]) -> None:
+    arm = by_name(run())["linux.arm64"]
+    assert arm.signals[SignalName.BUSY_RUNNERS].error == "no datapoints in the last 10m"
+
+
+def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
+    counter = CallCounter()
+    snap = run(counter)
+    queues = len(snap.runner_types)
+    assert counter.calls["GetQueueAttributes"] == queues
+    # per region: us-east-1 has 4 runner types x 2 metric queries, eu-west-1 one x 2
+    assert counter.calls["GetMetricData"] == 2
+    assert counter.calls["ListQueues"] == 1
+    assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
+
+
+def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for i in range(260):
+        sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")
+    config = CONFIG.split("runner_types:")[0] + (
+        "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
+        "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
+    )
+    counter = CallCounter()
+    snap = run(counter, config)
+    queries = 2 * len(snap.runner_types)  # queue_time and busy_runners for each
+    assert len(snap.runner_types) == 260
+    assert counter.calls["GetQueueAttributes"] == 260
+    assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2
+
+
+def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -> None:
+    aws = AwsClients()
+
+    def deny(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "not authorized"}}, "GetMetricData")
+
+    west = aws.cloudwatch("eu-west-1")
+    west.meta.events.register("before-call.cloudwatch.GetMetricData", deny)
+    snap = collect(parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s")
+    types = by_name(snap)
+    assert "AccessDenied" in (types["linux.arm64"].signals[SignalName.QUEUE_TIME].error or "")
+    assert types["linux.arm64"].value(SignalName.QUEUE_SIZE) == 1  # SQS still answered
+    assert types["linux.2xlarge"].value(SignalName.QUEUE_TIME) == 6840
+
+
+def test_a_failed_discovery_is_reported_and_named_runner_types_still_collected(fleet: dict[str, str]) -> None:
+    aws = AwsClients()
+
+    def deny(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no ListQueues"}}, "ListQueues")
+
+    aws.sqs("us-east-1").meta.events.register("before-call.sqs.ListQueues", deny)
+    snap = collect(parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s")
+    assert snap.failed_discovery_regions == {"us-east-1"}
+    assert "AccessDenied" in (snap.discovery[0].error or "")
+    assert "linux.2xlarge" in by_name(snap) and "windows" not in by_name(snap)
+
+
+def test_the_collector_never_consumes_a_message(fleet: dict[str, str]) -> None:
+    counter = CallCounter()
+    for _ in range(5):
+        run(counter)
+    assert not {"ReceiveMessage", "DeleteMessage", "ChangeMessageVisibility", "PurgeQueue"} & set(counter.calls)
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    url = fleet["gh-ci-linux-2xlarge-queued-builds"]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attributes["ApproximateNumberOfMessages"] == "14"
+    assert attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+    # The first receive anyone makes is ours: the collector never received a message.
+    message = sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"])["Messages"][0]
+    assert message["Attributes"]["ApproximateReceiveCount"] == "1"

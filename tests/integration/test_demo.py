@@ -1,0 +1,23 @@
+"""`make demo`: the seed incident pages once, stays quiet on the next tick, then resolves."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from queuewatch.demo import DEMO_ENV, run_demo
+
+
+def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in DEMO_ENV:
+        monkeypatch.setenv(key, os.environ.get(key, ""))  # restored after the test
+    lines: list[str] = []
+    assert run_demo(lines.append) == 0
+    text = "\n".join(lines)
+    alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alert/v1"')]
+    assert [a["status"] for a in alerts] == ["firing", "resolved"]
+    assert alerts[0]["runner_types"][0]["queue_size"] == 14
+    assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
+    assert "tick 2" in text and text.count("nothing paged") == 2
