@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
 from moto import mock_aws
-
 
 
 @pytest.fixture(autouse=True)

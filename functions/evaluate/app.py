@@ -38,5 +38,10 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     result = evaluate(observation, config, aws.dynamodb(settings.region), aws.sns(settings.region), target)
     record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
     log = logger.error if result.pages_failed else logger.info
-    log("evaluated", extra=result.model_dump(mode="json", include={"outcome", "firing", "pages_sent", "pages_failed", "pages_retried", "degraded"}))
+    log(
+        "evaluated",
+        extra=result.model_dump(
+            mode="json", include={"outcome", "firing", "pages_sent", "pages_failed", "pages_retried", "degraded"}
+        ),
+    )
     return result.model_dump(mode="json")

@@ -22,14 +22,16 @@ version: 1
 defaults:
   region: us-east-1
   signals:
-    busy_runners: {namespace: GitHub Runners, metric: BusyRunners, dimensions: {RunnerType: "{runner_type}"}, stat: Maximum}
+    busy_runners:
+      {namespace: GitHub Runners, metric: BusyRunners, dimensions: {RunnerType: "{runner_type}"}, stat: Maximum}
 runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
   - {name: linux.arm64, queue: {name: gh-ci-linux-arm64-queued-builds, region: eu-west-1}}
   - name: linux.fork
     queue: {url: "https://sqs.us-east-1.amazonaws.com/123456789012/gh-ci-fork-queued-builds"}
     signals:
-      queue_time: {namespace: GitHub Runners, metric: QueuedJobsMaxMinutes, dimensions: {RunnerType: linux.fork}, unit: minutes}
+      queue_time:
+        {namespace: GitHub Runners, metric: QueuedJobsMaxMinutes, dimensions: {RunnerType: linux.fork}, unit: minutes}
   - {name: linux.gone, queue: {name: gh-ci-linux-gone-queued-builds}}
 discovery:
   - {queue_name_pattern: "{prefix}-{runner_type}-queued-builds", prefix: gh-ci, region: us-east-1}
@@ -64,7 +66,9 @@ def counting_clients(counter: CallCounter) -> Clients:
     return Clients(sqs=sqs, cloudwatch=cloudwatch)
 
 
-def put_metric(region: str, namespace: str, metric: str, dimensions: dict[str, str], value: float, minutes_ago: int = 1) -> None:
+def put_metric(
+    region: str, namespace: str, metric: str, dimensions: dict[str, str], value: float, minutes_ago: int = 1
+) -> None:
     boto3.client("cloudwatch", region_name=region).put_metric_data(
         Namespace=namespace,
         MetricData=[
@@ -96,8 +100,16 @@ def fleet(aws: None) -> dict[str, str]:
         east.send_message(QueueUrl=urls["gh-ci-linux-2xlarge-queued-builds"], MessageBody=f'{{"id": {i}}}')
     east.send_message(QueueUrl=urls["gh-ci-linux-2xlarge-queued-builds"], MessageBody="{}", DelaySeconds=60)
     west.send_message(QueueUrl=urls["gh-ci-linux-arm64-queued-builds"], MessageBody="{}")
-    put_metric("us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-linux-2xlarge-queued-builds"}, 6840)
-    put_metric("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-linux-arm64-queued-builds"}, 90)
+    put_metric(
+        "us-east-1",
+        "AWS/SQS",
+        "ApproximateAgeOfOldestMessage",
+        {"QueueName": "gh-ci-linux-2xlarge-queued-builds"},
+        6840,
+    )
+    put_metric(
+        "eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-linux-arm64-queued-builds"}, 90
+    )
     put_metric("us-east-1", "GitHub Runners", "QueuedJobsMaxMinutes", {"RunnerType": "linux.fork"}, 3, minutes_ago=2)
     put_metric("us-east-1", "GitHub Runners", "BusyRunners", {"RunnerType": "linux.2xlarge"}, 40)
     return urls
@@ -137,7 +149,9 @@ def test_a_missing_queue_degrades_only_its_runner_type(fleet: dict[str, str]) ->
     assert "NonExistentQueue" in (gone.signals[SignalName.QUEUE_SIZE].error or "") or "QueueDoesNotExist" in (
         gone.signals[SignalName.QUEUE_SIZE].error or ""
     )
-    assert [name for name, rt in types.items() if rt.degraded and SignalName.QUEUE_SIZE in rt.degraded] == ["linux.gone"]
+    assert [name for name, rt in types.items() if rt.degraded and SignalName.QUEUE_SIZE in rt.degraded] == [
+        "linux.gone"
+    ]
 
 
 def test_missing_metric_data_is_reported_with_its_reason(fleet: dict[str, str]) -> None:
@@ -160,7 +174,7 @@ def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
     for i in range(260):
         sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")
-    config = CONFIG.split("runner_types:")[0] + (
+    config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
         "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
     )
@@ -180,7 +194,9 @@ def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -
 
     west = aws.cloudwatch("eu-west-1")
     west.meta.events.register("before-call.cloudwatch.GetMetricData", deny)
-    snap = collect(parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s")
+    snap = collect(
+        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
+    )
     types = by_name(snap)
     assert "AccessDenied" in (types["linux.arm64"].signals[SignalName.QUEUE_TIME].error or "")
     assert types["linux.arm64"].value(SignalName.QUEUE_SIZE) == 1  # SQS still answered
@@ -194,7 +210,9 @@ def test_a_failed_discovery_is_reported_and_named_runner_types_still_collected(f
         raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no ListQueues"}}, "ListQueues")
 
     aws.sqs("us-east-1").meta.events.register("before-call.sqs.ListQueues", deny)
-    snap = collect(parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s")
+    snap = collect(
+        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
+    )
     assert snap.failed_discovery_regions == {"us-east-1"}
     assert "AccessDenied" in (snap.discovery[0].error or "")
     assert "linux.2xlarge" in by_name(snap) and "windows" not in by_name(snap)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -179,7 +178,7 @@ def test_repeat_interval_repeats_with_the_same_dedup_key(world: World) -> None:
 def test_a_runner_type_joining_a_paged_alert_updates_it(world: World) -> None:
     world.tick(queueing(0))
     world.tick(snapshot(minutes(1), runner_type("linux.2xlarge", 14, 6900), runner_type("linux.4xlarge", 3, 300)))
-    first, update = world.pages()
+    _, update = world.pages()
     assert update["page"] == "update"
     assert [r["runner_type"] for r in update["runner_types"]] == ["linux.2xlarge", "linux.4xlarge"]
     assert update["_attributes"]["runner_type"] == "multiple"
@@ -203,7 +202,7 @@ def test_the_same_snapshot_twice_pages_once(world: World) -> None:
 
 
 @pytest.fixture
-def failing_publish(world: World) -> Iterator[list[int]]:
+def failing_publish(world: World) -> list[int]:
     """SNS refuses the next publish calls while the list holds a count above zero."""
     remaining = [1]
 
@@ -213,7 +212,7 @@ def failing_publish(world: World) -> Iterator[list[int]]:
             raise ClientError({"Error": {"Code": "InternalError", "Message": "SNS is down"}}, "Publish")
 
     world.sns.meta.events.register("before-call.sns.Publish", refuse)
-    yield remaining
+    return remaining
 
 
 def test_a_failed_publish_is_kept_and_sent_on_the_next_tick(world: World, failing_publish: list[int]) -> None:
@@ -246,7 +245,9 @@ def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) 
         barrier = threading.Barrier(2)
         results: list[EvaluationResult] = []
 
-        def run(snap: Snapshot = snap, barrier: threading.Barrier = barrier) -> None:
+        def run(
+            snap: Snapshot = snap, barrier: threading.Barrier = barrier, results: list[EvaluationResult] = results
+        ) -> None:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
             barrier.wait()
@@ -310,7 +311,10 @@ def test_missing_data_holds_a_firing_alert_instead_of_resolving_it(world: World)
         world.tick(snapshot(minutes(minute), runner_type("linux.2xlarge", None, None)))
     pages = world.pages()
     assert [p["rule"] for p in pages] == ["jobs-queueing", "queuewatch-health"]
-    assert "jobs-queueing#linux.2xlarge" in world.tick(snapshot(minutes(10), runner_type("linux.2xlarge", None, None))).firing
+    assert (
+        "jobs-queueing#linux.2xlarge"
+        in world.tick(snapshot(minutes(10), runner_type("linux.2xlarge", None, None))).firing
+    )
 
 
 def test_a_silence_suppresses_the_page_but_keeps_the_state(world: World) -> None:
@@ -347,13 +351,15 @@ def test_a_runner_type_that_disappears_still_resolves(world: World) -> None:
     world.tick(queueing(0))
     world.tick(snapshot(minutes(1), runner_type("linux.4xlarge")))
     world.tick(snapshot(minutes(6), runner_type("linux.4xlarge")))
-    firing, resolve = world.pages()
+    _, resolve = world.pages()
     assert resolve["status"] == "resolved" and resolve["runner_types"][0]["runner_type"] == "linux.2xlarge"
 
 
 def test_group_by_runner_type_pages_each_separately(aws: None) -> None:
     world = World(CONFIG.replace("priority: P2", "priority: P2\n    group_by: runner_type"))
-    world.tick(snapshot(minutes(0), runner_type("linux.2xlarge", 14, 6840), runner_type("rocm.gpu", 2, 300, team="rocm")))
+    world.tick(
+        snapshot(minutes(0), runner_type("linux.2xlarge", 14, 6840), runner_type("rocm.gpu", 2, 300, team="rocm"))
+    )
     pages = sorted(world.pages(), key=lambda p: p["group"])
     assert [p["group"] for p in pages] == ["linux.2xlarge", "rocm.gpu"]
     assert len({p["dedup_key"] for p in pages}) == 2
@@ -362,14 +368,18 @@ def test_group_by_runner_type_pages_each_separately(aws: None) -> None:
 
 def test_group_by_team_routes_each_team_its_own_page(aws: None) -> None:
     world = World(CONFIG.replace("priority: P2", "priority: P2\n    group_by: team"))
-    world.tick(snapshot(minutes(0), runner_type("linux.2xlarge", 14, 6840), runner_type("rocm.gpu", 2, 300, team="rocm")))
+    world.tick(
+        snapshot(minutes(0), runner_type("linux.2xlarge", 14, 6840), runner_type("rocm.gpu", 2, 300, team="rocm"))
+    )
     teams = sorted(p["_attributes"]["team"] for p in world.pages())
     assert teams == ["ci-infra", "rocm"]
 
 
 def test_a_page_lists_at_most_fifty_runner_types_but_counts_all(aws: None) -> None:
     names = [f"linux.type{i:03d}" for i in range(120)]
-    world = World(CONFIG.replace("runner_types:", "discovery:\n  - {queue_name_pattern: 'x-{runner_type}-q'}\nrunner_types:"))
+    world = World(
+        CONFIG.replace("runner_types:", "discovery:\n  - {queue_name_pattern: 'x-{runner_type}-q'}\nrunner_types:")
+    )
     world.tick(snapshot(minutes(0), *[runner_type(n, i + 1, 120 + i) for i, n in enumerate(names)]))
     [page] = world.pages()
     assert page["runner_types_affected"] == 120 and len(page["runner_types"]) == 50

@@ -35,7 +35,9 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 def received(inbox: str) -> list[dict[str, Any]]:
     sqs = boto3.client("sqs", region_name="us-east-1")
-    return [json.loads(json.loads(m["Body"])["Message"]) for m in sqs.receive_message(QueueUrl=inbox).get("Messages", [])]
+    return [
+        json.loads(json.loads(m["Body"])["Message"]) for m in sqs.receive_message(QueueUrl=inbox).get("Messages", [])
+    ]
 
 
 def test_collect_handler_takes_the_scheduled_event_and_returns_a_snapshot(stack: dict[str, str]) -> None:
@@ -48,7 +50,9 @@ def test_collect_handler_takes_the_scheduled_event_and_returns_a_snapshot(stack:
     json.dumps(snapshot)  # what Lambda hands the destination must be plain JSON
 
 
-def test_evaluate_handler_pages_on_the_success_record(stack: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_handler_pages_on_the_success_record(
+    stack: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     evaluate = load_handler_module("evaluate").lambda_handler
     result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["firing"] == ["jobs-queueing#linux.2xlarge"]
@@ -98,7 +102,9 @@ def test_collect_handler_rejects_an_event_that_is_not_a_schedule(stack: dict[str
         load_handler_module("collect").lambda_handler({"time": "now"}, FakeContext("collect"))
 
 
-def test_a_bad_config_fails_the_function_with_the_file_and_key(stack: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_config_fails_the_function_with_the_file_and_key(
+    stack: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nrules:\n  - name: r\n    thresholds: {queue_time: soon}\nrunner_types: []\n")
     monkeypatch.setenv("QUEUEWATCH_CONFIG", str(bad))

@@ -18,7 +18,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from queuewatch.durations import format_duration
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
-ALERT_VERSION = "queuewatch.alert/v1"
+ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
 SUBJECT_LIMIT = 100  # SNS rejects longer e-mail subjects
 
 

@@ -35,7 +35,6 @@ def check_config(paths: Sequence[str]) -> int:
     return 1 if failed else 0
 
 
-
 def silence_add(args: argparse.Namespace) -> int:
     try:
         duration = parse_duration(args.duration)

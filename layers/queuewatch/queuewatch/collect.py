@@ -202,7 +202,9 @@ def _assemble(
     signals: dict[SignalName, Reading] = {}
     if target.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE:
         signals[SignalName.QUEUE_SIZE] = (
-            Reading.of(depth.total) if isinstance(depth, QueueDepth) else Reading.missing(f"GetQueueAttributes failed: {depth}")
+            Reading.of(depth.total)
+            if isinstance(depth, QueueDepth)
+            else Reading.missing(f"GetQueueAttributes failed: {depth}")
         )
     for signal, (metric, seconds_per_unit) in series.items():
         if metric.error:
@@ -214,9 +216,10 @@ def _assemble(
             signals[signal] = Reading.of(value * seconds_per_unit, max(0.0, (now - stamp).total_seconds()))
     # An empty queue has no oldest message: CloudWatch may publish nothing, which is not a fault.
     queue_time = signals.get(SignalName.QUEUE_TIME)
-    if queue_time is not None and queue_time.value is None and signals.get(SignalName.QUEUE_SIZE) == Reading.of(0):
-        if not (series.get(SignalName.QUEUE_TIME) and series[SignalName.QUEUE_TIME][0].error):
-            signals[SignalName.QUEUE_TIME] = Reading.of(0)
+    age_failed = SignalName.QUEUE_TIME in series and series[SignalName.QUEUE_TIME][0].error is not None
+    empty = signals.get(SignalName.QUEUE_SIZE) == Reading.of(0)
+    if queue_time is not None and queue_time.value is None and empty and not age_failed:
+        signals[SignalName.QUEUE_TIME] = Reading.of(0)
     return RunnerTypeSnapshot(
         name=target.runner_type, region=target.region, queue_name=target.queue_name, team=target.team, signals=signals
     )

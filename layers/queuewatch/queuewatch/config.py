@@ -52,7 +52,7 @@ class SignalName(StrEnum):
 
 
 TIME_SIGNALS = frozenset({SignalName.QUEUE_TIME, SignalName.JOB_DURATION})
-SQS_SOURCE = "sqs"
+SQS_SOURCE: Literal["sqs"] = "sqs"
 """A signal read from the queue itself: its attributes, or its AWS/SQS metric."""
 
 # The AWS/SQS metric behind each signal whose source is `sqs`; queue size is read
@@ -421,9 +421,8 @@ class Config(_Strict):
         seen: dict[str, int] = {}
         for index, runner_type in enumerate(self.runner_types):
             if runner_type.name in seen:
-                problems.append(
-                    f"runner_types[{index}].name: {runner_type.name!r} is already runner_types[{seen[runner_type.name]}]"
-                )
+                first = seen[runner_type.name]
+                problems.append(f"runner_types[{index}].name: {runner_type.name!r} is already runner_types[{first}]")
             seen.setdefault(runner_type.name, index)
         rule_names: dict[str, int] = {}
         for index, spec in enumerate(self.rules):
@@ -434,7 +433,9 @@ class Config(_Strict):
                 problems.append(f"rules[{index}].name: {spec.name!r} is reserved for queuewatch's own health page")
         for index, rule in enumerate(self.resolved_rules):
             if rule.queue_time_threshold is None and rule.queue_size_threshold is None:
-                problems.append(f"rules[{index}].thresholds: expected queue_time, queue_size or both (here or in defaults.rule)")
+                problems.append(
+                    f"rules[{index}].thresholds: expected queue_time, queue_size or both (here or in defaults.rule)"
+                )
         if not self.runner_types and not self.discovery:
             problems.append("runner_types: expected at least one runner type or a discovery entry")
         if problems:
@@ -475,7 +476,7 @@ class Config(_Strict):
 
     def signals_for(self, own: Mapping[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
         """Defaults, then the runner type's (or discovery's) own; queue size and time from SQS unless said."""
-        merged: dict[SignalName, SignalSource] = {SignalName.QUEUE_SIZE: SQS_SOURCE, SignalName.QUEUE_TIME: SQS_SOURCE}
+        merged: dict[SignalName, SignalSource] = {SignalName.QUEUE_SIZE: "sqs", SignalName.QUEUE_TIME: "sqs"}
         merged.update(self.defaults.signals)
         merged.update(own)
         return merged
@@ -528,7 +529,9 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         problem = getattr(error, "problem", None) or str(error)
         raise ConfigError(source, [ConfigProblem("", f"YAML syntax error: {problem}", line)]) from error
     if node is None:
-        raise ConfigError(source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")])
+        raise ConfigError(
+            source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")]
+        )
     lines: dict[tuple[str | int, ...], int] = {}
     duplicates = list(_index_lines(node, (), lines))
     if duplicates:
@@ -572,7 +575,17 @@ def _render_path(path: tuple[str | int, ...]) -> str:
 
 def _known_keys() -> set[str]:
     keys: set[str] = set()
-    for model in (Config, Defaults, RunnerTypeSpec, DiscoverySpec, QueueRef, MetricQuery, RuleSpec, Thresholds, MonitorSettings):
+    for model in (
+        Config,
+        Defaults,
+        RunnerTypeSpec,
+        DiscoverySpec,
+        QueueRef,
+        MetricQuery,
+        RuleSpec,
+        Thresholds,
+        MonitorSettings,
+    ):
         for name, field in model.model_fields.items():
             keys.add(field.alias or name)
     return keys | {s.value for s in SignalName}
@@ -580,7 +593,11 @@ def _known_keys() -> set[str]:
 
 def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigProblem:
     # Drop pydantic's union-branch labels ("literal['sqs']", "MetricQuery") from the path.
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and (p[:1].isupper() or p.startswith(("literal[", "function-")))))
+    loc = tuple(
+        p
+        for p in error["loc"]
+        if not (isinstance(p, str) and (p[:1].isupper() or p.startswith(("literal[", "function-"))))
+    )
     line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
     kind = error["type"]
     if kind == "extra_forbidden":
@@ -596,7 +613,9 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         names = sorted(s.value for s in SignalName)
         close = difflib.get_close_matches(found, names, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        return ConfigProblem(_render_path(loc), f"unknown signal {found!r}; {hint}expected one of {', '.join(names)}", line)
+        return ConfigProblem(
+            _render_path(loc), f"unknown signal {found!r}; {hint}expected one of {', '.join(names)}", line
+        )
     message = str(error["msg"]).removeprefix("Value error, ")
     if "found" not in message:
         message = f"found {error.get('input')!r}: {message}"

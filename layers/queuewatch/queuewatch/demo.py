@@ -132,7 +132,9 @@ class Demo:
     def run(self) -> int:
         self.setup()
         start = datetime.now(UTC).replace(second=0, microsecond=0)
-        self.out("queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; other runner types idle.")
+        self.out(
+            "queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; other runner types idle."
+        )
 
         self.put_ages(start, 114 * 60)
         first = self.show(f"tick 1 at {start:%H:%M}", self.tick(start))

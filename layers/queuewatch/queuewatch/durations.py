@@ -31,7 +31,7 @@ def parse_duration(value: object) -> int:
 
 def format_duration(seconds: float) -> str:
     """Short human form: 114m, 2h5m, 45s."""
-    total = int(round(seconds))
+    total = round(seconds)
     if total < 60:
         return f"{total}s"
     hours, rest = divmod(total, 3600)

@@ -46,7 +46,7 @@ from queuewatch.alert import (
     sqs_console_url,
     worst,
 )
-from queuewatch.alert_state import GroupDecision, GroupStatus, InstanceState, PageKind, Status, decide_group, step
+from queuewatch.alert_state import GroupDecision, InstanceState, PageKind, Status, decide_group, step
 from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
@@ -105,11 +105,11 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
         except ValidationError as error:
             raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
-    error = FunctionError.model_validate(payload)
+    failure = FunctionError.model_validate(payload)
     return CollectorFailure(
         at=record.timestamp,
-        error_type=error.error_type,
-        error_message=error.error_message or record.request_context.condition,
+        error_type=failure.error_type,
+        error_message=failure.error_message or record.request_context.condition,
         request_id=record.request_context.request_id,
     )
 
@@ -184,7 +184,12 @@ def evaluate(
 
 
 def _retry_unsent(
-    state: StoredState, dynamodb: DynamoDBClient, sns: SNSClient, target: Target, now: datetime, result: EvaluationResult
+    state: StoredState,
+    dynamodb: DynamoDBClient,
+    sns: SNSClient,
+    target: Target,
+    now: datetime,
+    result: EvaluationResult,
 ) -> None:
     for key, record in list(state.groups.items()):
         outbox = record.outbox
@@ -246,7 +251,12 @@ class _Plan:
     """Every state change one observation implies, computed before anything is written."""
 
     def __init__(
-        self, config: Config, state: StoredState, observation: Snapshot | CollectorFailure, now: datetime, target: Target
+        self,
+        config: Config,
+        state: StoredState,
+        observation: Snapshot | CollectorFailure,
+        now: datetime,
+        target: Target,
     ) -> None:
         self.config = config
         self.state = state
@@ -256,7 +266,9 @@ class _Plan:
         self.failure = observation if isinstance(observation, CollectorFailure) else None
         self.health = health_rule(config)
         self.rules = {rule.name: rule for rule in (*config.resolved_rules, self.health)}
-        self.by_name: dict[str, RunnerTypeSnapshot] = {rt.name: rt for rt in (self.snapshot.runner_types if self.snapshot else [])}
+        self.by_name: dict[str, RunnerTypeSnapshot] = {
+            rt.name: rt for rt in (self.snapshot.runner_types if self.snapshot else [])
+        }
         self.verdicts: dict[str, Verdict] = {}
         self.instances: dict[str, InstanceState] = {}
         self.instance_changes: list[tuple[str, InstanceState | None, InstanceState | None]] = []
@@ -315,12 +327,18 @@ class _Plan:
         for key, previous in self.state.instances.items():
             if key in seen:
                 continue
-            rule = self.rules.get(previous.rule)
-            if rule is None or self._gone(previous.runner_type, rule):
+            known = self.rule(previous.rule)
+            if previous.rule not in self.rules or self._gone(previous.runner_type, known):
                 # The runner type (or the rule) no longer exists: its alert still resolves.
-                self._step(rule or self.health, previous.runner_type, False)
+                self._step(known, previous.runner_type, False)
             else:
                 self.instances[key] = previous  # unknown this tick: hold
+
+    def rule(self, name: str) -> Rule:
+        """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
+        if name in self.rules:
+            return self.rules[name]
+        return replace(self.health, name=name, pending_for=0, keep_firing_for=0, runbook_url=None)
 
     def _gone(self, runner_type: str, rule: Rule) -> bool:
         if self.snapshot is None:
@@ -349,11 +367,11 @@ class _Plan:
         firing: dict[tuple[str, str], set[str]] = defaultdict(set)
         for state in self.instances.values():
             if state.status is Status.FIRING:
-                rule = self.rules[state.rule] if state.rule in self.rules else self.health
+                rule = self.rule(state.rule)
                 firing[(rule.name, self._group_of(rule, state.runner_type))].add(state.runner_type)
         keys = set(firing) | {(r.rule, r.group) for r in self.state.groups.values()}
         for rule_name, group in sorted(keys):
-            rule = self.rules.get(rule_name, self.health)
+            rule = self.rule(rule_name)
             record = self.state.groups.get(f"{rule_name}#{group}")
             if record is not None and record.outbox is not None and record.status is None:
                 continue  # a resolve page is still unsent; it goes out first
@@ -416,7 +434,7 @@ class _Plan:
             status="resolved" if resolved else "firing",
             page=decision.page.value,
             priority=rule.priority.value,
-            severity=rule.priority.severity,  # type: ignore[arg-type]
+            severity=rule.priority.severity,
             title=title,
             summary=_summary(rule, figures, resolved),
             rule=rule.name,
@@ -451,7 +469,9 @@ class _Plan:
     def _figures(self, rule: Rule, runner_type: str, resolved: bool) -> RunnerTypeFigures:
         found = self.by_name.get(runner_type)
         verdict = self.verdicts.get(f"{rule.name}#{runner_type}")
-        instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(f"{rule.name}#{runner_type}")
+        instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(
+            f"{rule.name}#{runner_type}"
+        )
         return RunnerTypeFigures(
             runner_type=runner_type,
             region=found.region if found else self.target.region,
@@ -463,7 +483,7 @@ class _Plan:
             queue_time_seconds=found.value(SignalName.QUEUE_TIME) if found else None,
             queue_size_threshold=rule.queue_size_threshold,
             queue_time_threshold_seconds=rule.queue_time_threshold,
-            breached=list(verdict.breached_signals) if verdict and not resolved else [],  # type: ignore[arg-type]
+            breached=list(verdict.breached_signals) if verdict and not resolved else [],
             missing=dict(verdict.missing) if verdict else {},
             console_url=sqs_console_url(found.region, found.queue_name) if found else None,
         )

@@ -75,7 +75,9 @@ def destination_record(
     record = load_event("evaluate_success.json" if succeeded else "evaluate_failure.json")
     record["timestamp"] = at.isoformat().replace("+00:00", "Z")
     record["requestContext"]["requestId"] = str(uuid.uuid4())
-    record["requestContext"]["functionArn"] = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:queuewatch-collect:$LATEST"
+    record["requestContext"]["functionArn"] = (
+        f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:queuewatch-collect:$LATEST"
+    )
     record["requestPayload"] = request_payload
     record["responsePayload"] = response_payload
     return record

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,7 +23,7 @@ class _Settings(BaseModel):
     config_file: Path = Field(alias="QUEUEWATCH_CONFIG")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> _Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
         env = os.environ if environ is None else environ
         try:
             return cls.model_validate(dict(env))

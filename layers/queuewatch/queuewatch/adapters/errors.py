@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 THROTTLING_CODES = frozenset({"Throttling", "ThrottlingException", "RequestThrottled", "TooManyRequestsException"})
 

@@ -211,7 +211,9 @@ def advance_cursor(client: DynamoDBClient, table: str, applied_at: datetime) -> 
     _put(client, table, item, "attribute_not_exists(sk) OR applied_at < :at", {":at": applied_at.isoformat()})
 
 
-def put_instance(client: DynamoDBClient, table: str, state: InstanceState, expected_version: int, now: datetime) -> None:
+def put_instance(
+    client: DynamoDBClient, table: str, state: InstanceState, expected_version: int, now: datetime
+) -> None:
     item = {
         "pk": PARTITION,
         "sk": f"instance#{state.key}",
@@ -304,6 +306,9 @@ def create_table(client: DynamoDBClient, table: str) -> None:
     client.create_table(
         TableName=table,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
