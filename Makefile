@@ -1,5 +1,6 @@
 # queuewatch — every target installs what it needs. `make help` lists them.
 SHELL := /bin/bash
+export SAM_CLI_TELEMETRY := 0
 .DEFAULT_GOAL := help
 
 PYTHON313 ?= $(firstword $(wildcard /root/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))

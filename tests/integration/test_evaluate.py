@@ -392,3 +392,12 @@ def test_time_comes_from_the_snapshot(world: World) -> None:
     world.tick(late)
     [page] = world.pages()
     assert page["started_at"] == "2027-11-21T18:00:00Z"
+
+
+def test_an_alert_whose_rule_leaves_the_config_resolves(world: World) -> None:
+    world.tick(queueing(0))
+    world.config = parse_config(CONFIG.replace("name: jobs-queueing", "name: queue-time-only"), source="test.yaml")
+    world.tick(quiet(1))
+    pages = world.pages()
+    assert [(p["rule"], p["status"]) for p in pages] == [("jobs-queueing", "firing"), ("jobs-queueing", "resolved")]
+    assert load_state(world.dynamodb, "state").instances == {}
