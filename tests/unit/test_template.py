@@ -7,9 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
-
-from queuewatch.localrun import REPO_ROOT
+from support import load_template
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -44,32 +42,9 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
 }  # fmt: skip
 
 
-class CloudFormationLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub, ...) read as their long form."""
-
-
-def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        assert isinstance(node, yaml.MappingNode)
-        value = loader.construct_mapping(node, deep=True)
-    if suffix == "Ref":
-        return {"Ref": value}
-    if suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {f"Fn::{suffix}": value}
-
-
-CloudFormationLoader.add_multi_constructor("!", _construct_tag)
-
-
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
-    return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]
+    return load_template()
 
 
 def resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
