@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import cache
 from itertools import count
 from typing import Any
 
@@ -18,7 +17,7 @@ import boto3
 import pytest
 from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
-from support import T0, minutes, runner_type, snapshot
+from support import T0, Inbox, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import create_table, load_state
@@ -50,37 +49,6 @@ QUEUES = [
     ("eu-west-1", "gh-ci-linux-arm64-queued-builds", 1, 90),
 ]
 QUEUEING = ["linux.2xlarge", "linux.arm64", "windows"]
-
-
-@cache
-def session() -> boto3.Session:
-    """One botocore session for the module: clients are new per evaluator, their models loaded once."""
-    return boto3.Session()
-
-
-class Inbox:
-    """What SNS accepted for the topic: each Publish that returned a MessageId, in order."""
-
-    def __init__(self, sns: Any) -> None:
-        self._accepted: list[dict[str, Any]] = []
-        self._asked = threading.local()
-        self.attach(sns)
-
-    def attach(self, sns: Any) -> None:
-        """Record what this client publishes too."""
-        sns.meta.events.register("before-parameter-build.sns.Publish", self._on_publish)
-        sns.meta.events.register("after-call.sns.Publish", self._on_accepted)
-
-    def _on_publish(self, params: dict[str, Any], **_: Any) -> None:
-        self._asked.message = params["Message"]
-
-    def _on_accepted(self, parsed: dict[str, Any], **_: Any) -> None:
-        if "MessageId" in parsed:
-            self._accepted.append(json.loads(self._asked.message))
-
-    def drain(self) -> list[dict[str, Any]]:
-        out, self._accepted = self._accepted, []
-        return out
 
 
 class Evaluator:
