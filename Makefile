@@ -6,11 +6,12 @@ export SAM_CLI_TELEMETRY := 0
 PYTHON313 ?= $(firstword $(wildcard /root/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
 VENV := .venv
 VENV_SAM := .venv-sam
+VENV_SCAN := .venv-scan
 PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 
-.PHONY: help venv venv-sam demo test lint format check-config validate build clean
+.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -27,8 +28,15 @@ $(VENV_SAM)/.installed: requirements-sam.txt
 	$(VENV_SAM)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sam.txt
 	touch $@
 
+$(VENV_SCAN)/.installed: requirements-scan.txt
+	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: set PYTHON313=/path/to/python3.13" >&2; exit 1; }
+	$(PYTHON313) -m venv $(VENV_SCAN)
+	$(VENV_SCAN)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
+	touch $@
+
 venv: $(VENV)/.installed ## the project's virtual environment (.venv)
 venv-sam: $(VENV_SAM)/.installed ## aws-sam-cli and cfn-lint, in their own environment (.venv-sam)
+venv-scan: $(VENV_SCAN)/.installed ## checkov, in its own environment (.venv-scan)
 
 demo: venv ## the 114-minute incident end to end on an in-process moto: page, no duplicate, resolve
 	$(VENV)/bin/queuewatch demo
@@ -40,7 +48,7 @@ test: venv ## unit and integration tests (moto), and every config file checked
 check-config: venv ## validate config/queuewatch.yaml and the examples
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
 
-lint: venv venv-sam ## ruff, mypy, sam validate --lint and cfn-lint
+lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checkov
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -49,6 +57,9 @@ lint: venv venv-sam ## ruff, mypy, sam validate --lint and cfn-lint
 	$(VENV)/bin/mypy tests
 	$(SAM) validate --lint --region us-east-1
 	$(VENV_SAM)/bin/cfn-lint template.yaml
+
+scan: venv-scan ## checkov on template.yaml, offline; suppressions carry their reason in the template
+	$(VENV_SCAN)/bin/checkov --file template.yaml --framework cloudformation --skip-download --compact --quiet
 
 format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
+import botocore.endpoint
 import pytest
 from moto import mock_aws
 
@@ -25,3 +27,15 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def aws() -> Iterator[None]:
     with mock_aws():
         yield
+
+
+class RetrySleeps(list[float]):
+    """botocore's waits between retries, recorded instead of slept."""
+
+
+@pytest.fixture(autouse=True)
+def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> RetrySleeps:
+    """No test sleeps on the wall clock: botocore's retry backoff (endpoint.time.sleep) only records."""
+    sleeps = RetrySleeps()
+    monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=sleeps.append))
+    return sleeps

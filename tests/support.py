@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
 
 from queuewatch.config import SignalName
+from queuewatch.localrun import REPO_ROOT
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
@@ -33,3 +37,31 @@ def runner_type(
 
 def snapshot(at: datetime, *runner_types: RunnerTypeSnapshot) -> Snapshot:
     return Snapshot(snapshot_id=f"snap-{at:%H%M%S}", collected_at=at, runner_types=list(runner_types))
+
+
+class CloudFormationLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub, ...) read as their long form."""
+
+
+def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        assert isinstance(node, yaml.MappingNode)
+        value = loader.construct_mapping(node, deep=True)
+    if suffix == "Ref":
+        return {"Ref": value}
+    if suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {f"Fn::{suffix}": value}
+
+
+CloudFormationLoader.add_multi_constructor("!", _construct_tag)
+
+
+def load_template() -> dict[str, Any]:
+    """template.yaml as CloudFormation reads it."""
+    text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
+    return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]

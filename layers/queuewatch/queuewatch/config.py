@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from queuewatch.durations import Duration
+from queuewatch.durations import Duration, format_duration
 
 CONFIG_VERSION = 1
 RESERVED_RULE = "queuewatch-health"
@@ -540,9 +540,109 @@ def parse_config(text: str, source: str = "<config>") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(source, [ConfigProblem("", f"found {type(data).__name__}, expected a mapping at the top")])
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(source, [_problem(e, lines) for e in error.errors()]) from error
+    coverage = rule_coverage_problems(config)
+    if coverage:
+        raise ConfigError(
+            source,
+            [ConfigProblem(_render_path(loc), message, _line_of(loc, lines)) for loc, message in coverage],
+        )
+    return config
+
+
+def _line_of(loc: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int]) -> int | None:
+    return next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+
+
+# --- rules that can never apply, or that page twice for one breach ----------------------
+
+_PLAIN_GLOB = re.compile(r"^[^?\[\]]*$")  # literal characters and '*' only
+
+
+def _covers(exclude: str, pattern: str) -> bool:
+    """True if every name `pattern` selects is also excluded by `exclude`.
+
+    Exact for literal names and '*' globs: a '*'-only glob covers another such glob
+    exactly when it matches that glob's text. Patterns with '?' or '[...]' are never
+    claimed to be covered, so the check errs towards accepting a config.
+    """
+    return bool(_PLAIN_GLOB.match(exclude) and _PLAIN_GLOB.match(pattern)) and fnmatch.fnmatchcase(pattern, exclude)
+
+
+def _sample_name(pattern: str) -> str:
+    """A runner type name the pattern selects: each wildcard stands for 'x'."""
+    return re.sub(r"\[!?([^\]]).*?\]", r"\1", pattern).replace("*", "x").replace("?", "x")
+
+
+def _condition(rule: Rule) -> str:
+    parts = []
+    if rule.queue_time_threshold is not None:
+        parts.append(f"queue_time > {format_duration(rule.queue_time_threshold)}")
+    if rule.queue_size_threshold is not None:
+        parts.append(f"queue_size > {rule.queue_size_threshold}")
+    return f"{', '.join(parts)}, breach_when {rule.breach_when}"
+
+
+def rule_coverage_problems(config: Config) -> list[tuple[tuple[str | int, ...], str]]:
+    """Rules that can never apply (unreachable) and pairs that page twice for one breach (overlapping).
+
+    Unreachable: the rule's `exclude` removes everything its `match` selects; or the
+    config has no `discovery` and the rule selects none of `runner_types`.
+    Overlapping: two rules with the same thresholds, `breach_when` and priority select
+    one runner type queuewatch can watch: a configured one, or, when discovery may find
+    any name, a name both rules' patterns select.
+    """
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    names = [spec.name for spec in config.runner_types]
+    rules = config.resolved_rules
+    for index, rule in enumerate(rules):
+        covered = [p for p in rule.match if any(_covers(e, p) for e in rule.exclude)]
+        if len(covered) == len(rule.match):
+            problems.append(
+                (
+                    ("rules", index, "exclude"),
+                    f"rule {rule.name!r} can never apply: exclude {list(rule.exclude)} removes everything "
+                    f"match {list(rule.match)} selects; expected exclude to leave some runner types",
+                )
+            )
+        elif not config.discovery and not any(rule.applies_to(name) for name in names):
+            problems.append(
+                (
+                    ("rules", index, "match"),
+                    f"rule {rule.name!r} can never apply: match {list(rule.match)}"
+                    + (f" minus exclude {list(rule.exclude)}" if rule.exclude else "")
+                    + " selects none of runner_types, and there is no discovery entry to find more; "
+                    "expected a name or glob of a configured runner type",
+                )
+            )
+    candidates = list(names)
+    if config.discovery:
+        samples = {(_sample_name(p), p) for rule in rules for p in rule.match}
+        known = set(names)
+        candidates += sorted(
+            {s for s, p in samples if fnmatch.fnmatchcase(s, p) and _RUNNER_TYPE.match(s) and s not in known}
+        )
+    for later in range(len(rules)):
+        for earlier in range(later):
+            first, second = rules[earlier], rules[later]
+            if (first.priority, _condition(first)) != (second.priority, _condition(second)):
+                continue
+            shared = [name for name in candidates if first.applies_to(name) and second.applies_to(name)]
+            if not shared:
+                continue
+            more = f" (and {len(shared) - 1} more)" if len(shared) > 1 else ""
+            problems.append(
+                (
+                    ("rules", later),
+                    f"rule {second.name!r} overlaps rules[{earlier}] {first.name!r} on runner type "
+                    f"{shared[0]!r}{more}: both page at {first.priority.value} when {_condition(first)}, "
+                    "so one breach pages twice; expected match/exclude that give each runner type one such "
+                    "rule, or different thresholds or priorities (to escalate)",
+                )
+            )
+    return problems
 
 
 def _index_lines(
@@ -598,7 +698,7 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         for p in error["loc"]
         if not (isinstance(p, str) and (p[:1].isupper() or p.startswith(("literal[", "function-"))))
     )
-    line = next((lines[loc[:n]] for n in range(len(loc), -1, -1) if loc[:n] in lines), None)
+    line = _line_of(loc, lines)
     kind = error["type"]
     if kind == "extra_forbidden":
         unknown = str(loc[-1])

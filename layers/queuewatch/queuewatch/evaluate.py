@@ -14,7 +14,8 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
 from __future__ import annotations
 
 import fnmatch
-from collections import defaultdict
+import hashlib
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 
 HEALTH_RULE = RESERVED_RULE
 COLLECTOR = "collector"  # the health instance that stands for collection itself
+DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 
 
@@ -82,6 +84,34 @@ class Target:
     stack: str
     region: str
     outbox_lease_seconds: int = 60
+
+
+class PublishedPages:
+    """Pages SNS accepted, remembered by this process so that an outbox left uncleared is not sent again.
+
+    If DynamoDB fails right after SNS accepted a page, the outbox still holds it. Kept in
+    the handler's module, this survives warm invocations (the evaluator runs one at a
+    time, so usually in one container): the next tick then clears the outbox without
+    publishing. After a cold start it is empty, and that page goes out a second time,
+    with the same notification_id and dedup_key, so pagers merge it.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+
+    @staticmethod
+    def _key(outbox: Outbox) -> str:
+        # The message carries evaluated_at, so a later page with the same sequence differs.
+        return hashlib.sha256(f"{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
+
+    def remember(self, outbox: Outbox) -> None:
+        self._keys[self._key(outbox)] = None
+        while len(self._keys) > self._limit:
+            self._keys.popitem(last=False)
+
+    def __contains__(self, outbox: Outbox) -> bool:
+        return self._key(outbox) in self._keys
 
 
 class EvaluationResult(BaseModel):
@@ -150,12 +180,15 @@ def evaluate(
     dynamodb: DynamoDBClient,
     sns: SNSClient,
     target: Target,
+    *,
+    published: PublishedPages | None = None,
 ) -> EvaluationResult:
+    published = PublishedPages() if published is None else published
     now = observation.collected_at if isinstance(observation, Snapshot) else observation.at
     label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
     state = load_state(dynamodb, target.table)
     result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
-    _retry_unsent(state, dynamodb, sns, target, now, result)
+    _retry_unsent(state, dynamodb, sns, target, now, result, published)
     if state.applied_at is not None and now <= state.applied_at:
         result.outcome = "stale"
         return result
@@ -188,7 +221,7 @@ def evaluate(
             result.outcome = "conflict"
             continue
         if record.outbox is not None:
-            _send(record, expected_version + 1, dynamodb, sns, target, now, result)
+            _send(record, expected_version + 1, dynamodb, sns, target, now, result, published)
     return result
 
 
@@ -199,6 +232,7 @@ def _retry_unsent(
     target: Target,
     now: datetime,
     result: EvaluationResult,
+    published: PublishedPages,
 ) -> None:
     for key, record in list(state.groups.items()):
         outbox = record.outbox
@@ -211,7 +245,7 @@ def _retry_unsent(
             continue
         result.writes += 1
         result.pages_retried.append(outbox.notification_id)
-        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result)
+        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result, published)
         if stored is None:
             del state.groups[key]
         else:
@@ -226,23 +260,26 @@ def _send(
     target: Target,
     now: datetime,
     result: EvaluationResult,
+    published: PublishedPages,
 ) -> GroupRecord | None:
     """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
     outbox = record.outbox
     assert outbox is not None
-    try:
-        publish(
-            sns,
-            target.topic_arn,
-            subject=outbox.subject,
-            message=outbox.message,
-            attributes=outbox.attributes,
-            message_structure=outbox.message_structure,
-        )
-    except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-        result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
-        return replace(record, version=version)
-    result.pages_sent.append(outbox.notification_id)
+    if outbox not in published:  # else SNS has it already; only the clearing write was lost
+        try:
+            publish(
+                sns,
+                target.topic_arn,
+                subject=outbox.subject,
+                message=outbox.message,
+                attributes=outbox.attributes,
+                message_structure=outbox.message_structure,
+            )
+        except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+            result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
+            return replace(record, version=version)
+        published.remember(outbox)
+        result.pages_sent.append(outbox.notification_id)
     try:
         if record.status is None:
             delete_group(dynamodb, target.table, record.key, version)
@@ -333,6 +370,8 @@ class _Plan:
         )
         self._step(self.health, COLLECTOR, failure is not None)
         seen.add(f"{HEALTH_RULE}#{COLLECTOR}")
+        if self.snapshot is not None:
+            self._step_discovery(self.snapshot, seen)
         for key, previous in self.state.instances.items():
             if key in seen:
                 continue
@@ -342,6 +381,25 @@ class _Plan:
                 self._step(known, previous.runner_type, False)
             else:
                 self.instances[key] = previous  # unknown this tick: hold
+
+    def _step_discovery(self, snapshot: Snapshot, seen: set[str]) -> None:
+        """A failed queue listing hides the runner types it would find: report the region as degraded."""
+        errors: dict[str, list[str]] = {}
+        for listing in snapshot.discovery:
+            failed = errors.setdefault(listing.region, [])  # every listed region steps, failed or not
+            if listing.error:
+                failed.append(f"{listing.pattern}: {listing.error}")
+        for region, failed in sorted(errors.items()):
+            name = f"{DISCOVERY}:{region}"
+            self.verdicts[f"{HEALTH_RULE}#{name}"] = Verdict(
+                breached=bool(failed),
+                breached_signals=("discovery_failed",) if failed else (),
+                missing={"discovery": "; ".join(failed)} if failed else {},
+            )
+            if failed:
+                self.degraded.add(name)
+            self._step(self.health, name, bool(failed))
+            seen.add(f"{HEALTH_RULE}#{name}")
 
     def rule(self, name: str) -> Rule:
         """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
