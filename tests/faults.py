@@ -60,6 +60,7 @@ class Fault:
     applied: bool = False  # let the request take effect, then lose the response
     headers: dict[str, str] = field(default_factory=dict)
     on_attempt: Callable[[], None] | None = None  # e.g. advance a fake clock
+    enabled: bool = True  # False: the fault is over, calls pass untouched
     calls: int = 0  # matching calls seen
     attempts: int = 0  # attempts sent of faulted calls
     faulted: int = 0  # attempts that failed
@@ -68,7 +69,7 @@ class Fault:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _on_call(self, params: Mapping[str, Any], **_: Any) -> None:
-        selected = self.when is None or self.when(params)
+        selected = self.enabled and (self.when is None or self.when(params))
         if selected:
             with self._lock:
                 index = self.calls
@@ -93,7 +94,12 @@ class Fault:
             raise ReadTimeoutError(endpoint_url=request.url)
         if self.kind == "connect-timeout":
             raise ConnectTimeoutError(endpoint_url=request.url)
-        return self._error_response(request)
+        response = self._error_response(request)
+        if not self.applied:
+            # botocore calls every before-send handler and takes the first answer: point moto's at
+            # nothing, so the refused request does not take effect there either.
+            request.url = "https://fault-injected.invalid/"
+        return response
 
     def _error_response(self, request: Any) -> AWSResponse:
         service = self._service

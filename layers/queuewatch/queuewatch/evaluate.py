@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import uuid
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -184,12 +185,13 @@ def evaluate(
     published: PublishedPages | None = None,
 ) -> EvaluationResult:
     published = PublishedPages() if published is None else published
+    writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table.py
     now = observation.collected_at if isinstance(observation, Snapshot) else observation.at
     label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
     state = load_state(dynamodb, target.table)
     result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
-    _retry_unsent(state, dynamodb, sns, target, now, result, published)
-    if state.applied_at is not None and now <= state.applied_at:
+    _retry_unsent(state, dynamodb, sns, target, now, result, published, writer)
+    if state.applied_at is not None and now < state.applied_at:
         result.outcome = "stale"
         return result
 
@@ -201,27 +203,27 @@ def evaluate(
         result.outcome = "unchanged"
         return result
     try:
-        advance_cursor(dynamodb, target.table, now)
+        advance_cursor(dynamodb, target.table, now, writer)
         result.writes += 1
         for key, previous, new in plan.instance_changes:
             if new is None:
                 assert previous is not None
-                delete_instance(dynamodb, target.table, key, previous.version)
+                delete_instance(dynamodb, target.table, key, previous.version, writer)
             else:
-                put_instance(dynamodb, target.table, new, previous.version if previous else 0, now)
+                put_instance(dynamodb, target.table, new, previous.version if previous else 0, now, writer)
             result.writes += 1
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
     for record, expected_version in plan.group_changes:
         try:
-            put_group(dynamodb, target.table, record, expected_version, now)
+            put_group(dynamodb, target.table, record, expected_version, now, writer)
             result.writes += 1
         except WriteConflict:
             result.outcome = "conflict"
             continue
         if record.outbox is not None:
-            _send(record, expected_version + 1, dynamodb, sns, target, now, result, published)
+            _send(record, expected_version + 1, dynamodb, sns, target, now, result, published, writer)
     return result
 
 
@@ -233,6 +235,7 @@ def _retry_unsent(
     now: datetime,
     result: EvaluationResult,
     published: PublishedPages,
+    writer: str,
 ) -> None:
     for key, record in list(state.groups.items()):
         outbox = record.outbox
@@ -240,12 +243,12 @@ def _retry_unsent(
             continue  # nothing unsent, or its sender may still be at work
         reclaimed = replace(record, outbox=replace(outbox, claimed_at=now))
         try:
-            put_group(dynamodb, target.table, reclaimed, record.version, now)
+            put_group(dynamodb, target.table, reclaimed, record.version, now, writer)
         except WriteConflict:
             continue
         result.writes += 1
         result.pages_retried.append(outbox.notification_id)
-        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result, published)
+        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result, published, writer)
         if stored is None:
             del state.groups[key]
         else:
@@ -261,6 +264,7 @@ def _send(
     now: datetime,
     result: EvaluationResult,
     published: PublishedPages,
+    writer: str,
 ) -> GroupRecord | None:
     """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
     outbox = record.outbox
@@ -282,11 +286,11 @@ def _send(
         result.pages_sent.append(outbox.notification_id)
     try:
         if record.status is None:
-            delete_group(dynamodb, target.table, record.key, version)
+            delete_group(dynamodb, target.table, record.key, version, writer)
             result.writes += 1
             return None
         cleared = replace(record, outbox=None)
-        put_group(dynamodb, target.table, cleared, version, now)
+        put_group(dynamodb, target.table, cleared, version, now, writer)
         result.writes += 1
         return replace(cleared, version=version + 1)
     except WriteConflict:
@@ -393,7 +397,7 @@ class _Plan:
             name = f"{DISCOVERY}:{region}"
             self.verdicts[f"{HEALTH_RULE}#{name}"] = Verdict(
                 breached=bool(failed),
-                breached_signals=("discovery_failed",) if failed else (),
+                breached_signals=("no_data",) if failed else (),  # the listing, not a signal: no data
                 missing={"discovery": "; ".join(failed)} if failed else {},
             )
             if failed:
