@@ -19,7 +19,7 @@ from queuewatch.durations import format_duration
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
 ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
-SUBJECT_LIMIT = 100  # SNS rejects longer e-mail subjects
+SUBJECT_LIMIT = 99  # SNS wants e-mail subjects shorter than 100 characters
 
 
 class _Model(BaseModel):
@@ -115,7 +115,8 @@ class Alert(_Model):
 def dedup_key(stack: str, rule: str, group: str) -> str:
     """Stable across the alert's pages and episodes; short enough for any pager."""
     digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}".encode()).hexdigest()[:12]
-    return f"queuewatch/{stack}/{rule}/{group}/{digest}"[:255]
+    # The digest tells keys apart, so a long name is cut before it, never the digest itself.
+    return f"queuewatch/{stack}/{rule}/{group}"[:240] + f"/{digest}"
 
 
 def silence_command(rule: str, runner_types: list[str], table: str, region: str) -> str:

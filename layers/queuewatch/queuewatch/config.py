@@ -26,7 +26,7 @@ CONFIG_VERSION = 1
 RESERVED_RULE = "queuewatch-health"
 
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
-_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,75}(\.fifo)?$")
+_QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
 _QUEUE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?/(?P<account>\d{12})/(?P<name>[^/]+)$")
 _SQS_HOST_REGION = re.compile(r"^https?://sqs\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
 _RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -415,33 +415,6 @@ class Config(_Strict):
             raise ValueError(f"found {value}, expected version {CONFIG_VERSION}")
         return value
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Config:
-        problems: list[str] = []
-        seen: dict[str, int] = {}
-        for index, runner_type in enumerate(self.runner_types):
-            if runner_type.name in seen:
-                first = seen[runner_type.name]
-                problems.append(f"runner_types[{index}].name: {runner_type.name!r} is already runner_types[{first}]")
-            seen.setdefault(runner_type.name, index)
-        rule_names: dict[str, int] = {}
-        for index, spec in enumerate(self.rules):
-            if spec.name in rule_names:
-                problems.append(f"rules[{index}].name: {spec.name!r} is already rules[{rule_names[spec.name]}]")
-            rule_names.setdefault(spec.name, index)
-            if spec.name == RESERVED_RULE:
-                problems.append(f"rules[{index}].name: {spec.name!r} is reserved for queuewatch's own health page")
-        for index, rule in enumerate(self.resolved_rules):
-            if rule.queue_time_threshold is None and rule.queue_size_threshold is None:
-                problems.append(
-                    f"rules[{index}].thresholds: expected queue_time, queue_size or both (here or in defaults.rule)"
-                )
-        if not self.runner_types and not self.discovery:
-            problems.append("runner_types: expected at least one runner type or a discovery entry")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return self
-
     @cached_property
     def resolved_rules(self) -> tuple[Rule, ...]:
         return tuple(self._resolve(spec) for spec in self.rules)
@@ -549,19 +522,59 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         raise ConfigError(source, [ConfigProblem("", f"YAML error: {error}", node.start_mark.line + 1)]) from error
     finally:
         loader.dispose()
+    if data is None:
+        raise ConfigError(
+            source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")]
+        )
     if not isinstance(data, dict):
         raise ConfigError(source, [ConfigProblem("", f"found {type(data).__name__}, expected a mapping at the top")])
+    # Checks across entries run on the raw data too, so they are reported beside any field errors.
+    across = [ConfigProblem(_render_path(loc), message, _line_of(loc, lines)) for loc, message in _cross_checks(data)]
     try:
         config = Config.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(source, [_problem(e, lines) for e in error.errors()]) from error
-    coverage = rule_coverage_problems(config)
-    if coverage:
-        raise ConfigError(
-            source,
-            [ConfigProblem(_render_path(loc), message, _line_of(loc, lines)) for loc, message in coverage],
-        )
+        raise ConfigError(source, [_problem(e, lines) for e in error.errors()] + across) from error
+    across += [
+        ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
+        for loc, message in rule_coverage_problems(config)
+    ]
+    if across:
+        raise ConfigError(source, across)
     return config
+
+
+def _cross_checks(data: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Duplicate names, the reserved rule name, rules without thresholds, nothing to watch."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+
+    def entries(key: str) -> list[tuple[int, Mapping[str, Any]]]:
+        value = data.get(key)
+        return [(i, e) for i, e in enumerate(value) if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+    for key in ("runner_types", "rules"):
+        seen: dict[object, int] = {}
+        for index, entry in entries(key):
+            name = entry.get("name")
+            if isinstance(name, str) and name in seen:
+                problems.append(((key, index, "name"), f"{name!r} is already {key}[{seen[name]}]"))
+            elif isinstance(name, str):
+                seen[name] = index
+    defaults = data.get("defaults")
+    default_rule = defaults.get("rule") if isinstance(defaults, Mapping) else None
+    inherited = default_rule.get("thresholds") if isinstance(default_rule, Mapping) else None
+    for index, entry in entries("rules"):
+        if entry.get("name") == RESERVED_RULE:
+            problems.append(
+                (("rules", index, "name"), f"{RESERVED_RULE!r} is reserved for queuewatch's own health page")
+            )
+        thresholds = entry.get("thresholds", inherited)
+        if not isinstance(thresholds, Mapping) or all(thresholds.get(k) is None for k in ("queue_time", "queue_size")):
+            problems.append(
+                (("rules", index, "thresholds"), "expected queue_time, queue_size or both (here or in defaults.rule)")
+            )
+    if not data.get("runner_types") and not data.get("discovery"):
+        problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))
+    return problems
 
 
 def _line_of(loc: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int]) -> int | None:

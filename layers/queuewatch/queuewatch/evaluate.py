@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 
 from queuewatch.adapters.errors import describe
@@ -138,11 +139,19 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
     return CollectorFailure(
-        at=record.timestamp,
+        at=_scheduled_time(record) or record.timestamp,
         error_type=failure.error_type,
         error_message=failure.error_message or record.request_context.condition,
         request_id=record.request_context.request_id,
     )
+
+
+def _scheduled_time(record: DestinationRecord) -> datetime | None:
+    """The failed tick's own time, so failures and snapshots order on one clock."""
+    try:
+        return EventBridgeModel.model_validate(record.request_payload).time
+    except ValidationError:
+        return None
 
 
 def health_rule(config: Config) -> Rule:

@@ -1,0 +1,53 @@
+"""The `queuewatch` command line: config checks and silences against a moto state table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import boto3
+import pytest
+
+from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.cli import main
+from queuewatch.localrun import REPO_ROOT
+
+
+def test_check_config_passes_the_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(REPO_ROOT / "config" / "queuewatch.yaml")]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_check_config_names_every_problem_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "version: 1\n"
+        "runner_types:\n"
+        "  - {name: linux.2xlarge, queue: {name: 'bad/name'}}\n"
+        "rules:\n"
+        "  - name: jobs-queueing\n"
+        "    thresholds: {queue_time: soon}\n"
+        "    priorty: P2\n"
+    )
+    assert main(["check-config", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3: runner_types[0].queue.name" in err
+    assert f"{bad}:6: rules[0].thresholds.queue_time" in err
+    assert f"{bad}:7: rules[0].priorty: unknown key 'priorty'; did you mean 'priority'?" in err
+
+
+def test_silence_add_list_expire(aws: None, capsys: pytest.CaptureFixture[str]) -> None:
+    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    base = ["--table", "state", "--region", "us-east-1"]
+    assert main(["silence", "add", *base, "--match", "linux.*", "--for", "2h", "--comment", "AMI rollout"]) == 0
+    [silence] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences
+    assert silence.matchers == ("linux.*",) and silence.comment == "AMI rollout" and silence.author
+    assert round((silence.ends_at - silence.starts_at).total_seconds()) == 7200
+    capsys.readouterr()
+    assert main(["silence", "list", *base]) == 0
+    assert silence.silence_id in capsys.readouterr().out
+    assert main(["silence", "expire", *base, silence.silence_id]) == 0
+    [expired] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences
+    assert expired.ends_at <= datetime.now(UTC)
+    assert main(["silence", "expire", *base, "nope"]) == 1
+    assert main(["silence", "add", *base, "--for", "soon", "--comment", "x"]) == 2
