@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import boto3
 import pytest
 from faults import inject
@@ -39,18 +41,24 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
     collect = load_handler_module("collect")  # decorators read the environment now, as at a cold start
     evaluate = load_handler_module("evaluate")
     inject(evaluate.aws.sns("us-east-1"), "Publish", "access-denied")  # the error path logs too
-
-    event = load_event("collect_scheduled.json")
-    event["detail"] = {"token": f"{CANARY}-in-the-event"}  # anything a forged or future event might carry
-    collect.lambda_handler(event, FakeContext("collect"))
-    record = load_event("evaluate_success.json")
-    record["requestPayload"] = event
-    record["requestContext"]["secret"] = f"{CANARY}-in-the-record"
-    result = evaluate.lambda_handler(record, FakeContext("evaluate"))
+    # Both modules' Logger is the one "queuewatch" logger; its stream may be an earlier test's stdout.
+    handler = collect.logger.registered_handler
+    logs = io.StringIO()
+    earlier = handler.setStream(logs)
+    try:
+        event = load_event("collect_scheduled.json")
+        event["detail"] = {"token": f"{CANARY}-in-the-event"}  # anything a forged or future event might carry
+        collect.lambda_handler(event, FakeContext("collect"))
+        record = load_event("evaluate_success.json")
+        record["requestPayload"] = event
+        record["requestContext"]["secret"] = f"{CANARY}-in-the-record"
+        result = evaluate.lambda_handler(record, FakeContext("evaluate"))
+    finally:
+        handler.setStream(earlier)
     assert result["pages_failed"]
 
-    logged = capsys.readouterr()
-    output = logged.out + logged.err
+    printed = capsys.readouterr()
+    output = logs.getvalue() + printed.out + printed.err  # the logs, and the EMF metrics on stdout
     assert '"message":"collected"' in output and '"message":"evaluated"' in output
     assert "AuthorizationError" in output  # the failed page is logged, with its reason
     assert CANARY not in output
