@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 
 import boto3
 import pytest
@@ -41,10 +42,14 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
     collect = load_handler_module("collect")  # decorators read the environment now, as at a cold start
     evaluate = load_handler_module("evaluate")
     inject(evaluate.aws.sns("us-east-1"), "Publish", "access-denied")  # the error path logs too
-    # Both modules' Logger is the one "queuewatch" logger; its stream may be an earlier test's stdout.
-    handler = collect.logger.registered_handler
-    logs = io.StringIO()
-    earlier = handler.setStream(logs)
+    # Both modules' Logger is the one "queuewatch" logger, made once per process: an earlier test may
+    # have left it another stream (its captured stdout) or level (the demo's WARNING). Use INFO, as deployed.
+    shared = logging.getLogger(collect.logger.name)
+    logs, level = io.StringIO(), shared.level
+    streams = [
+        (handler, handler.setStream(logs)) for handler in shared.handlers if isinstance(handler, logging.StreamHandler)
+    ]
+    shared.setLevel(logging.INFO)
     try:
         event = load_event("collect_scheduled.json")
         event["detail"] = {"token": f"{CANARY}-in-the-event"}  # anything a forged or future event might carry
@@ -54,7 +59,9 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
         record["requestContext"]["secret"] = f"{CANARY}-in-the-record"
         result = evaluate.lambda_handler(record, FakeContext("evaluate"))
     finally:
-        handler.setStream(earlier)
+        shared.setLevel(level)
+        for handler, stream in streams:
+            handler.setStream(stream)
     assert result["pages_failed"]
 
     printed = capsys.readouterr()
