@@ -1,10 +1,14 @@
-"""Builders the tests share: snapshots to order, and the fixed clock they start from."""
+"""What the tests share: snapshots to order, the fixed clock they start from, template.yaml, and what SNS accepted."""
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
+import boto3
 import yaml
 
 from queuewatch.config import SignalName
@@ -65,3 +69,34 @@ def load_template() -> dict[str, Any]:
     """template.yaml as CloudFormation reads it."""
     text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
     return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]
+
+
+@cache
+def session() -> boto3.Session:
+    """One botocore session for the test run: clients stay new per test, their models load once."""
+    return boto3.Session()
+
+
+class Inbox:
+    """What SNS accepted for the topic: each Publish that returned a MessageId, in order."""
+
+    def __init__(self, sns: Any) -> None:
+        self._accepted: list[dict[str, Any]] = []
+        self._asked = threading.local()
+        self.attach(sns)
+
+    def attach(self, sns: Any) -> None:
+        """Record what this client publishes too."""
+        sns.meta.events.register("before-parameter-build.sns.Publish", self._on_publish)
+        sns.meta.events.register("after-call.sns.Publish", self._on_accepted)
+
+    def _on_publish(self, params: dict[str, Any], **_: Any) -> None:
+        self._asked.message = params["Message"]
+
+    def _on_accepted(self, parsed: dict[str, Any], **_: Any) -> None:
+        if "MessageId" in parsed:
+            self._accepted.append(json.loads(self._asked.message))
+
+    def drain(self) -> list[dict[str, Any]]:
+        out, self._accepted = self._accepted, []
+        return out

@@ -493,23 +493,35 @@ def load_config(path: str | Path) -> Config:
     return parse_config(text, source=str(path))
 
 
+# libyaml's loader when PyYAML has it (its wheels do): the same safe loading, ~10x faster on a large fleet.
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_config(text: str, source: str = "<config>") -> Config:
+    loader = _SAFE_LOADER(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = loader.get_single_node()
     except yaml.YAMLError as error:
+        loader.dispose()
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark else None
         problem = getattr(error, "problem", None) or str(error)
         raise ConfigError(source, [ConfigProblem("", f"YAML syntax error: {problem}", line)]) from error
     if node is None:
+        loader.dispose()
         raise ConfigError(
             source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")]
         )
     lines: dict[tuple[str | int, ...], int] = {}
     duplicates = list(_index_lines(node, (), lines))
-    if duplicates:
-        raise ConfigError(source, duplicates)
-    data = yaml.safe_load(text)
+    try:
+        if duplicates:
+            raise ConfigError(source, duplicates)
+        data = loader.construct_document(node)  # the parsed tree again, not the text: one parse
+    except yaml.YAMLError as error:  # a tag the safe loader refuses, such as !!python/object
+        raise ConfigError(source, [ConfigProblem("", f"YAML error: {error}", node.start_mark.line + 1)]) from error
+    finally:
+        loader.dispose()
     if data is None:
         raise ConfigError(
             source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")]
