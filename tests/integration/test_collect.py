@@ -156,7 +156,17 @@ def test_a_missing_queue_degrades_only_its_runner_type(fleet: dict[str, str]) ->
 
 def test_missing_metric_data_is_reported_with_its_reason(fleet: dict[str, str]) -> None:
     arm = by_name(run())["linux.arm64"]
-    assert arm.signals[SignalName.BUSY_RUNNERS].error == "no datapoints in the last 10m"
+    # The call reaches back over the triage's baseline (3h) and window (15m): nothing in all of it.
+    assert arm.signals[SignalName.BUSY_RUNNERS].error == "no datapoints in the last 3h15m"
+
+
+def test_a_datapoint_older_than_the_lookback_is_stale_with_its_age(fleet: dict[str, str]) -> None:
+    put_metric("eu-west-1", "GitHub Runners", "BusyRunners", {"RunnerType": "linux.arm64"}, 7, minutes_ago=47)
+    arm = by_name(run())["linux.arm64"]
+    assert arm.value(SignalName.BUSY_RUNNERS) is None
+    assert arm.signals[SignalName.BUSY_RUNNERS].error == (
+        "stale: the last datapoint is 47m old, beyond metric_lookback 10m"
+    )
 
 
 def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
@@ -164,7 +174,8 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
     snap = run(counter)
     queues = len(snap.runner_types)
     assert counter.calls["GetQueueAttributes"] == queues
-    # per region: us-east-1 has 4 runner types x 2 metric queries, eu-west-1 one x 2
+    # per region: us-east-1 has 4 runner types x 3 metric queries (queue depth history, queue time,
+    # busy runners), eu-west-1 one x 3: one call each
     assert counter.calls["GetMetricData"] == 2
     assert counter.calls["ListQueues"] == 1
     assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
@@ -180,7 +191,7 @@ def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     )
     counter = CallCounter()
     snap = run(counter, config)
-    queries = 2 * len(snap.runner_types)  # queue_time and busy_runners for each
+    queries = 3 * len(snap.runner_types)  # queue depth history, queue_time and busy_runners for each
     assert len(snap.runner_types) == 260
     assert counter.calls["GetQueueAttributes"] == 260
     assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2

@@ -25,6 +25,8 @@ from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table import (
+    ALERT_TOPIC,
+    CHAT_TOPIC,
     GroupRecord,
     Outbox,
     SilenceRecord,
@@ -50,8 +52,10 @@ from queuewatch.alert_state import GroupDecision, InstanceState, PageKind, Statu
 from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
+from queuewatch.notifications import Origin, render
 from queuewatch.rules import Verdict, judge
 from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.triage import triage
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -81,6 +85,11 @@ class Target:
     stack: str
     region: str
     outbox_lease_seconds: int = 60
+    chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
+    metrics_namespace: str = "Queuewatch"
+
+    def topic(self, destination: str) -> str | None:
+        return self.topic_arn if destination == ALERT_TOPIC else self.chat_topic_arn
 
 
 class EvaluationResult(BaseModel):
@@ -218,23 +227,44 @@ def _send(
     now: datetime,
     result: EvaluationResult,
 ) -> GroupRecord | None:
-    """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
+    """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
+
+    A topic that refuses keeps the page pending for it alone, so the next tick
+    re-publishes there and not where it was accepted. Returns what is stored.
+    """
     outbox = record.outbox
     assert outbox is not None
+    accepted: list[str] = []
+    for destination in outbox.pending:
+        topic_arn = target.topic(destination)
+        if topic_arn is None:  # the stack no longer has that topic
+            accepted.append(destination)
+            continue
+        chat = destination == CHAT_TOPIC
+        try:
+            publish(
+                sns,
+                topic_arn,
+                subject=outbox.subject,
+                message=(outbox.chat_message or "") if chat else outbox.message,
+                attributes=outbox.attributes,
+                message_structure=None if chat else outbox.message_structure,
+            )
+        except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+            result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
+            continue
+        accepted.append(destination)
+        if destination == ALERT_TOPIC:
+            result.pages_sent.append(outbox.notification_id)
+    pending = tuple(d for d in outbox.pending if d not in accepted)
     try:
-        publish(
-            sns,
-            target.topic_arn,
-            subject=outbox.subject,
-            message=outbox.message,
-            attributes=outbox.attributes,
-            message_structure=outbox.message_structure,
-        )
-    except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-        result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
-        return replace(record, version=version)
-    result.pages_sent.append(outbox.notification_id)
-    try:
+        if pending:
+            if not accepted:
+                return replace(record, version=version)
+            narrowed = replace(record, outbox=replace(outbox, pending=pending))
+            put_group(dynamodb, target.table, narrowed, version, now)
+            result.writes += 1
+            return replace(narrowed, version=version + 1)
         if record.status is None:
             delete_group(dynamodb, target.table, record.key, version)
             result.writes += 1
@@ -397,13 +427,17 @@ class _Plan:
             sequence += 1
             last_notified = self.now
             alert = self.build_alert(rule, group, decision, sequence)
+            bodies = render(alert, Origin.of_topic(self.target.topic_arn, self.target.metrics_namespace))
+            chat = self.target.chat_topic_arn is not None
             outbox = Outbox(
                 notification_id=alert.notification_id,
-                subject=alert.subject,
-                message=alert.to_json(),
+                subject=bodies.subject,
+                message=bodies.message,
                 attributes=alert.message_attributes(),
-                message_structure=None,
+                message_structure="json",
                 claimed_at=self.now,
+                chat_message=bodies.chat if chat else None,
+                pending=(ALERT_TOPIC, CHAT_TOPIC) if chat else (ALERT_TOPIC,),
             )
         new = GroupRecord(
             rule=rule.name,
@@ -430,6 +464,14 @@ class _Plan:
         max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
         key = dedup_key(self.target.stack, rule.name, group)
         title = _title(rule, group)
+        likely = next(
+            (
+                f"{f.runner_type}: {f.triage.findings[0].title}: {f.triage.findings[0].detail}"
+                for f in figures
+                if f.triage and f.triage.findings
+            ),
+            None,
+        )
         return Alert(
             status="resolved" if resolved else "firing",
             page=decision.page.value,
@@ -464,6 +506,7 @@ class _Plan:
                 "region": self.target.region,
                 "observation": self.snapshot.snapshot_id if self.snapshot else "collector-failure",
             },
+            likely_cause=likely,
         )
 
     def _figures(self, rule: Rule, runner_type: str, resolved: bool) -> RunnerTypeFigures:
@@ -472,6 +515,17 @@ class _Plan:
         instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(
             f"{rule.name}#{runner_type}"
         )
+        others: dict[str, float] = {}
+        explanation = None
+        if found is not None:
+            others = {
+                name.value: reading.value
+                for name, reading in sorted(found.signals.items())
+                if reading.value is not None and name not in (SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME)
+            }
+            if self.snapshot is not None and not resolved and rule.name != HEALTH_RULE:
+                window, baseline = self.snapshot.triage_window_seconds, self.snapshot.baseline_seconds
+                explanation = triage(found, window=window, baseline=baseline)
         return RunnerTypeFigures(
             runner_type=runner_type,
             region=found.region if found else self.target.region,
@@ -486,6 +540,8 @@ class _Plan:
             breached=list(verdict.breached_signals) if verdict and not resolved else [],
             missing=dict(verdict.missing) if verdict else {},
             console_url=sqs_console_url(found.region, found.queue_name) if found else None,
+            signals=others,
+            triage=explanation,
         )
 
 
