@@ -34,6 +34,8 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
+        chat_topic_arn=settings.chat_topic_arn,
+        metrics_namespace=settings.metrics_namespace,
     )
     result = evaluate(observation, config, aws.dynamodb(settings.region), aws.sns(settings.region), target)
     record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
