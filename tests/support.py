@@ -33,3 +33,22 @@ def runner_type(
 
 def snapshot(at: datetime, *runner_types: RunnerTypeSnapshot) -> Snapshot:
     return Snapshot(snapshot_id=f"snap-{at:%H%M%S}", collected_at=at, runner_types=list(runner_types))
+
+
+def with_signals(base: RunnerTypeSnapshot, **readings: Reading) -> RunnerTypeSnapshot:
+    """The runner type with more signals: keyword names are SignalName values."""
+    signals = dict(base.signals)
+    signals.update({SignalName(name): reading for name, reading in readings.items()})
+    return base.model_copy(update={"signals": signals})
+
+
+def count(window_sum: float, usual: float, *, fleet_wide: bool | None = None) -> Reading:
+    """A count signal: its total over the triage window and its usual total per window."""
+    return Reading(
+        value=window_sum / 15, age_seconds=60, window_sum=window_sum, baseline_sum=usual, fleet_wide=fleet_wide
+    )
+
+
+def level(value: float, *, first: float | None = None, last: float | None = None, mean: float | None = None) -> Reading:
+    """A level signal: its latest value, where it stood over the window, and its baseline mean."""
+    return Reading(value=value, age_seconds=60, window_first=first, window_last=last, baseline_mean=mean)

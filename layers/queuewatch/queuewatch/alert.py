@@ -20,7 +20,7 @@ from queuewatch.triage import Triage
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
 ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
-SUBJECT_LIMIT = 100  # SNS rejects longer e-mail subjects
+SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
 
 
 class _Model(BaseModel):
@@ -114,7 +114,8 @@ class Alert(_Model):
                 head += f", max queue size {self.max_queue_size:g}"
         # Figures first, so that truncation only ever cuts the title.
         subject = f"{head}: {self.title}"
-        return subject if len(subject) <= SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 1] + "…"
+        # SNS takes ASCII only, under 100 characters: cut with dots, not an ellipsis character.
+        return subject if len(subject) < SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 4] + "..."
 
     def message_attributes(self) -> dict[str, str]:
         """For SNS subscription filter policies."""

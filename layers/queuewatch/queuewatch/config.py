@@ -188,12 +188,15 @@ def _check_signal_sources(signals: Mapping[SignalName, SignalSource]) -> None:
         if not isinstance(source, MetricQuery):
             continue
         if name == SignalName.EC2_EXCEPTIONS and not (source.exceptions and source.names_exception):
+            lacking = "no 'exceptions' list" if not source.exceptions else "no '{exception}' placeholder"
             raise ValueError(
-                "signal 'ec2_exceptions' expected 'exceptions: [names]' and '{exception}' in the metric name "
-                "or a dimension value, such as dimensions: {Exception: '{exception}'}"
+                f"signal 'ec2_exceptions': found {lacking}; expected 'exceptions: [names]' and '{{exception}}' "
+                "in the metric name or a dimension value, such as dimensions: {Exception: '{exception}'}"
             )
         if name != SignalName.EC2_EXCEPTIONS and (source.exceptions or source.names_exception):
-            raise ValueError(f"signal {name.value!r}: 'exceptions' and '{{exception}}' belong to ec2_exceptions only")
+            raise ValueError(
+                f"signal {name.value!r}: found 'exceptions' or '{{exception}}', which only ec2_exceptions takes"
+            )
 
 
 class QueueRef(_Strict):
