@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from consumers import (
@@ -28,20 +28,23 @@ from queuewatch.notifications import (
     render,
     sns_message,
 )
+from queuewatch.snapshot import Reading
 from queuewatch.triage import triage
 
 ORIGIN = Origin.of_topic("arn:aws:sns:us-east-1:123456789012:queuewatch-AlertTopic-1A2B3C")
 ALERT_SCHEMA = Draft202012Validator(shipped_alert_schema())
 
 
-def figures(name: str, size: float, age: float, *, status: str = "firing", **signals: Any) -> RunnerTypeFigures:
+def figures(
+    name: str, size: float, age: float, *, status: Literal["firing", "resolved"] = "firing", **signals: Reading
+) -> RunnerTypeFigures:
     rt = with_signals(runner_type(name, size, age), **signals)
     return RunnerTypeFigures(
         runner_type=name,
         region="us-east-1",
         queue=rt.queue_name,
         team="ci-infra",
-        status=status,  # type: ignore[arg-type]
+        status=status,
         since=T0,
         queue_size=size,
         queue_time_seconds=age,
@@ -54,7 +57,7 @@ def figures(name: str, size: float, age: float, *, status: str = "firing", **sig
     )
 
 
-def make_alert(*listed: RunnerTypeFigures, status: str = "firing", **update: Any) -> Alert:
+def make_alert(*listed: RunnerTypeFigures, status: Literal["firing", "resolved"] = "firing", **update: Any) -> Alert:
     listed = listed or (
         figures(
             "linux.2xlarge",
@@ -71,7 +74,7 @@ def make_alert(*listed: RunnerTypeFigures, status: str = "firing", **update: Any
         cause = f"{first.runner_type}: {first.triage.findings[0].title}: {first.triage.findings[0].detail}"
     key = "queuewatch/prod/jobs-queueing/all/0123456789ab"
     alert = Alert(
-        status=status,  # type: ignore[arg-type]
+        status=status,
         page="new" if status == "firing" else "resolved",
         priority="P2",
         severity="warning",
@@ -121,7 +124,7 @@ def test_the_structured_message_gives_each_protocol_its_body() -> None:
 
 
 @pytest.mark.parametrize("status", ["firing", "resolved"])
-def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: str) -> None:
+def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: Literal["firing", "resolved"]) -> None:
     alert = make_alert(status=status)
     body = json.loads(bodies(alert)["https"])
     check_pager_envelope(alert.subject, body)
