@@ -214,14 +214,19 @@ def test_the_chat_body_is_a_chatbot_custom_notification_threaded_by_the_dedup_ke
 
 
 def _crowded(listed: int) -> Alert:
-    causes = {
-        "busy_runners": level(40),
-        "total_runners": level(40),
-        "max_hit": count(3, 0),
-        "job_arrivals": count(60, 10),
-        "creation_failures": count(4, 0),
-    }
-    many = [figures(f"linux.t{i:03d}." + "n" * 120, i + 1, 600 + i, **causes) for i in range(listed)]
+    many = [
+        figures(
+            f"linux.t{i:03d}." + "n" * 120,
+            i + 1,
+            600 + i,
+            busy_runners=level(40),
+            total_runners=level(40),
+            max_hit=count(3, 0),
+            job_arrivals=count(60, 10),
+            creation_failures=count(4, 0),
+        )
+        for i in range(listed)
+    ]
     return make_alert(*many, runner_types_affected=400)
 
 
