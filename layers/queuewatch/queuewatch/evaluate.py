@@ -386,6 +386,12 @@ class _Plan:
         if rule.group_by == "runner_type":
             return runner_type
         if rule.group_by == "team":
+            if runner_type not in self.by_name:
+                # Not seen this tick (a failed collection): it stays in the team page it was listed in,
+                # rather than moving to the rule's default team, which would resolve one page and open another.
+                for record in self.state.groups.values():
+                    if record.rule == rule.name and runner_type in record.members:
+                        return record.group
             return self._team(rule, runner_type)
         return "all"
 
