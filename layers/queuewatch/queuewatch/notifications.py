@@ -106,8 +106,13 @@ def email_text(alert: Alert) -> str:
         assert first is not None
         window, baseline = format_duration(first.window_seconds), format_duration(first.baseline_seconds)
         lines += ["", f"Triage (the last {window}, against the {baseline} before), likely cause first"]
+        # What no configured signal shows is usually the same for every runner type: say it once.
+        shared = set.intersection(*(set(f.triage.not_checked) for f in triaged if f.triage))
         for figures in triaged:
-            lines += _triage_lines(figures)
+            lines += _triage_lines(figures, shared)
+        if shared:
+            lines.append("Not checked, for want of a signal:")
+            lines += [f"  {item}" for item in first.not_checked if item in shared]
     lines += ["", "Links"]
     if alert.runbook_url:
         lines.append(f"  Runbook:    {alert.runbook_url}")
@@ -153,7 +158,7 @@ def _table(figures: list[RunnerTypeFigures]) -> list[str]:
     return out
 
 
-def _triage_lines(figures: RunnerTypeFigures) -> list[str]:
+def _triage_lines(figures: RunnerTypeFigures, shared: set[str]) -> list[str]:
     triage = figures.triage
     assert triage is not None
     lines = [figures.runner_type]
@@ -162,7 +167,8 @@ def _triage_lines(figures: RunnerTypeFigures) -> list[str]:
     for number, finding in enumerate(triage.findings, start=1):
         lines.append(f"  {number}. {finding.title}: {finding.detail}")
     for item in triage.not_checked:
-        lines.append(f"  Not checked: {item}")
+        if item not in shared:
+            lines.append(f"  Not checked: {item}")
     return lines
 
 
@@ -221,7 +227,7 @@ def _state_reason(alert: Alert) -> str:
     if alert.status == "resolved":
         return f"Recovered: {alert.summary}"
     reason = f"Threshold crossed: {alert.summary}"
-    return reason + (f" Likely cause: {alert.likely_cause}" if alert.likely_cause else "")
+    return reason + (f". Likely cause: {alert.likely_cause}" if alert.likely_cause else "")
 
 
 def _trigger(alert: Alert, origin: Origin) -> dict[str, object]:
@@ -295,7 +301,7 @@ def chat_notification(alert: Alert) -> dict[str, object]:
             next_steps.append(f"Follow the runbook: {alert.runbook_url}")
         worst = alert.runner_types[0]
         if worst.triage and worst.triage.findings:
-            next_steps.append(f"Check {worst.triage.findings[0].title.lower()} on {worst.runner_type} first")
+            next_steps.append(f"Start with {worst.runner_type}: {worst.triage.findings[0].title}")
         next_steps.append(f"Silence it: `{alert.silence.command}`")
     return {
         "version": "1.0",
