@@ -91,7 +91,8 @@ def email_text(alert: Alert) -> str:
     lines = [f"{alert.alarm_state}: {alert.title}"]
     since = _when(alert.started_at)
     if alert.status == "resolved":
-        lines.append(f"Priority {alert.priority} ({alert.severity}), team {alert.team}. Firing from {since}.")
+        until = _when(alert.resolved_at or alert.evaluated_at)
+        lines.append(f"Priority {alert.priority} ({alert.severity}), team {alert.team}. Fired from {since} to {until}.")
     else:
         lines.append(f"Priority {alert.priority} ({alert.severity}), team {alert.team}. Firing since {since}.")
     lines += ["", alert.summary]
