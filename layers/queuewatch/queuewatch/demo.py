@@ -28,6 +28,7 @@ from queuewatch.notifications import email_text
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_cloudwatch.type_defs import DimensionTypeDef, MetricDatumTypeDef
     from mypy_boto3_sqs import SQSClient
 
 REGION = "us-east-1"
@@ -113,9 +114,9 @@ class Demo:
     def put_history(self, at: datetime) -> None:
         """The incident queue's last 3h15m in AWS/SQS: one job a minute arrives throughout, the scale-up
         Lambda deleted one a minute until 15 minutes ago and none since, and the backlog grew from 3."""
-        dimensions = [{"Name": "QueueName", "Value": INCIDENT_QUEUE}]
+        dimensions: list[DimensionTypeDef] = [{"Name": "QueueName", "Value": INCIDENT_QUEUE}]
 
-        def point(metric: str, minutes_ago: int, value: float) -> dict[str, Any]:
+        def point(metric: str, minutes_ago: int, value: float) -> MetricDatumTypeDef:
             stamp = at - timedelta(minutes=minutes_ago)
             return {"MetricName": metric, "Dimensions": dimensions, "Timestamp": stamp, "Value": value}
 
