@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
@@ -22,6 +22,9 @@ from queuewatch.config import Config, load_config
 from queuewatch.evaluate import Target, evaluate
 from queuewatch.localrun import REPO_ROOT
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef
+
 EXAMPLES = REPO_ROOT / "config" / "examples"
 BASELINE_MINUTES = range(16, 16 + 180)  # the 3 hours before the 15-minute window
 WINDOW_MINUTES = range(1, 16)
@@ -30,7 +33,7 @@ WINDOW_MINUTES = range(1, 16)
 def put(region: str, namespace: str, metric: str, dimensions: dict[str, str], points: dict[int, float]) -> None:
     """Datapoints by minutes before T0; CloudWatch takes at most 1000 a call."""
     client = boto3.client("cloudwatch", region_name=region)
-    data = [
+    data: list[MetricDatumTypeDef] = [
         {
             "MetricName": metric,
             "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
