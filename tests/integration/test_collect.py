@@ -242,3 +242,60 @@ def test_the_collector_never_consumes_a_message(fleet: dict[str, str]) -> None:
     # The first receive anyone makes is ours: the collector never received a message.
     message = sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"])["Messages"][0]
     assert message["Attributes"]["ApproximateReceiveCount"] == "1"
+
+
+HISTORY = CONFIG.replace(
+    "defaults:\n  region: us-east-1\n  signals:\n",
+    "defaults:\n  region: us-east-1\n  signals:\n"
+    "    job_arrivals: sqs\n"
+    "    creation_failures: {namespace: Fleet, metric: CreateFailures, stat: Sum, missing: zero}\n",
+)
+
+
+def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> None:
+    queue = {"QueueName": "gh-ci-linux-2xlarge-queued-builds"}
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    points = [("NumberOfMessagesSent", ago, 2.0) for ago in range(16, 196)]  # the 3h baseline: 2 a minute
+    points += [("NumberOfMessagesSent", ago, 5.0) for ago in range(1, 16)]  # the 15m window: 5 a minute
+    points += [("ApproximateNumberOfMessagesVisible", 15, 3.0), ("ApproximateNumberOfMessagesVisible", 1, 14.0)]
+    for start in range(0, len(points), 500):
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "QueueName", "Value": queue["QueueName"]}],
+                    "Timestamp": T0 - timedelta(minutes=ago),
+                    "Value": value,
+                }
+                for name, ago, value in points[start : start + 500]
+            ],
+        )
+    put_metric("us-east-1", "Fleet", "CreateFailures", {}, 3, minutes_ago=4)
+    counter = CallCounter()
+    queries: list[int] = []
+    clients = counting_clients(counter)
+    east = clients.cloudwatch("us-east-1")
+    east.meta.events.register(
+        "provide-client-params.cloudwatch.GetMetricData",
+        lambda params, **_: queries.append(len(params["MetricDataQueries"])),
+    )
+    snap = collect(
+        parse_config(HISTORY),
+        Clients(clients.sqs, lambda region: east if region == "us-east-1" else clients.cloudwatch(region)),
+        now=T0,
+        account_id="123456789012",
+        snapshot_id="h",
+    )
+    east_types = [rt for rt in snap.runner_types if rt.region == "us-east-1"]
+    # Per runner type: queue depth history, queue time, busy runners, arrivals; the fleet-wide metric once.
+    assert queries == [4 * len(east_types) + 1]
+    xl = by_name(snap)["linux.2xlarge"]
+    arrivals = xl.signals[SignalName.JOB_ARRIVALS]
+    assert (arrivals.window_sum, arrivals.baseline_sum) == (75, 30)  # 15 x 5 now, 180 x 2 / 12 usually
+    size = xl.signals[SignalName.QUEUE_SIZE]
+    assert (size.value, size.window_first, size.window_last) == (15, 3, 14)  # the value is still SQS's own
+    failures = xl.signals[SignalName.CREATION_FAILURES]
+    assert (failures.window_sum, failures.fleet_wide) == (3, True)
+    quiet = by_name(snap)["windows"].signals[SignalName.CREATION_FAILURES]
+    assert quiet.window_sum == 3 and quiet.fleet_wide  # one fleet, one answer for every runner type
