@@ -174,8 +174,8 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
     snap = run(counter)
     queues = len(snap.runner_types)
     assert counter.calls["GetQueueAttributes"] == queues
-    # per region: us-east-1 has 4 runner types x 3 metric queries (queue depth history, queue time,
-    # busy runners), eu-west-1 one x 3: one call each
+    # per region one call: queue time and busy runners for each runner type, and queue depth
+    # history for those whose queue is not empty
     assert counter.calls["GetMetricData"] == 2
     assert counter.calls["ListQueues"] == 1
     assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
@@ -191,7 +191,7 @@ def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     )
     counter = CallCounter()
     snap = run(counter, config)
-    queries = 3 * len(snap.runner_types)  # queue depth history, queue_time and busy_runners for each
+    queries = 2 * len(snap.runner_types)  # queue_time and busy_runners for each; the queues are empty
     assert len(snap.runner_types) == 260
     assert counter.calls["GetQueueAttributes"] == 260
     assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2
@@ -287,9 +287,10 @@ def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> No
         account_id="123456789012",
         snapshot_id="h",
     )
-    east_types = [rt for rt in snap.runner_types if rt.region == "us-east-1"]
-    # Per runner type: queue depth history, queue time, busy runners, arrivals; the fleet-wide metric once.
-    assert queries == [4 * len(east_types) + 1]
+    # One call for us-east-1. linux.2xlarge queues and linux.gone's depth is unknown: queue depth history,
+    # queue time, busy runners and arrivals each. linux.fork and windows are empty: queue time and busy
+    # runners only, no triage history. The fleet-wide creation failures: asked once for all.
+    assert queries == [4 + 4 + 2 + 2 + 1]
     xl = by_name(snap)["linux.2xlarge"]
     arrivals = xl.signals[SignalName.JOB_ARRIVALS]
     assert (arrivals.window_sum, arrivals.baseline_sum) == (75, 30)  # 15 x 5 now, 180 x 2 / 12 usually
@@ -297,5 +298,6 @@ def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> No
     assert (size.value, size.window_first, size.window_last) == (15, 3, 14)  # the value is still SQS's own
     failures = xl.signals[SignalName.CREATION_FAILURES]
     assert (failures.window_sum, failures.fleet_wide) == (3, True)
-    quiet = by_name(snap)["windows"].signals[SignalName.CREATION_FAILURES]
-    assert quiet.window_sum == 3 and quiet.fleet_wide  # one fleet, one answer for every runner type
+    gone = by_name(snap)["linux.gone"].signals[SignalName.CREATION_FAILURES]
+    assert gone.window_sum == 3 and gone.fleet_wide  # one fleet, one answer for every runner type
+    assert SignalName.CREATION_FAILURES not in by_name(snap)["windows"].signals  # empty: nothing to explain

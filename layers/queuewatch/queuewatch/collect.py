@@ -1,16 +1,17 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
-Per tick: one GetQueueAttributes per queue (concurrently), ceil(M/500)
-GetMetricData calls per region for M distinct metric queries, and one ListQueues
-page per discovery entry. A failed call degrades only the runner types that read
+Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
+queue (concurrently), then ceil(M/500) GetMetricData calls per region for M
+distinct metric queries. A failed call degrades only the runner types that read
 it. The GetMetricData calls reach back over the triage's baseline, so the history
-the triage compares with arrives in the same calls as the current values.
+the triage compares with arrives in the same calls as the current values; queues
+found empty skip the queries only the triage needs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -103,8 +104,11 @@ def collect(config: Config, clients: Clients, *, now: datetime, account_id: str,
             for index, t in enumerate(targets)
             if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE
         }
-        series = _read_metrics(clients, targets, spans, pool)
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        # An empty queue needs no triage: its history is not asked for, which keeps a quiet fleet's
+        # GetMetricData bill where it was before the triage.
+        quiet = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
+        series = _read_metrics(clients, targets, spans, pool, quiet)
     runner_types = [
         _assemble(target, depths.get(index), series.get(index, []), spans) for index, target in enumerate(targets)
     ]
@@ -180,11 +184,14 @@ def _url_account(url: str | None) -> str | None:
 _RequestKey = tuple[str, str, tuple[tuple[str, str], ...], str, int]
 
 
-def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[MetricRequest, list[_MetricSlot]]]]:
+def metric_requests(
+    targets: Iterable[WatchTarget], quiet: Set[int] = frozenset()
+) -> dict[str, list[tuple[MetricRequest, list[_MetricSlot]]]]:
     """Every metric query of the tick, grouped by the region that answers it.
 
     A query that several runner types share (a fleet-wide metric, a shared queue)
-    is asked once and its answer given to each of them.
+    is asked once and its answer given to each of them. Runner types in `quiet`
+    (their queue is empty) get no triage-only queries: no counts, no depth history.
     """
     by_region: dict[str, dict[_RequestKey, tuple[MetricRequest, list[_MetricSlot]]]] = defaultdict(dict)
 
@@ -205,6 +212,8 @@ def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[Metr
 
     for index, target in enumerate(targets):
         for signal, source in target.signals.items():
+            if index in quiet and signal in COUNT_SIGNALS:
+                continue
             if isinstance(source, MetricQuery):
                 query = source.for_runner_type(target.runner_type)
                 region = query.region or target.region
@@ -219,6 +228,8 @@ def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[Metr
                 continue
             queue_dimensions = {"QueueName": target.queue_name}
             if signal == SignalName.QUEUE_SIZE:
+                if index in quiet:
+                    continue
                 # The size itself is read from GetQueueAttributes; its recent history from AWS/SQS.
                 depth = MetricQuery(
                     namespace="AWS/SQS", metric=QUEUE_DEPTH_METRIC, dimensions=queue_dimensions, stat="Maximum"
@@ -233,12 +244,12 @@ def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[Metr
 
 
 def _read_metrics(
-    clients: Clients, targets: list[WatchTarget], spans: _Spans, pool: ThreadPoolExecutor
+    clients: Clients, targets: list[WatchTarget], spans: _Spans, pool: ThreadPoolExecutor, quiet: Set[int]
 ) -> dict[int, list[tuple[MetricSeries, _MetricSlot]]]:
     # One time range for the whole call: long enough for the triage's baseline, which costs
     # datapoints in the answer but no extra calls.
     start = spans.now - timedelta(seconds=spans.fetched)
-    by_region = metric_requests(targets)
+    by_region = metric_requests(targets, quiet)
     futures = {
         region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, spans.now)
         for region, pairs in by_region.items()

@@ -529,7 +529,8 @@ class _Plan:
                 for name, reading in sorted(found.signals.items())
                 if reading.value is not None and name not in (SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME)
             }
-            if self.snapshot is not None and not resolved and rule.name != HEALTH_RULE:
+            queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
+            if self.snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
                 window, baseline = self.snapshot.triage_window_seconds, self.snapshot.baseline_seconds
                 explanation = triage(found, window=window, baseline=baseline)
         return RunnerTypeFigures(
