@@ -161,7 +161,10 @@ class Stack:
         for params in self.publishes:
             if params["TopicArn"] == self.target.topic_arn:
                 assert params["MessageStructure"] == "json"
-                out.append((params["Subject"], check_structured(params["Message"])["email"]))
+                structure = check_structured(params["Message"])
+                # Every page's https body is a valid alarm notification, filtered from this pager or not.
+                check_pager_envelope(params["Subject"], json.loads(structure["https"]))
+                out.append((params["Subject"], structure["email"]))
         self.publishes.clear()
         return out
 
@@ -261,6 +264,8 @@ def test_filter_policies_route_by_priority_and_team(stack: Stack) -> None:
     # The rocm page holds through the failed collection: same team page, no resolve-and-reopen.
     [health] = stack.alerts(stack.inbox)
     assert health["rule"] == "queuewatch-health" and health["priority"] == "P3"
+    subject, email = stack.emails()[-1]
+    assert subject.startswith("ALARM: P3") and "queuewatch monitor degraded" in email
     assert stack.pages() == []  # P3: not the pager's
     assert stack.alerts(stack.rocm) == []  # not rocm's team
 
