@@ -35,6 +35,8 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
+        chat_topic_arn=settings.chat_topic_arn,
+        metrics_namespace=settings.metrics_namespace,
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     result = evaluate(

@@ -20,11 +20,23 @@ class _Model(BaseModel):
 
 
 class Reading(_Model):
-    """One signal's latest value, or why there is none."""
+    """One signal's latest value, or why there is none, and the history the triage compares it with.
+
+    The history comes from the same GetMetricData call as the value: count signals
+    carry their sum over the triage window and their usual sum per window before
+    it; level signals carry where they stood when the window began.
+    """
 
     value: float | None = None
     age_seconds: float | None = None  # how old the value was when collected
     error: str | None = None  # set exactly when value is None
+    window_sum: float | None = None  # count signals: the total over the triage window
+    baseline_sum: float | None = None  # count signals: the usual total per window, over the baseline before it
+    window_first: float | None = None  # level signals: the first datapoint of the triage window
+    window_last: float | None = None  # level signals: the last datapoint of the triage window
+    baseline_mean: float | None = None  # level signals: the mean over the baseline before the window
+    by_name: dict[str, float] | None = None  # ec2_exceptions: the window's total per exception name, non-zero only
+    fleet_wide: bool | None = None  # set when the metric names no runner type: it counts the whole fleet
 
     @classmethod
     def of(cls, value: float, age_seconds: float = 0.0) -> Reading:
@@ -65,6 +77,8 @@ class Snapshot(_Model):
     collected_at: AwareDatetime
     runner_types: list[RunnerTypeSnapshot]
     discovery: list[DiscoveryResult] = Field(default_factory=list)
+    triage_window_seconds: int = 900  # the span window_sum and window_first cover
+    baseline_seconds: int = 10800  # the span before the window that baseline_sum and baseline_mean cover
 
     @property
     def failed_discovery_regions(self) -> set[str]:
