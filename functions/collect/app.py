@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect import Clients, collect
+from queuewatch.schedule import ScheduledEvent
 from queuewatch.settings import CollectSettings, cached_config
+from queuewatch.snapshot import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations
@@ -19,8 +19,8 @@ clients = Clients(sqs=aws.sqs, cloudwatch=aws.cloudwatch)
 
 
 @logger.inject_lambda_context
-@event_parser(model=EventBridgeModel)
-def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(raw_event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    event = ScheduledEvent.model_validate(raw_event)  # raises pydantic's ValidationError, naming the field
     logger.set_correlation_id(event.id)
     settings = CollectSettings.from_env()
     config = cached_config(settings.config_file)
@@ -33,4 +33,4 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})
-    return snapshot.model_dump(mode="json", exclude_none=True)
+    return encode_snapshot(snapshot)  # compressed once large; fails loudly if too large for the destination

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients
@@ -22,8 +21,8 @@ aws = AwsClients()
 
 @metrics.log_metrics
 @logger.inject_lambda_context
-@event_parser(model=DestinationRecord)
-def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    record = DestinationRecord.model_validate(event)  # raises pydantic's ValidationError, naming the field
     logger.set_correlation_id(record.request_context.request_id)
     settings = EvaluateSettings.from_env()
     config = cached_config(settings.config_file)
@@ -34,8 +33,10 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
+        account_id=context.invoked_function_arn.split(":")[4],
     )
-    result = evaluate(observation, config, aws.dynamodb(settings.region), aws.sns(settings.region), target)
+    sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target)
     record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
     log = logger.error if result.pages_failed else logger.info
     log(

@@ -2,13 +2,18 @@
 
 Per tick: one GetQueueAttributes per queue (concurrently), ceil(M/500)
 GetMetricData calls per region for M metric queries, and one ListQueues page
-per discovery entry. A failed call degrades only the runner types that read it.
+per 1,000 queues per discovery entry. A failed call degrades only the runner
+types that read it.
+
+The queue depth is read first: a queue that holds no job has no oldest job, so
+its AWS/SQS age is not requested (GetMetricData bills per metric requested, and
+in a healthy fleet most queues are empty most of the time).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -61,11 +66,10 @@ class Clients:
 def collect(config: Config, clients: Clients, *, now: datetime, account_id: str, snapshot_id: str) -> Snapshot:
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
         targets, discovery = resolve_targets(config, clients, account_id, pool)
-        depth_futures = {
-            index: pool.submit(read_queue_depth, clients.sqs(t.region), t.url) for index, t in enumerate(targets)
-        }
-        series = _read_metrics(config, clients, targets, now, pool)
-        depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        depth_futures = [pool.submit(read_queue_depth, clients.sqs(t.region), t.url) for t in targets]
+        depths = [_outcome(future) for future in depth_futures]
+        empty = {index for index, depth in enumerate(depths) if isinstance(depth, QueueDepth) and depth.total == 0}
+        series = _read_metrics(config, clients, targets, empty, now, pool)
     runner_types = [
         _assemble(target, depths[index], series.get(index, {}), now, config.defaults.metric_lookback)
         for index, target in enumerate(targets)
@@ -132,14 +136,22 @@ def _url_account(url: str | None) -> str | None:
     return parts[-2] if len(parts) >= 2 and parts[-2].isdigit() else None
 
 
-def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[MetricRequest, _MetricSlot]]]:
-    """Every metric query of the tick, grouped by the region that answers it."""
+def metric_requests(
+    targets: Iterable[WatchTarget], empty: Collection[int] = ()
+) -> dict[str, list[tuple[MetricRequest, _MetricSlot]]]:
+    """Every metric query of the tick, grouped by the region that answers it.
+
+    `empty` holds the indexes of targets whose queue GetQueueAttributes found empty:
+    their AWS/SQS age is known to be 0 and is not requested.
+    """
     by_region: dict[str, list[tuple[MetricRequest, _MetricSlot]]] = defaultdict(list)
     counter = 0
     for index, target in enumerate(targets):
         for signal, source in target.signals.items():
             if source == SQS_SOURCE and signal == SignalName.QUEUE_SIZE:
                 continue  # read from GetQueueAttributes
+            if source == SQS_SOURCE and signal == SignalName.QUEUE_TIME and index in empty:
+                continue  # no job queued, so no oldest job: queue time 0
             counter += 1
             query_id = f"q{counter}"
             if isinstance(source, MetricQuery):
@@ -169,10 +181,15 @@ def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[Metr
 
 
 def _read_metrics(
-    config: Config, clients: Clients, targets: list[WatchTarget], now: datetime, pool: ThreadPoolExecutor
+    config: Config,
+    clients: Clients,
+    targets: list[WatchTarget],
+    empty: Collection[int],
+    now: datetime,
+    pool: ThreadPoolExecutor,
 ) -> dict[int, dict[SignalName, tuple[MetricSeries, int]]]:
     start = now - timedelta(seconds=config.defaults.metric_lookback)
-    by_region = metric_requests(targets)
+    by_region = metric_requests(targets, empty)
     futures = {
         region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, now)
         for region, pairs in by_region.items()
@@ -214,11 +231,13 @@ def _assemble(
         else:
             stamp, value = metric.points[0]
             signals[signal] = Reading.of(value * seconds_per_unit, max(0.0, (now - stamp).total_seconds()))
-    # An empty queue has no oldest message: CloudWatch may publish nothing, which is not a fault.
+    # An empty queue has no oldest job: its queue time is 0 whether its AWS/SQS age was not requested
+    # or CloudWatch published nothing for it. A failed age read stays a failure.
+    empty = isinstance(depth, QueueDepth) and depth.total == 0
     queue_time = signals.get(SignalName.QUEUE_TIME)
+    age_unknown = SignalName.QUEUE_TIME in target.signals and (queue_time is None or queue_time.value is None)
     age_failed = SignalName.QUEUE_TIME in series and series[SignalName.QUEUE_TIME][0].error is not None
-    empty = signals.get(SignalName.QUEUE_SIZE) == Reading.of(0)
-    if queue_time is not None and queue_time.value is None and empty and not age_failed:
+    if empty and age_unknown and not age_failed:
         signals[SignalName.QUEUE_TIME] = Reading.of(0)
     return RunnerTypeSnapshot(
         name=target.runner_type, region=target.region, queue_name=target.queue_name, team=target.team, signals=signals

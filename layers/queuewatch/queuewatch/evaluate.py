@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, Field
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sns import publish
@@ -51,7 +51,7 @@ from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
 from queuewatch.rules import Verdict, judge
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, decode_snapshot
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -81,6 +81,12 @@ class Target:
     stack: str
     region: str
     outbox_lease_seconds: int = 60
+    account_id: str = ""
+
+    @property
+    def scope(self) -> str:
+        """Where the stack runs: with its name, it tells one stack's alerts from another's."""
+        return f"{self.account_id}/{self.region}"
 
 
 class EvaluationResult(BaseModel):
@@ -101,8 +107,8 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
     """A success record carries the Snapshot; any other condition is a failed collection."""
     if record.succeeded:
         try:
-            return Snapshot.model_validate(record.response_payload)
-        except ValidationError as error:
+            return decode_snapshot(record.response_payload)
+        except ValueError as error:  # pydantic's ValidationError is one too
             raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
@@ -428,7 +434,7 @@ class _Plan:
         figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
         max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
         max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
-        key = dedup_key(self.target.stack, rule.name, group)
+        key = dedup_key(self.target.stack, rule.name, group, self.target.scope)
         title = _title(rule, group)
         return Alert(
             status="resolved" if resolved else "firing",

@@ -43,6 +43,11 @@ class EvaluateSettings(_Settings):
     region: str = Field(alias="AWS_REGION", default="us-east-1")
     outbox_lease_seconds: int = Field(alias="OUTBOX_LEASE_SECONDS", default=60, ge=1)
 
+    @property
+    def topic_region(self) -> str:
+        """The region of the alert topic, which is not always the function's own."""
+        return self.alert_topic_arn.split(":")[3]
+
 
 @lru_cache(maxsize=4)
 def cached_config(path: Path) -> Config:
