@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 
-.PHONY: help venv venv-sam demo test lint format check-config validate build clean
+.PHONY: help venv venv-sam demo test lint format check-config validate build clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -47,6 +47,7 @@ lint: venv venv-sam ## ruff, mypy, sam validate --lint and cfn-lint
 	$(VENV)/bin/mypy functions/collect/app.py
 	$(VENV)/bin/mypy functions/evaluate/app.py
 	$(VENV)/bin/mypy tests
+	$(VENV)/bin/mypy bench
 	$(SAM) validate --lint --region us-east-1
 	$(VENV_SAM)/bin/cfn-lint template.yaml
 
@@ -56,6 +57,13 @@ format: venv ## apply ruff's fixes and formatting
 
 build: venv venv-sam check-config ## sam build, after the config passes check-config
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build
+
+FLEETS ?= 10,100,1000,5000
+bench: venv ## the benchmark: real ticks against a moto server, per fleet size (FLEETS=10,100 for a quick run)
+	$(PY) -m bench.run --fleets $(FLEETS)
+
+cost: venv ## docs/COST.md from bench/results.json (the figures of the last full `make bench`)
+	$(PY) -m bench.cost
 
 clean: ## remove build output (keeps the virtual environments)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
