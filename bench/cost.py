@@ -31,29 +31,36 @@ PRICES_AS_OF = "2026-11-21"
 
 @dataclass(frozen=True)
 class Price:
-    usd: float
-    per: str
+    amount: float  # US dollars per `per` units
+    per: float
+    unit: str
     source: str
 
+    @property
+    def usd(self) -> float:
+        """Dollars per single unit."""
+        return self.amount / self.per
 
+    def __str__(self) -> str:
+        count = {1: "", 1000: "1,000 ", 1e6: "1M "}[self.per]
+        whole, _, cents = f"{self.amount:.10f}".rstrip("0").partition(".")
+        return f"${whole}.{cents.ljust(2, '0')} per {count}{self.unit}"
+
+
+LAMBDA, CLOUDWATCH = "https://aws.amazon.com/lambda/pricing/", "https://aws.amazon.com/cloudwatch/pricing/"
+DYNAMODB = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
 PRICES = {
-    "lambda_request": Price(0.20 / 1e6, "request", "https://aws.amazon.com/lambda/pricing/"),
-    "lambda_gb_second": Price(0.0000166667, "GB-second (x86)", "https://aws.amazon.com/lambda/pricing/"),
-    "metrics_requested": Price(
-        0.01 / 1000, "metric requested by GetMetricData", "https://aws.amazon.com/cloudwatch/pricing/"
-    ),
-    "sqs_request": Price(0.40 / 1e6, "SQS request (standard queue)", "https://aws.amazon.com/sqs/pricing/"),
-    "dynamodb_read": Price(
-        0.125 / 1e6, "read request unit (on-demand)", "https://aws.amazon.com/dynamodb/pricing/on-demand/"
-    ),
-    "dynamodb_write": Price(
-        0.625 / 1e6, "write request unit (on-demand)", "https://aws.amazon.com/dynamodb/pricing/on-demand/"
-    ),
-    "sns_publish": Price(0.50 / 1e6, "SNS publish (standard topic)", "https://aws.amazon.com/sns/pricing/"),
-    "log_ingestion": Price(0.50, "GB of logs ingested", "https://aws.amazon.com/cloudwatch/pricing/"),
-    "custom_metric": Price(0.30, "custom metric-month (first 10,000)", "https://aws.amazon.com/cloudwatch/pricing/"),
-    "alarm": Price(0.10, "standard-resolution alarm-month", "https://aws.amazon.com/cloudwatch/pricing/"),
-    "composite_alarm": Price(0.50, "composite alarm-month", "https://aws.amazon.com/cloudwatch/pricing/"),
+    "lambda_request": Price(0.20, 1e6, "requests", LAMBDA),
+    "lambda_gb_second": Price(0.0000166667, 1, "GB-second (x86)", LAMBDA),
+    "metrics_requested": Price(0.01, 1000, "metrics requested by GetMetricData", CLOUDWATCH),
+    "sqs_request": Price(0.40, 1e6, "requests (standard queue)", "https://aws.amazon.com/sqs/pricing/"),
+    "dynamodb_read": Price(0.125, 1e6, "read request units (on-demand)", DYNAMODB),
+    "dynamodb_write": Price(0.625, 1e6, "write request units (on-demand)", DYNAMODB),
+    "sns_publish": Price(0.50, 1e6, "publishes (standard topic)", "https://aws.amazon.com/sns/pricing/"),
+    "log_ingestion": Price(0.50, 1, "GB of logs ingested (standard class)", CLOUDWATCH),
+    "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
+    "alarm": Price(0.10, 1, "standard-resolution alarm a month", CLOUDWATCH),
+    "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
 }
 
 
@@ -106,16 +113,21 @@ def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]
     }
 
 
-def queuewatch_lines(figures: dict[str, float], memory: dict[str, int]) -> list[Line]:
+def queuewatch_lines(figures: dict[str, float], memory: dict[str, int], *, all_busy: bool = False) -> list[Line]:
+    """The month's bill, line by line. `all_busy`: as if every queue held jobs at every tick (the worst case)."""
     n = figures["runner_types"]
     t = TICKS_PER_MONTH
-    waiting_share = figures["queued"] / n
+    busy = n / figures["queued"] if all_busy else 1.0  # what waiting runner types cost scales by this
+    waiting_share = figures["queued"] * busy / n
     gb_seconds = (figures["collect_s"] * memory["collect"] + figures["evaluate_s"] * memory["evaluate"]) / 1024
     episode_writes = 2 * EPISODES_PER_RUNNER_TYPE * n * figures["writes_per_firing_type"]
+    log_bytes = figures["log_bytes"] + figures["emf_bytes"] * (busy - 1)
     return [
         Line("Lambda requests (collect + evaluate)", 2 * t, "requests", "lambda_request"),
         Line("Lambda duration", gb_seconds * t, "GB-seconds", "lambda_gb_second"),
-        Line("GetMetricData metrics requested", figures["metrics_requested"] * t, "metrics", "metrics_requested"),
+        Line(
+            "GetMetricData metrics requested", figures["metrics_requested"] * busy * t, "metrics", "metrics_requested"
+        ),
         Line("GetQueueAttributes and ListQueues", figures["sqs_requests"] * t, "requests", "sqs_request"),
         Line("DynamoDB reads (one Query a tick)", figures["read_units"] * t, "read units", "dynamodb_read"),
         Line(
@@ -125,7 +137,7 @@ def queuewatch_lines(figures: dict[str, float], memory: dict[str, int]) -> list[
             "dynamodb_write",
         ),
         Line("SNS publishes (pages)", 2 * EPISODES_PER_RUNNER_TYPE * n, "publishes", "sns_publish"),
-        Line("Logs and EMF ingestion", figures["log_bytes"] * t / 1e9, "GB", "log_ingestion"),
+        Line("Logs and EMF ingestion", log_bytes * t / 1e9, "GB", "log_ingestion"),
         Line(
             "EMF custom metrics: per runner type while jobs wait",
             2 * n * waiting_share,
@@ -133,14 +145,14 @@ def queuewatch_lines(figures: dict[str, float], memory: dict[str, int]) -> list[
             "custom_metric",
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
-        Line("Heartbeat alarm", 1, "alarms", "alarm"),
+        Line("Heartbeat alarm", 1, "alarm-months", "alarm"),
     ]
 
 
 def alarm_lines(n: int) -> list[Line]:
     return [
-        Line("Alarms on queue size and queue time", 2 * n, "alarms", "alarm"),
-        Line("Composite alarm (size AND time) per runner type", n, "alarms", "composite_alarm"),
+        Line("Alarms on queue size and queue time", 2 * n, "alarm-months", "alarm"),
+        Line("Composite alarm (size AND time) per runner type", n, "alarm-months", "composite_alarm"),
     ]
 
 
@@ -162,6 +174,7 @@ def render(results: dict[str, Any]) -> str:
     ours = {n: queuewatch_lines(fleets[n], memory) for n in FLEETS}
     alarms = {n: alarm_lines(n) for n in FLEETS}
     total = {n: sum(line.usd for line in ours[n]) for n in FLEETS}
+    worst = {n: sum(line.usd for line in queuewatch_lines(fleets[n], memory, all_busy=True)) for n in FLEETS}
     total_alarms = {n: sum(line.usd for line in alarms[n]) for n in FLEETS}
     measured = ", ".join(f"{int(n):,}" for n in results["fleets"])
     out: list[str] = []
@@ -183,6 +196,11 @@ def render(results: dict[str, Any]) -> str:
     add("|---|" + "---:|" * len(FLEETS))
     add("| **queuewatch** | " + " | ".join(f"**{_usd(total[n])}**" for n in FLEETS) + " |")
     add(
+        "| queuewatch, worst case: every queue holding jobs at every tick | "
+        + " | ".join(_usd(worst[n]) for n in FLEETS)
+        + " |"
+    )
+    add(
         "| two CloudWatch alarms per runner type plus a composite alarm | "
         + " | ".join(_usd(total_alarms[n]) for n in FLEETS)
         + " |"
@@ -199,6 +217,7 @@ def render(results: dict[str, Any]) -> str:
         add(f"| {line.item} | " + " | ".join(cells) + " |")
     add("| **total** | " + " | ".join(f" | **{_usd(total[n])}**" for n in FLEETS) + " |")
     add("")
+    add(measured_section(results))
     add("## The alternative: CloudWatch alarms\n")
     add(
         "Two alarms per runner type (`ApproximateNumberOfMessagesVisible` and `ApproximateAgeOfOldestMessage`, "
@@ -208,11 +227,7 @@ def render(results: dict[str, Any]) -> str:
     add("| line | " + " | ".join(f"{n:,}: $" for n in FLEETS) + " |")
     add("|---|" + "---:|" * len(FLEETS))
     for index, line in enumerate(alarms[FLEETS[0]]):
-        add(
-            f"| {line.item} ({PRICES[line.price].usd:.2f} $/alarm-month) | "
-            + " | ".join(_usd(alarms[n][index].usd) for n in FLEETS)
-            + " |"
-        )
+        add(f"| {line.item} ({PRICES[line.price]}) | " + " | ".join(_usd(alarms[n][index].usd) for n in FLEETS) + " |")
     add("")
     add(
         "One composite alarm over the whole fleet instead costs "
@@ -227,8 +242,8 @@ def render(results: dict[str, Any]) -> str:
         "  copies of the AWS pricing pages and of summaries quoting them (not the live pages; check them before "
         "budgeting):"
     )
-    for key, price in PRICES.items():
-        add(f"  - {key}: ${price.usd:.10g} per {price.per} ({price.source})")
+    for price in PRICES.values():
+        add(f"  - {price} ({price.source})")
     add(
         "  DynamoDB's on-demand prices are those after its November 2024 reduction; "
         "a strongly consistent read of up to 4 KB is one read request unit."
@@ -275,13 +290,54 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def measured_section(results: dict[str, Any]) -> str:
+    """The benchmark's own figures per steady tick, that the bill above multiplies."""
+    rows = [
+        "## What the benchmark measured\n",
+        "Per steady tick against a moto server on 127.0.0.1 (a real HTTP round trip per call; moto's one "
+        "server process, not AWS, sets the wall time), median of several ticks; calls are per tick and "
+        "equal the minimum in every fleet (`make bench` prints both). Peak memory is the cold first tick's, "
+        "in a fresh interpreter.\n",
+        "| runner types | tick: collect + evaluate | naive watcher | GetQueueAttributes | GetMetricData "
+        "(metrics) | DynamoDB Query (read units) | writes, publishes | snapshot sent | peak memory "
+        "collect / evaluate |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, fleet in results["fleets"].items():
+        ours = fleet["ours"]
+        calls: dict[str, int] = {}
+        for stage in ("collect", "evaluate"):
+            for name, count in ours[stage]["calls"].items():
+                calls[name] = calls.get(name, 0) + count
+        naive = fleet.get("naive")
+        naive_text = f"{naive['wall_s']:.2f} s (ours {fleet['ratio']:.2f}×)" if naive else "not run"
+        snapshot = ours["snapshot"]
+        encoding = "gzip" if snapshot["encoding"] != "plain" else "plain"
+        rows.append(
+            f"| {int(size):,} | {ours['collect']['wall_s']:.2f} + {ours['evaluate']['wall_s']:.2f} s | {naive_text} "
+            f"| {calls.get('sqs.GetQueueAttributes', 0):,} | {calls.get('cloudwatch.GetMetricData', 0)} "
+            f"({ours['collect']['metrics_requested']:,}) | {calls.get('dynamodb.Query', 0)} "
+            f"({ours['state']['read_units']}) | {ours['writes']}, {ours['publishes']} "
+            f"| {snapshot['sent_bytes'] / 1024:,.1f} KiB {encoding} (of {snapshot['plain_bytes'] / 1024:,.0f} KiB) "
+            f"| {ours['cold']['collect']['peak_rss_mb']:.0f} / {ours['cold']['evaluate']['peak_rss_mb']:.0f} MB |"
+        )
+    imports = results["imports"]
+    rows.append(
+        f"\nCold-start import, CPU time in fresh interpreters: `import boto3` {imports['import boto3']['ms']:.0f} ms, "
+        f"collect handler {imports['collect handler']['ms']:.0f} ms "
+        f"({imports['collect handler']['ratio']:.2f}×), evaluate handler {imports['evaluate handler']['ms']:.0f} ms "
+        f"({imports['evaluate handler']['ratio']:.2f}×).\n"
+    )
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--out", type=Path, default=COST_DOC)
     args = parser.parse_args(argv)
     results = json.loads(args.results.read_text(encoding="utf-8"))
-    missing = {100, 1000} - {int(n) for n in results["fleets"]}
+    missing = {10, 100, 1000} - {int(n) for n in results["fleets"]}
     if missing:
         raise SystemExit(f"{args.results}: needs the fleets {sorted(missing)}; run `make bench` first")
     args.out.write_text(render(results), encoding="utf-8")
