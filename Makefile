@@ -59,10 +59,10 @@ build: venv venv-sam check-config ## sam build, after the config passes check-co
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build
 
 FLEETS ?= 10,100,1000,5000
-bench: venv ## the benchmark: real ticks against a moto server, per fleet size (FLEETS=10,100 for a quick run)
+bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)
 	$(PY) -m bench.run --fleets $(FLEETS)
 
-cost: venv ## docs/COST.md from bench/results.json (the figures of the last full `make bench`)
+cost: venv ## docs/COST.md again from bench/results.json (the figures of the last full `make bench`)
 	$(PY) -m bench.cost
 
 clean: ## remove build output (keeps the virtual environments)

@@ -24,6 +24,8 @@ from typing import Any
 import moto
 
 from bench import report
+from bench.cost import COST_DOC
+from bench.cost import render as render_cost
 from bench.counting import CallLog, counting_session, writes
 from bench.fleet import HOME_REGION, NAIVE_TABLE, REGIONS, STATE_TABLE, T0, Fleet, drain_inbox, seed, state_read_floor
 from bench.functions import Functions, Invocation, template_memory_mb
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     results["targets"] = report.targets(say, results)
     out_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     say.line(f"\nfigures written to {out_path.relative_to(REPO_ROOT)}; whole run {results['elapsed_s']:.0f}s")
+    if out_path == RESULTS:
+        COST_DOC.write_text(render_cost(results), encoding="utf-8")
+        say.line(f"{COST_DOC.relative_to(REPO_ROOT)} regenerated from them")
     return 0
 
 
