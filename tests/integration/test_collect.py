@@ -174,8 +174,8 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
     snap = run(counter)
     queues = len(snap.runner_types)
     assert counter.calls["GetQueueAttributes"] == queues
-    # per region one call: queue time and busy runners for each runner type, and queue depth
-    # history for those whose queue is not empty
+    # one call per region: us-east-1 asks for busy_runners of 4 runner types and 3 ages (AWS/SQS for
+    # linux.2xlarge and the unreadable linux.gone, linux.fork's own metric; windows is empty); eu-west-1 for 2
     assert counter.calls["GetMetricData"] == 2
     assert counter.calls["ListQueues"] == 1
     assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
@@ -184,17 +184,49 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
 def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
     for i in range(260):
-        sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")
+        url = sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")["QueueUrl"]
+        if i < 250:
+            sqs.send_message(QueueUrl=url, MessageBody="{}")
     config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
         "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
     )
     counter = CallCounter()
     snap = run(counter, config)
-    queries = 2 * len(snap.runner_types)  # queue_time and busy_runners for each; the queues are empty
+    queries = 260 + 250  # busy_runners for each, queue_time for each queue that holds a job
     assert len(snap.runner_types) == 260
     assert counter.calls["GetQueueAttributes"] == 260
     assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2
+
+
+def test_an_empty_queues_age_is_not_requested(fleet: dict[str, str]) -> None:
+    requested: list[str] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        for query in params["MetricDataQueries"]:
+            metric = query["MetricStat"]["Metric"]
+            requested.append(f"{metric['MetricName']}:{metric['Dimensions'][0]['Value']}")
+
+    aws = AwsClients()
+    for region in ("us-east-1", "eu-west-1"):
+        aws.cloudwatch(region).meta.events.register("provide-client-params.cloudwatch.GetMetricData", record)
+    # CloudWatch still holds a stale age for the queue that has since drained: it must not count.
+    put_metric(
+        "us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-windows-queued-builds"}, 600
+    )
+    snap = collect(
+        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
+    )
+    ages = sorted(r for r in requested if r.startswith("ApproximateAgeOfOldestMessage"))
+    # linux.2xlarge and linux.arm64 hold jobs; linux.gone could not be read, so its age is still asked for.
+    assert ages == [
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-2xlarge-queued-builds",
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-arm64-queued-builds",
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-gone-queued-builds",
+    ]
+    windows = by_name(snap)["windows"]
+    assert windows.value(SignalName.QUEUE_SIZE) == 0 and windows.value(SignalName.QUEUE_TIME) == 0
+    assert len([r for r in requested if r.startswith("BusyRunners")]) == 5  # other signals still read for all
 
 
 def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -> None:

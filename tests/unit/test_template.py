@@ -33,7 +33,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
     },
     "EvaluateRole": {
         (None, frozenset({"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"}), "GetAtt StateTable.Arn", None),
-        (None, frozenset({"sns:Publish"}), "Ref AlertTopic", None),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateAlertTopic", {"Ref": "AlertTopic"}, {"Ref": "ExistingAlertTopicArn"}]}', None),
         (None, frozenset({"sns:Publish"}),
          '{"Fn::If": ["CreateChatTopic", {"Ref": "ChatTopic"}, {"Ref": "ChatTopicArn"}]}', None),
         (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",

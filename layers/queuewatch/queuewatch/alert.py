@@ -130,9 +130,13 @@ class Alert(_Model):
         }
 
 
-def dedup_key(stack: str, rule: str, group: str) -> str:
-    """Stable across the alert's pages and episodes; short enough for any pager."""
-    digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}".encode()).hexdigest()[:12]
+def dedup_key(stack: str, rule: str, group: str, scope: str = "") -> str:
+    """Stable across the alert's pages and episodes; short enough for any pager.
+
+    `scope` (the stack's account and region) goes into the digest, so stacks of the same name in
+    other regions or accounts, publishing into one topic, never share a key.
+    """
+    digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}\x00{scope}".encode()).hexdigest()[:12]
     # The digest tells keys apart, so a long name is cut before it, never the digest itself.
     return f"queuewatch/{stack}/{rule}/{group}"[:240] + f"/{digest}"
 

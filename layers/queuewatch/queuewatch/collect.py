@@ -214,6 +214,8 @@ def metric_requests(
         for signal, source in target.signals.items():
             if index in quiet and signal in COUNT_SIGNALS:
                 continue
+            if index in quiet and source == SQS_SOURCE and signal == SignalName.QUEUE_TIME:
+                continue  # no job queued, so no oldest job: queue time 0, and a metric not billed
             if isinstance(source, MetricQuery):
                 query = source.for_runner_type(target.runner_type)
                 region = query.region or target.region
@@ -297,10 +299,12 @@ def _assemble(
         if history and signal in signals:
             signals[signal] = _with_level_history(signals[signal], history[0][0], 1, spans)
     # An empty queue has no oldest message: CloudWatch may publish nothing, which is not a fault.
+    # Its AWS/SQS age is not even asked for (see metric_requests).
     queue_time = signals.get(SignalName.QUEUE_TIME)
+    age_unknown = SignalName.QUEUE_TIME in target.signals and (queue_time is None or queue_time.value is None)
     age_failed = any(m.error for m, _ in grouped.get(SignalName.QUEUE_TIME, []))
     empty = signals.get(SignalName.QUEUE_SIZE, Reading()).value == 0
-    if queue_time is not None and queue_time.value is None and empty and not age_failed:
+    if age_unknown and empty and not age_failed:
         signals[SignalName.QUEUE_TIME] = Reading.of(0)
     return RunnerTypeSnapshot(
         name=target.runner_type, region=target.region, queue_name=target.queue_name, team=target.team, signals=signals

@@ -7,7 +7,6 @@ and what was expected, and a config with any problem is rejected whole.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping
@@ -288,7 +287,11 @@ class RunnerTypeSpec(_Strict):
 
 
 class DiscoverySpec(_Strict):
-    """Watch every queue whose name matches a pattern; the pattern's `{runner_type}` names it."""
+    """Watch every queue whose name matches a pattern; the pattern's `{runner_type}` names it.
+
+    `match` and `exclude` (runner type globs) keep only some of the runner types found, so that
+    collectors can split one fleet between them (docs/SCALE_OUT.md).
+    """
 
     queue_name_pattern: str
     prefix: str = ""
@@ -296,6 +299,8 @@ class DiscoverySpec(_Strict):
     account_id: str | None = None
     team: str | None = None
     signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
+    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[str] = Field(default_factory=list)
 
     @field_validator("queue_name_pattern")
     @classmethod
@@ -333,8 +338,15 @@ class DiscoverySpec(_Strict):
         return self.queue_name_pattern.replace("{prefix}", self.prefix).split("{runner_type}")[0]
 
     def runner_type_of(self, queue_name: str) -> str | None:
-        match = self._regex.match(queue_name)
-        return match["runner_type"] if match else None
+        """The runner type the queue name stands for, if the pattern, `match` and `exclude` select it."""
+        found = self._regex.match(queue_name)
+        if found is None:
+            return None
+        name = found["runner_type"]
+        selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
+            fnmatch.fnmatchcase(name, p) for p in self.exclude
+        )
+        return name if selected else None
 
 
 class Thresholds(_Strict):
@@ -799,6 +811,8 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         if not (isinstance(p, str) and (p[:1].isupper() or p.startswith(("literal[", "function-"))))
     )
     line = _line_of(loc, lines)
+    import difflib  # only bad files need suggestions: kept off the cold start
+
     kind = error["type"]
     if kind == "extra_forbidden":
         unknown = str(loc[-1])

@@ -57,7 +57,7 @@ from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
 from queuewatch.notifications import Origin, render
 from queuewatch.rules import Verdict, judge
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, decode_snapshot
 from queuewatch.triage import triage
 
 if TYPE_CHECKING:
@@ -91,9 +91,15 @@ class Target:
     outbox_lease_seconds: int = 60
     chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
     metrics_namespace: str = "Queuewatch"
+    account_id: str = ""
 
     def topic(self, destination: str) -> str | None:
         return self.topic_arn if destination == ALERT_TOPIC else self.chat_topic_arn
+
+    @property
+    def scope(self) -> str:
+        """Where the stack runs: with its name, it tells one stack's alerts from another's."""
+        return f"{self.account_id}/{self.region}"
 
 
 class PublishedPages:
@@ -142,8 +148,8 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
     """A success record carries the Snapshot; any other condition is a failed collection."""
     if record.succeeded:
         try:
-            return Snapshot.model_validate(record.response_payload)
-        except ValidationError as error:
+            return decode_snapshot(record.response_payload)
+        except ValueError as error:  # pydantic's ValidationError is one too
             raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
@@ -541,7 +547,7 @@ class _Plan:
         figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
         max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
         max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
-        key = dedup_key(self.target.stack, rule.name, group)
+        key = dedup_key(self.target.stack, rule.name, group, self.target.scope)
         title = _title(rule, group)
         likely = next(
             (

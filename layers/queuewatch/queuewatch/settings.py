@@ -52,6 +52,11 @@ class EvaluateSettings(_Settings):
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when the stack has no chat topic
 
+    @property
+    def topic_region(self) -> str:
+        """The region of the alert topic, which is not always the function's own."""
+        return self.alert_topic_arn.split(":")[3]
+
 
 @lru_cache(maxsize=4)
 def cached_config(path: Path) -> Config:
