@@ -320,9 +320,10 @@ def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> No
         snapshot_id="h",
     )
     # One call for us-east-1. linux.2xlarge queues and linux.gone's depth is unknown: queue depth history,
-    # queue time, busy runners and arrivals each. linux.fork and windows are empty: queue time and busy
-    # runners only, no triage history. The fleet-wide creation failures: asked once for all.
-    assert queries == [4 + 4 + 2 + 2 + 1]
+    # queue time, busy runners and arrivals each. linux.fork and windows are empty: no triage history;
+    # linux.fork's own queue-time metric and busy runners, windows' busy runners only (an empty queue's
+    # AWS/SQS age is not asked for). The fleet-wide creation failures: asked once for all.
+    assert queries == [4 + 4 + 2 + 1 + 1]
     xl = by_name(snap)["linux.2xlarge"]
     arrivals = xl.signals[SignalName.JOB_ARRIVALS]
     assert (arrivals.window_sum, arrivals.baseline_sum) == (75, 30)  # 15 x 5 now, 180 x 2 / 12 usually
