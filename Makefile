@@ -11,10 +11,10 @@ PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 
-.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build clean
+.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate clean bench cost
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 $(VENV)/.installed: requirements-dev.txt pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: set PYTHON313=/path/to/python3.13" >&2; exit 1; }
@@ -43,7 +43,7 @@ demo: venv ## the 114-minute incident end to end on an in-process moto: page, no
 
 test: venv ## unit and integration tests (moto), and every config file checked
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
-	$(VENV)/bin/pytest tests/unit tests/integration
+	$(VENV)/bin/pytest $(wildcard tests/unit tests/integration)
 
 check-config: venv ## validate config/queuewatch.yaml and the examples
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
@@ -55,6 +55,7 @@ lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checko
 	$(VENV)/bin/mypy functions/collect/app.py
 	$(VENV)/bin/mypy functions/evaluate/app.py
 	$(VENV)/bin/mypy tests
+	$(VENV)/bin/mypy bench
 	$(SAM) validate --lint --region us-east-1
 	$(VENV_SAM)/bin/cfn-lint template.yaml
 
@@ -65,8 +66,28 @@ format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: venv venv-sam check-config ## sam build, after the config passes check-config
+build: venv venv-sam check-config ## sam build, after the config passes check-config; bytecode compiled into the output
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build
+	@# Lambda's code is read-only: without .pyc files every cold start compiles every module again.
+	$(PYTHON313) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build
+
+e2e: venv build ## sam local invoke: collect, evaluate, the page a subscriber gets, every events/ file; cold start
+	QUEUEWATCH_E2E_REQUIRED=1 $(VENV)/bin/pytest tests/e2e -m e2e
+
+invoke-collect: EVENT ?= events/collect_scheduled.json
+invoke-collect: venv build ## sam local invoke CollectFunction on EVENT, against a moto container seeded with the incident
+	$(PY) tests/e2e/sam_local.py invoke CollectFunction $(EVENT)
+
+invoke-evaluate: EVENT ?= events/evaluate_success.json
+invoke-evaluate: venv build ## sam local invoke EvaluateFunction on EVENT, against a seeded moto; prints what it paged
+	$(PY) tests/e2e/sam_local.py invoke EvaluateFunction $(EVENT)
+
+FLEETS ?= 10,100,1000,5000
+bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)
+	$(PY) -m bench.run --fleets $(FLEETS)
+
+cost: venv ## docs/COST.md again from bench/results.json (the figures of the last full `make bench`)
+	$(PY) -m bench.cost
 
 clean: ## remove build output (keeps the virtual environments)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

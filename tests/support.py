@@ -91,7 +91,10 @@ class Inbox:
         sns.meta.events.register("after-call.sns.Publish", self._on_accepted)
 
     def _on_publish(self, params: dict[str, Any], **_: Any) -> None:
-        self._asked.message = params["Message"]
+        message = params["Message"]
+        if params.get("MessageStructure") == "json":  # one body per protocol: the alert is the default
+            message = json.loads(message)["default"]
+        self._asked.message = message
 
     def _on_accepted(self, parsed: dict[str, Any], **_: Any) -> None:
         if "MessageId" in parsed:
@@ -100,3 +103,22 @@ class Inbox:
     def drain(self) -> list[dict[str, Any]]:
         out, self._accepted = self._accepted, []
         return out
+
+
+def with_signals(base: RunnerTypeSnapshot, **readings: Reading) -> RunnerTypeSnapshot:
+    """The runner type with more signals: keyword names are SignalName values."""
+    signals = dict(base.signals)
+    signals.update({SignalName(name): reading for name, reading in readings.items()})
+    return base.model_copy(update={"signals": signals})
+
+
+def count(window_sum: float, usual: float, *, fleet_wide: bool | None = None) -> Reading:
+    """A count signal: its total over the triage window and its usual total per window."""
+    return Reading(
+        value=window_sum / 15, age_seconds=60, window_sum=window_sum, baseline_sum=usual, fleet_wide=fleet_wide
+    )
+
+
+def level(value: float, *, first: float | None = None, last: float | None = None, mean: float | None = None) -> Reading:
+    """A level signal: its latest value, where it stood over the window, and its baseline mean."""
+    return Reading(value=value, age_seconds=60, window_first=first, window_last=last, baseline_mean=mean)

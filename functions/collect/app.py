@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.collect import Clients, collect
 from queuewatch.settings import CollectSettings, cached_config
+from queuewatch.snapshot import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations
@@ -34,4 +35,4 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})
-    return snapshot.model_dump(mode="json", exclude_none=True)
+    return encode_snapshot(snapshot)  # compressed once large; fails loudly if too large for the destination

@@ -35,11 +35,13 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
+        chat_topic_arn=settings.chat_topic_arn,
+        metrics_namespace=settings.metrics_namespace,
+        account_id=context.invoked_function_arn.split(":")[4],
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
-    result = evaluate(
-        observation, config, aws.dynamodb(settings.region), aws.sns(settings.region), target, published=published
-    )
+    sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, published=published)
     record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
     log = logger.error if result.pages_failed else logger.info
     log(

@@ -95,7 +95,7 @@ def test_the_subject_keeps_its_figures_within_sns_limit() -> None:
     assert len(subject) <= 100
     assert "max queue time 1h54m" in subject
     assert "max queue size 14" in subject
-    assert subject.startswith("[FIRING] P2 1 runner type queueing")
+    assert subject.startswith("ALARM: P2 1 runner type queueing")
 
 
 @pytest.mark.parametrize("title_length", [0, 20, 60, 200])
@@ -103,12 +103,12 @@ def test_truncation_only_ever_cuts_the_title(title_length: int) -> None:
     members = (figures("linux.2xlarge", 14, 6840), figures("linux.g5.4xlarge.nvidia.gpu", 3, 95))
     subject = alert(*members, title="T" * title_length).subject
     assert len(subject) <= 100
-    assert subject.startswith("[FIRING] P2 2 runner types queueing, max queue time 1h54m, max queue size 14: ")
+    assert subject.startswith("ALARM: P2 2 runner types queueing, max queue time 1h54m, max queue size 14: ")
 
 
 def test_a_resolved_subject_says_recovered() -> None:
     resolved = alert(figures("linux.2xlarge", 0, 0)).model_copy(update={"status": "resolved", "page": "resolved"})
-    assert resolved.subject.startswith("[RESOLVED] P2 1 runner type recovered")
+    assert resolved.subject.startswith("OK: P2 1 runner type recovered")
     VALIDATOR.validate(resolved.model_dump(mode="json"))
 
 

@@ -33,7 +33,10 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
     },
     "EvaluateRole": {
         (None, frozenset({"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"}), "GetAtt StateTable.Arn", None),
-        (None, frozenset({"sns:Publish"}), "Ref AlertTopic", None),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateAlertTopic", {"Ref": "AlertTopic"}, {"Ref": "ExistingAlertTopicArn"}]}', None),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateChatTopic", {"Ref": "ChatTopic"}, {"Ref": "ChatTopicArn"}]}', None),
         (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",
          '{"StringEquals": {"kms:ViaService": {"Fn::Sub": "sns.${AWS::Region}.amazonaws.com"}}}'),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
@@ -152,10 +155,16 @@ def test_wildcard_resources_only_for_actions_without_resource_level_permissions(
 
 
 def test_the_alert_topic_is_encrypted_with_the_stacks_key_and_refuses_plain_http(template: dict[str, Any]) -> None:
-    topic = template["Resources"]["AlertTopic"]["Properties"]
-    assert topic["KmsMasterKeyId"] == {"Fn::GetAtt": ["QueuewatchKey", "Arn"]}
-    [policy] = resources(template, "AWS::SNS::TopicPolicy").values()
-    assert policy["Properties"]["Topics"] == [{"Ref": "AlertTopic"}]
+    for name in ("AlertTopic", "MonitorTopic", "ChatTopic"):
+        topic = template["Resources"][name]["Properties"]
+        assert topic["KmsMasterKeyId"] == {"Fn::GetAtt": ["QueuewatchKey", "Arn"]}, name
+    policies = resources(template, "AWS::SNS::TopicPolicy")
+    chat = policies.pop("ChatTopicPolicy")["Properties"]
+    [chat_deny] = [s for _, s in statements(chat["PolicyDocument"])]
+    assert chat["Topics"] == [{"Ref": "ChatTopic"}] and chat_deny["Effect"] == "Deny"
+    assert chat_deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    [policy] = policies.values()
+    assert policy["Properties"]["Topics"] == [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
     by_effect = {s["Effect"]: s for _, s in statements(policy["Properties"]["PolicyDocument"])}
     deny = by_effect["Deny"]
     assert deny["Principal"] == "*" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
@@ -190,7 +199,9 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
     watched = set()
     for alarm in alarms.values():
         props = alarm["Properties"]
-        assert props["AlarmActions"] == [{"Ref": "AlertTopic"}] and props["OKActions"] == [{"Ref": "AlertTopic"}]
+        # AlertTopic for every subscriber; MonitorTopic for a pager whose AlertTopic filter drops alarms
+        topics = [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
+        assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
         dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
         watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))

@@ -7,7 +7,6 @@ and what was expected, and a config with any problem is rejected whole.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping
@@ -49,9 +48,21 @@ class SignalName(StrEnum):
     JOB_ARRIVALS = "job_arrivals"
     JOBS_DEQUEUED = "jobs_dequeued"  # the scale-up consumer's throughput
     JOB_DURATION = "job_duration"
+    EC2_EXCEPTIONS = "ec2_exceptions"  # RunInstances errors, one query per exception name
 
 
 TIME_SIGNALS = frozenset({SignalName.QUEUE_TIME, SignalName.JOB_DURATION})
+COUNT_SIGNALS = frozenset(
+    {
+        SignalName.JOB_ARRIVALS,
+        SignalName.JOBS_DEQUEUED,
+        SignalName.CREATION_FAILURES,
+        SignalName.MAX_HIT,
+        SignalName.EC2_EXCEPTIONS,
+    }
+)
+"""Events per period: the triage sums them over its window and compares with their baseline."""
+EXCEPTION_PLACEHOLDER = "{exception}"
 SQS_SOURCE: Literal["sqs"] = "sqs"
 """A signal read from the queue itself: its attributes, or its AWS/SQS metric."""
 
@@ -93,6 +104,15 @@ class MetricQuery(_Strict):
     period: Duration = 60
     unit: Literal["count", "seconds", "minutes", "hours"] = "count"
     region: str | None = None
+    missing: Literal["no_data", "zero"] = Field(
+        default="no_data",
+        description="what no datapoint means: 'no_data', or 'zero' for metrics published only when non-zero",
+    )
+    exceptions: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="ec2_exceptions only: the exception names to read, each filled in for '{exception}'",
+    )
 
     @field_validator("stat")
     @classmethod
@@ -113,10 +133,35 @@ class MetricQuery(_Strict):
     def _valid_region(cls, value: str | None) -> str | None:
         return _check_region(value) if value is not None else None
 
+    @field_validator("exceptions")
+    @classmethod
+    def _exception_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.match(r"^[A-Za-z0-9._:-]{1,128}$", name):
+                raise ValueError(f"found {name!r}, expected an exception name such as InsufficientInstanceCapacity")
+        return value
+
     def for_runner_type(self, runner_type: str) -> MetricQuery:
         return self.model_copy(
             update={"dimensions": {k: v.replace("{runner_type}", runner_type) for k, v in self.dimensions.items()}}
         )
+
+    def for_exception(self, name: str) -> MetricQuery:
+        return self.model_copy(
+            update={
+                "metric": self.metric.replace(EXCEPTION_PLACEHOLDER, name),
+                "dimensions": {k: v.replace(EXCEPTION_PLACEHOLDER, name) for k, v in self.dimensions.items()},
+            }
+        )
+
+    @property
+    def per_runner_type(self) -> bool:
+        """False for a fleet-wide metric: one that names no runner type."""
+        return any("{runner_type}" in v for v in self.dimensions.values())
+
+    @property
+    def names_exception(self) -> bool:
+        return EXCEPTION_PLACEHOLDER in self.metric or any(EXCEPTION_PLACEHOLDER in v for v in self.dimensions.values())
 
     @property
     def seconds_per_unit(self) -> int:
@@ -138,6 +183,18 @@ def _check_signal_sources(signals: Mapping[SignalName, SignalSource]) -> None:
             raise ValueError(
                 f"signal {name.value!r} cannot come from 'sqs'; expected a metric query "
                 "(only queue_size, queue_time, job_arrivals and jobs_dequeued can)"
+            )
+        if not isinstance(source, MetricQuery):
+            continue
+        if name == SignalName.EC2_EXCEPTIONS and not (source.exceptions and source.names_exception):
+            lacking = "no 'exceptions' list" if not source.exceptions else "no '{exception}' placeholder"
+            raise ValueError(
+                f"signal 'ec2_exceptions': found {lacking}; expected 'exceptions: [names]' and '{{exception}}' "
+                "in the metric name or a dimension value, such as dimensions: {Exception: '{exception}'}"
+            )
+        if name != SignalName.EC2_EXCEPTIONS and (source.exceptions or source.names_exception):
+            raise ValueError(
+                f"signal {name.value!r}: found 'exceptions' or '{{exception}}', which only ec2_exceptions takes"
             )
 
 
@@ -230,7 +287,11 @@ class RunnerTypeSpec(_Strict):
 
 
 class DiscoverySpec(_Strict):
-    """Watch every queue whose name matches a pattern; the pattern's `{runner_type}` names it."""
+    """Watch every queue whose name matches a pattern; the pattern's `{runner_type}` names it.
+
+    `match` and `exclude` (runner type globs) keep only some of the runner types found, so that
+    collectors can split one fleet between them (docs/SCALE_OUT.md).
+    """
 
     queue_name_pattern: str
     prefix: str = ""
@@ -238,6 +299,8 @@ class DiscoverySpec(_Strict):
     account_id: str | None = None
     team: str | None = None
     signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
+    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[str] = Field(default_factory=list)
 
     @field_validator("queue_name_pattern")
     @classmethod
@@ -275,8 +338,15 @@ class DiscoverySpec(_Strict):
         return self.queue_name_pattern.replace("{prefix}", self.prefix).split("{runner_type}")[0]
 
     def runner_type_of(self, queue_name: str) -> str | None:
-        match = self._regex.match(queue_name)
-        return match["runner_type"] if match else None
+        """The runner type the queue name stands for, if the pattern, `match` and `exclude` select it."""
+        found = self._regex.match(queue_name)
+        if found is None:
+            return None
+        name = found["runner_type"]
+        selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
+            fnmatch.fnmatchcase(name, p) for p in self.exclude
+        )
+        return name if selected else None
 
 
 class Thresholds(_Strict):
@@ -363,12 +433,28 @@ class MonitorSettings(_Strict):
     runbook_url: str | None = None
 
 
+class TriageSettings(_Strict):
+    """How far back the triage looks: its window, and the baseline before it that "usual" means."""
+
+    window: Duration = 900
+    baseline: Duration = 10800
+
+    @model_validator(mode="after")
+    def _spans(self) -> TriageSettings:
+        if self.window < 300 or self.window % 60:
+            raise ValueError(f"window: found {self.window}s, expected whole minutes, at least 5m")
+        if self.baseline % 60 or not 2 * self.window <= self.baseline <= 86400:
+            raise ValueError(f"baseline: found {self.baseline}s, expected whole minutes from twice the window to 24h")
+        return self
+
+
 class Defaults(_Strict):
     region: str = "us-east-1"
     account_id: str | None = None
     metric_lookback: Duration = 600
     signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
+    triage: TriageSettings = TriageSettings()
 
     @field_validator("region")
     @classmethod
@@ -710,6 +796,7 @@ def _known_keys() -> set[str]:
         RuleSpec,
         Thresholds,
         MonitorSettings,
+        TriageSettings,
     ):
         for name, field in model.model_fields.items():
             keys.add(field.alias or name)
@@ -724,6 +811,8 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         if not (isinstance(p, str) and (p[:1].isupper() or p.startswith(("literal[", "function-"))))
     )
     line = _line_of(loc, lines)
+    import difflib  # only bad files need suggestions: kept off the cold start
+
     kind = error["type"]
     if kind == "extra_forbidden":
         unknown = str(loc[-1])

@@ -32,6 +32,8 @@ from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table import (
+    ALERT_TOPIC,
+    CHAT_TOPIC,
     GroupRecord,
     Outbox,
     SilenceRecord,
@@ -57,8 +59,10 @@ from queuewatch.alert_state import GroupDecision, InstanceState, PageKind, Statu
 from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
+from queuewatch.notifications import Origin, render
 from queuewatch.rules import Verdict, judge
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, decode_snapshot
+from queuewatch.triage import triage
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -89,6 +93,17 @@ class Target:
     stack: str
     region: str
     outbox_lease_seconds: int = 60
+    chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
+    metrics_namespace: str = "Queuewatch"
+    account_id: str = ""
+
+    def topic(self, destination: str) -> str | None:
+        return self.topic_arn if destination == ALERT_TOPIC else self.chat_topic_arn
+
+    @property
+    def scope(self) -> str:
+        """Where the stack runs: with its name, it tells one stack's alerts from another's."""
+        return f"{self.account_id}/{self.region}"
 
 
 class PublishedPages:
@@ -106,17 +121,17 @@ class PublishedPages:
         self._limit = limit
 
     @staticmethod
-    def _key(outbox: Outbox) -> str:
+    def _key(outbox: Outbox, destination: str) -> str:
         # The message carries evaluated_at, so a later page with the same sequence differs.
-        return hashlib.sha256(f"{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
+        return hashlib.sha256(f"{destination}\n{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
 
-    def remember(self, outbox: Outbox) -> None:
-        self._keys[self._key(outbox)] = None
+    def remember(self, outbox: Outbox, destination: str = ALERT_TOPIC) -> None:
+        self._keys[self._key(outbox, destination)] = None
         while len(self._keys) > self._limit:
             self._keys.popitem(last=False)
 
-    def __contains__(self, outbox: Outbox) -> bool:
-        return self._key(outbox) in self._keys
+    def holds(self, outbox: Outbox, destination: str = ALERT_TOPIC) -> bool:
+        return self._key(outbox, destination) in self._keys
 
 
 class EvaluationResult(BaseModel):
@@ -137,8 +152,8 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
     """A success record carries the Snapshot; any other condition is a failed collection."""
     if record.succeeded:
         try:
-            return Snapshot.model_validate(record.response_payload)
-        except ValidationError as error:
+            return decode_snapshot(record.response_payload)
+        except ValueError as error:  # pydantic's ValidationError is one too
             raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
@@ -270,25 +285,48 @@ def _send(
     published: PublishedPages,
     writer: str,
 ) -> GroupRecord | None:
-    """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
+    """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
+
+    A topic that refuses keeps the page pending for it alone, so the next tick
+    re-publishes there and not where it was accepted. Returns what is stored.
+    """
     outbox = record.outbox
     assert outbox is not None
-    if outbox not in published:  # else SNS has it already; only the clearing write was lost
+    accepted: list[str] = []
+    for destination in outbox.pending:
+        topic_arn = target.topic(destination)
+        if topic_arn is None:  # the stack no longer has that topic
+            accepted.append(destination)
+            continue
+        if published.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
+            accepted.append(destination)
+            continue
+        chat = destination == CHAT_TOPIC
         try:
             publish(
                 sns,
-                target.topic_arn,
+                topic_arn,
                 subject=outbox.subject,
-                message=outbox.message,
+                message=(outbox.chat_message or "") if chat else outbox.message,
                 attributes=outbox.attributes,
-                message_structure=outbox.message_structure,
+                message_structure=None if chat else outbox.message_structure,
             )
         except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-            result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
-            return replace(record, version=version)
-        published.remember(outbox)
-        result.pages_sent.append(outbox.notification_id)
+            result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
+            continue
+        published.remember(outbox, destination)
+        accepted.append(destination)
+        if destination == ALERT_TOPIC:
+            result.pages_sent.append(outbox.notification_id)
+    pending = tuple(d for d in outbox.pending if d not in accepted)
     try:
+        if pending:
+            if not accepted:
+                return replace(record, version=version)
+            narrowed = replace(record, outbox=replace(outbox, pending=pending))
+            put_group(dynamodb, target.table, narrowed, version, now, writer)
+            result.writes += 1
+            return replace(narrowed, version=version + 1)
         if record.status is None:
             delete_group(dynamodb, target.table, record.key, version, writer)
             result.writes += 1
@@ -431,6 +469,12 @@ class _Plan:
         if rule.group_by == "runner_type":
             return runner_type
         if rule.group_by == "team":
+            if runner_type not in self.by_name:
+                # Not seen this tick (a failed collection): it stays in the team page it was listed in,
+                # rather than moving to the rule's default team, which would resolve one page and open another.
+                for record in self.state.groups.values():
+                    if record.rule == rule.name and runner_type in record.members:
+                        return record.group
             return self._team(rule, runner_type)
         return "all"
 
@@ -472,13 +516,17 @@ class _Plan:
             sequence += 1
             last_notified = self.now
             alert = self.build_alert(rule, group, decision, sequence)
+            bodies = render(alert, Origin.of_topic(self.target.topic_arn, self.target.metrics_namespace))
+            chat = self.target.chat_topic_arn is not None
             outbox = Outbox(
                 notification_id=alert.notification_id,
-                subject=alert.subject,
-                message=alert.to_json(),
+                subject=bodies.subject,
+                message=bodies.message,
                 attributes=alert.message_attributes(),
-                message_structure=None,
+                message_structure="json",
                 claimed_at=self.now,
+                chat_message=bodies.chat if chat else None,
+                pending=(ALERT_TOPIC, CHAT_TOPIC) if chat else (ALERT_TOPIC,),
             )
         new = GroupRecord(
             rule=rule.name,
@@ -503,8 +551,16 @@ class _Plan:
         figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
         max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
         max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
-        key = dedup_key(self.target.stack, rule.name, group)
+        key = dedup_key(self.target.stack, rule.name, group, self.target.scope)
         title = _title(rule, group)
+        likely = next(
+            (
+                f"{f.runner_type}: {f.triage.findings[0].title}: {f.triage.findings[0].detail}"
+                for f in figures
+                if f.triage and f.triage.findings
+            ),
+            None,
+        )
         return Alert(
             status="resolved" if resolved else "firing",
             page=decision.page.value,
@@ -539,6 +595,7 @@ class _Plan:
                 "region": self.target.region,
                 "observation": self.snapshot.snapshot_id if self.snapshot else "collector-failure",
             },
+            likely_cause=likely,
         )
 
     def _figures(self, rule: Rule, runner_type: str, resolved: bool) -> RunnerTypeFigures:
@@ -547,6 +604,18 @@ class _Plan:
         instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(
             f"{rule.name}#{runner_type}"
         )
+        others: dict[str, float] = {}
+        explanation = None
+        if found is not None:
+            others = {
+                name.value: reading.value
+                for name, reading in sorted(found.signals.items())
+                if reading.value is not None and name not in (SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME)
+            }
+            queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
+            if self.snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
+                window, baseline = self.snapshot.triage_window_seconds, self.snapshot.baseline_seconds
+                explanation = triage(found, window=window, baseline=baseline)
         return RunnerTypeFigures(
             runner_type=runner_type,
             region=found.region if found else self.target.region,
@@ -561,6 +630,8 @@ class _Plan:
             breached=list(verdict.breached_signals) if verdict and not resolved else [],
             missing=dict(verdict.missing) if verdict else {},
             console_url=sqs_console_url(found.region, found.queue_name) if found else None,
+            signals=others,
+            triage=explanation,
         )
 
 

@@ -39,9 +39,13 @@ class WriteConflict(Exception):
     """Another evaluation changed the item first, or a newer snapshot was applied."""
 
 
+ALERT_TOPIC = "alert"
+CHAT_TOPIC = "chat"
+
+
 @dataclass(frozen=True)
 class Outbox:
-    """A page written before it is published; cleared only once SNS has accepted it."""
+    """A page written before it is published; cleared only once SNS has accepted it on every topic."""
 
     notification_id: str
     subject: str
@@ -49,6 +53,8 @@ class Outbox:
     attributes: dict[str, str]
     message_structure: str | None
     claimed_at: datetime
+    chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
+    pending: tuple[str, ...] = (ALERT_TOPIC,)  # the topics that have not accepted it yet
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,8 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 attributes=json.loads(raw["attributes"]),
                 message_structure=raw.get("message_structure"),
                 claimed_at=datetime.fromisoformat(raw["claimed_at"]),
+                chat_message=raw.get("chat_message"),
+                pending=tuple(raw.get("pending", [ALERT_TOPIC])),
             )
         status = item.get("status")
         state.groups[key] = GroupRecord(
@@ -289,6 +297,8 @@ def put_group(
             "attributes": json.dumps(group.outbox.attributes),
             "message_structure": group.outbox.message_structure,
             "claimed_at": group.outbox.claimed_at.isoformat(),
+            "chat_message": group.outbox.chat_message,
+            "pending": list(group.outbox.pending),
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
     item = {

@@ -1,0 +1,1 @@
+"""End-to-end checks: both functions through `sam local invoke`, against a moto server container."""
