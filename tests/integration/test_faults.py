@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import Stubber
 from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
 from support import T0, Inbox, minutes, runner_type, session, snapshot
@@ -22,7 +23,7 @@ from support import T0, Inbox, minutes, runner_type, session, snapshot
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.collect import Clients, collect
-from queuewatch.config import Config, parse_config
+from queuewatch.config import Config, SignalName, parse_config
 from queuewatch.evaluate import EvaluationResult, PublishedPages, Target, evaluate
 from queuewatch.snapshot import Snapshot
 
@@ -205,6 +206,33 @@ def test_a_collector_fault_degrades_only_what_depends_on_the_call_and_never_repo
         health["dedup_key"],
     )
     assert_autoscaler_queues_untouched(fleet)
+
+
+def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, str]) -> None:
+    named_only = FLEET_CONFIG.split("discovery:", maxsplit=1)[0]
+    config = parse_config(named_only + "rules:\n  - {name: r, thresholds: {queue_time: 1m}}\n")
+    clients = AwsClients(session())
+    east = clients.cloudwatch("us-east-1")
+    with Stubber(east) as stubber:
+        pages = [
+            # q1: 2xlarge's depth history, q2: its age; 4xlarge's queue is empty, so its age is not asked for
+            ({"q2": (1, 6900.0), "q1": (1, 14.0)}, "PartialData", "next"),
+            ({"q2": (4, 6720.0)}, "Complete", None),
+        ]
+        for points, status, token in pages:
+            results = [
+                {"Id": q, "Timestamps": [T0 - timedelta(minutes=m)], "Values": [v], "StatusCode": status}
+                for q, (m, v) in points.items()
+            ]
+            stubber.add_response(
+                "get_metric_data", {"MetricDataResults": results, **({"NextToken": token} if token else {})}
+            )
+        snap = collect(config, Clients(clients.sqs, clients.cloudwatch), now=T0, account_id=ACCOUNT, snapshot_id="s")
+        stubber.assert_no_pending_responses()
+    by_name = {rt.name: rt for rt in snap.runner_types}
+    age = by_name["linux.2xlarge"].signals[SignalName.QUEUE_TIME]
+    assert (age.value, age.age_seconds) == (6900.0, 60.0)  # the newest point, from the first page
+    assert by_name["linux.2xlarge"].value(SignalName.QUEUE_SIZE) == 14
 
 
 def test_the_tick_deadline_degrades_what_it_did_not_read_and_sends_nothing_after_it(fleet: dict[str, str]) -> None:

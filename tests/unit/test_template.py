@@ -207,6 +207,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
     assert watched == {
         ("Queuewatch", "Heartbeat", ""),
+        ("Queuewatch", "PagesFailed", ""),
         ("AWS/Lambda", "Errors", "Ref CollectFunction"),
         ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
         ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),

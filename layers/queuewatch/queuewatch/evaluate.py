@@ -3,12 +3,16 @@
 Order of work in one tick, chosen so that a page is never lost or doubled:
 1. Read the whole state partition once.
 2. Re-publish pages left unsent by an earlier tick whose claim has lapsed.
-3. Ignore the observation if a newer one was applied already.
+3. Ignore the observation if a newer one was applied already. The same one may
+   be applied again: Lambda's retry of a tick that failed halfway finishes it,
+   and applying a snapshot a second time changes nothing a second time.
 4. Step every (rule, runner type) instance; decide each group's page.
 5. If anything changed: claim the tick (conditional cursor write), write
    instances, then per group write the page into its outbox (conditional on the
    version read), publish, and clear the outbox. A lost race writes and
    publishes nothing; a failed publish stays in the outbox for the next tick.
+   Writes carry this evaluation's token, so a retried write that had taken
+   effect is not mistaken for a lost race (adapters/state_table.py).
 """
 
 from __future__ import annotations
