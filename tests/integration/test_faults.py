@@ -215,8 +215,9 @@ def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, st
     east = clients.cloudwatch("us-east-1")
     with Stubber(east) as stubber:
         pages = [
-            ({"q1": (1, 6900.0), "q2": (1, 0.0)}, "PartialData", "next"),  # q1: 2xlarge's age; q2: 4xlarge's
-            ({"q1": (4, 6720.0)}, "Complete", None),
+            # q1: 2xlarge's depth history, q2: its age; 4xlarge's queue is empty, so its age is not asked for
+            ({"q2": (1, 6900.0), "q1": (1, 14.0)}, "PartialData", "next"),
+            ({"q2": (4, 6720.0)}, "Complete", None),
         ]
         for points, status, token in pages:
             results = [
