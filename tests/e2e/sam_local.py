@@ -263,7 +263,8 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
     """The --env-vars file: the endpoint override for both functions, and the resources moto holds."""
     env_vars = {
         "Parameters": {"AWS_ENDPOINT_URL": moto.function_endpoint},
-        "EvaluateFunction": {"STATE_TABLE": seeded.table, "ALERT_TOPIC_ARN": seeded.topic_arn},
+        # sam local invoke leaves the template's Fn::If unresolved: name every topic, empty for "no chat topic".
+        "EvaluateFunction": {"STATE_TABLE": seeded.table, "ALERT_TOPIC_ARN": seeded.topic_arn, "CHAT_TOPIC_ARN": ""},
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path
