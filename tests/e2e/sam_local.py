@@ -16,6 +16,7 @@ The driver behind `make e2e` (test_sam_local.py), `make invoke-collect` and `mak
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -28,6 +29,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -302,22 +305,39 @@ def sam_images() -> set[str]:
     return set(docker("images", "--quiet", "--no-trunc", SAM_IMAGE_REPOSITORY, check=False).stdout.split())
 
 
+@contextmanager
+def one_invoke_at_a_time() -> Iterator[None]:
+    """Holds a lock that every checkout's driver on this machine shares, for one invoke.
+
+    SAM names the image it builds for a function after the runtime and the layers' logical ids
+    alone, and a second SAM process that finds that image being built waits for it and then uses
+    it: two checkouts invoking at once would run one checkout's layers under the other's code.
+    """
+    with (Path(tempfile.gettempdir()) / "queuewatch-sam-local-invoke.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def sam_local_invoke(function: str, event: Path, env_vars: Path, network: str) -> Invocation:
     """One `sam local invoke`; raises unless the function returned without error."""
     command = sam_command(function, event, env_vars, network)
     env = {**os.environ, "SAM_CLI_TELEMETRY": "0"}
-    images_before = sam_images()
-    try:
-        result = subprocess.run(
-            command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=INVOKE_TIMEOUT_SECONDS, check=False
-        )
-    except subprocess.TimeoutExpired as error:
-        raise E2EError(f"{function} on {event.name}: sam local invoke ran over {INVOKE_TIMEOUT_SECONDS}s") from error
-    finally:
-        # SAM rebuilds its image on every invoke (the layers are local) and leaves the one it replaced untagged.
-        superseded = images_before - sam_images()
-        if superseded:
-            docker("rmi", *superseded, check=False)
+    with one_invoke_at_a_time():
+        images_before = sam_images()
+        try:
+            limit = INVOKE_TIMEOUT_SECONDS
+            result = subprocess.run(
+                command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=limit, check=False
+            )
+        except subprocess.TimeoutExpired as error:
+            raise E2EError(
+                f"{function} on {event.name}: sam local invoke ran over {INVOKE_TIMEOUT_SECONDS}s"
+            ) from error
+        finally:
+            # SAM rebuilds its image on every invoke (the layers are local) and leaves the one it replaced untagged.
+            superseded = images_before - sam_images()
+            if superseded:
+                docker("rmi", *superseded, check=False)
     where = f"{function} on {event.name}"
     if result.returncode != 0:
         raise E2EError(f"{where}: sam local invoke exited {result.returncode}:\n{result.stderr[-4000:]}")
