@@ -6,11 +6,12 @@ export SAM_CLI_TELEMETRY := 0
 PYTHON313 ?= $(firstword $(wildcard /root/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
 VENV := .venv
 VENV_SAM := .venv-sam
+VENV_SCAN := .venv-scan
 PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 
-.PHONY: help venv venv-sam demo test lint format check-config validate build e2e invoke-collect invoke-evaluate clean
+.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -27,8 +28,15 @@ $(VENV_SAM)/.installed: requirements-sam.txt
 	$(VENV_SAM)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sam.txt
 	touch $@
 
+$(VENV_SCAN)/.installed: requirements-scan.txt
+	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: set PYTHON313=/path/to/python3.13" >&2; exit 1; }
+	$(PYTHON313) -m venv $(VENV_SCAN)
+	$(VENV_SCAN)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
+	touch $@
+
 venv: $(VENV)/.installed ## the project's virtual environment (.venv)
 venv-sam: $(VENV_SAM)/.installed ## aws-sam-cli and cfn-lint, in their own environment (.venv-sam)
+venv-scan: $(VENV_SCAN)/.installed ## checkov, in its own environment (.venv-scan)
 
 demo: venv ## the 114-minute incident end to end on an in-process moto: page, no duplicate, resolve
 	$(VENV)/bin/queuewatch demo
@@ -40,15 +48,19 @@ test: venv ## unit and integration tests (moto), and every config file checked
 check-config: venv ## validate config/queuewatch.yaml and the examples
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
 
-lint: venv venv-sam ## ruff, mypy, sam validate --lint and cfn-lint
+lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checkov
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy functions/collect/app.py
 	$(VENV)/bin/mypy functions/evaluate/app.py
 	$(VENV)/bin/mypy tests
+	$(VENV)/bin/mypy bench
 	$(SAM) validate --lint --region us-east-1
 	$(VENV_SAM)/bin/cfn-lint template.yaml
+
+scan: venv-scan ## checkov on template.yaml, offline; suppressions carry their reason in the template
+	$(VENV_SCAN)/bin/checkov --file template.yaml --framework cloudformation --skip-download --compact --quiet
 
 format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
@@ -69,6 +81,13 @@ invoke-collect: venv build ## sam local invoke CollectFunction on EVENT, against
 invoke-evaluate: EVENT ?= events/evaluate_success.json
 invoke-evaluate: venv build ## sam local invoke EvaluateFunction on EVENT, against a seeded moto; prints what it paged
 	$(PY) tests/e2e/sam_local.py invoke EvaluateFunction $(EVENT)
+
+FLEETS ?= 10,100,1000,5000
+bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)
+	$(PY) -m bench.run --fleets $(FLEETS)
+
+cost: venv ## docs/COST.md again from bench/results.json (the figures of the last full `make bench`)
+	$(PY) -m bench.cost
 
 clean: ## remove build output (keeps the virtual environments)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,11 +1,22 @@
-"""Shared fixtures: fake credentials and an in-process moto."""
+"""Shared fixtures: fake credentials, an in-process moto, no retry sleeps; hypothesis profiles."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from types import SimpleNamespace
 
+import botocore.endpoint
 import pytest
+from hypothesis import HealthCheck, settings
 from moto import mock_aws
+
+# Property tests: modest by default so `make test` stays quick; HYPOTHESIS_PROFILE=thorough digs deeper.
+settings.register_profile("default", max_examples=15, deadline=None, print_blob=True)
+settings.register_profile(
+    "thorough", max_examples=400, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)
@@ -25,3 +36,15 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def aws() -> Iterator[None]:
     with mock_aws():
         yield
+
+
+class RetrySleeps(list[float]):
+    """botocore's waits between retries, recorded instead of slept."""
+
+
+@pytest.fixture(autouse=True)
+def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> RetrySleeps:
+    """No test sleeps on the wall clock: botocore's retry backoff (endpoint.time.sleep) only records."""
+    sleeps = RetrySleeps()
+    monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=sleeps.append))
+    return sleeps

@@ -1,10 +1,18 @@
-"""Builders the tests share: snapshots to order, and the fixed clock they start from."""
+"""What the tests share: snapshots to order, the fixed clock they start from, template.yaml, and what SNS accepted."""
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any
+
+import boto3
+import yaml
 
 from queuewatch.config import SignalName
+from queuewatch.localrun import REPO_ROOT
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
@@ -33,3 +41,84 @@ def runner_type(
 
 def snapshot(at: datetime, *runner_types: RunnerTypeSnapshot) -> Snapshot:
     return Snapshot(snapshot_id=f"snap-{at:%H%M%S}", collected_at=at, runner_types=list(runner_types))
+
+
+class CloudFormationLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub, ...) read as their long form."""
+
+
+def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        assert isinstance(node, yaml.MappingNode)
+        value = loader.construct_mapping(node, deep=True)
+    if suffix == "Ref":
+        return {"Ref": value}
+    if suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {f"Fn::{suffix}": value}
+
+
+CloudFormationLoader.add_multi_constructor("!", _construct_tag)
+
+
+def load_template() -> dict[str, Any]:
+    """template.yaml as CloudFormation reads it."""
+    text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
+    return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]
+
+
+@cache
+def session() -> boto3.Session:
+    """One botocore session for the test run: clients stay new per test, their models load once."""
+    return boto3.Session()
+
+
+class Inbox:
+    """What SNS accepted for the topic: each Publish that returned a MessageId, in order."""
+
+    def __init__(self, sns: Any) -> None:
+        self._accepted: list[dict[str, Any]] = []
+        self._asked = threading.local()
+        self.attach(sns)
+
+    def attach(self, sns: Any) -> None:
+        """Record what this client publishes too."""
+        sns.meta.events.register("before-parameter-build.sns.Publish", self._on_publish)
+        sns.meta.events.register("after-call.sns.Publish", self._on_accepted)
+
+    def _on_publish(self, params: dict[str, Any], **_: Any) -> None:
+        message = params["Message"]
+        if params.get("MessageStructure") == "json":  # one body per protocol: the alert is the default
+            message = json.loads(message)["default"]
+        self._asked.message = message
+
+    def _on_accepted(self, parsed: dict[str, Any], **_: Any) -> None:
+        if "MessageId" in parsed:
+            self._accepted.append(json.loads(self._asked.message))
+
+    def drain(self) -> list[dict[str, Any]]:
+        out, self._accepted = self._accepted, []
+        return out
+
+
+def with_signals(base: RunnerTypeSnapshot, **readings: Reading) -> RunnerTypeSnapshot:
+    """The runner type with more signals: keyword names are SignalName values."""
+    signals = dict(base.signals)
+    signals.update({SignalName(name): reading for name, reading in readings.items()})
+    return base.model_copy(update={"signals": signals})
+
+
+def count(window_sum: float, usual: float, *, fleet_wide: bool | None = None) -> Reading:
+    """A count signal: its total over the triage window and its usual total per window."""
+    return Reading(
+        value=window_sum / 15, age_seconds=60, window_sum=window_sum, baseline_sum=usual, fleet_wide=fleet_wide
+    )
+
+
+def level(value: float, *, first: float | None = None, last: float | None = None, mean: float | None = None) -> Reading:
+    """A level signal: its latest value, where it stood over the window, and its baseline mean."""
+    return Reading(value=value, age_seconds=60, window_first=first, window_last=last, baseline_mean=mean)

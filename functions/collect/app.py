@@ -9,21 +9,23 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.collect import Clients, collect
 from queuewatch.settings import CollectSettings, cached_config
+from queuewatch.snapshot import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations
 clients = Clients(sqs=aws.sqs, cloudwatch=aws.cloudwatch)
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
 @event_parser(model=EventBridgeModel)
 def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
     logger.set_correlation_id(event.id)
     settings = CollectSettings.from_env()
     config = cached_config(settings.config_file)
+    aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     snapshot = collect(
         config,
         clients,
@@ -33,4 +35,4 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})
-    return snapshot.model_dump(mode="json", exclude_none=True)
+    return encode_snapshot(snapshot)  # compressed once large; fails loudly if too large for the destination

@@ -8,9 +8,9 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.destination import DestinationRecord
-from queuewatch.evaluate import Target, evaluate, observation_from
+from queuewatch.evaluate import PublishedPages, Target, evaluate, observation_from
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick
@@ -18,10 +18,11 @@ from queuewatch.telemetry import record_tick
 logger = Logger()
 metrics = Metrics()
 aws = AwsClients()
+published = PublishedPages()  # survives warm invocations: see PublishedPages
 
 
 @metrics.log_metrics
-@logger.inject_lambda_context
+@logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
 @event_parser(model=DestinationRecord)
 def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[str, Any]:
     logger.set_correlation_id(record.request_context.request_id)
@@ -34,8 +35,13 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
+        chat_topic_arn=settings.chat_topic_arn,
+        metrics_namespace=settings.metrics_namespace,
+        account_id=context.invoked_function_arn.split(":")[4],
     )
-    result = evaluate(observation, config, aws.dynamodb(settings.region), aws.sns(settings.region), target)
+    aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
+    sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, published=published)
     record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
     log = logger.error if result.pages_failed else logger.info
     log(

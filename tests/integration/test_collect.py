@@ -156,7 +156,17 @@ def test_a_missing_queue_degrades_only_its_runner_type(fleet: dict[str, str]) ->
 
 def test_missing_metric_data_is_reported_with_its_reason(fleet: dict[str, str]) -> None:
     arm = by_name(run())["linux.arm64"]
-    assert arm.signals[SignalName.BUSY_RUNNERS].error == "no datapoints in the last 10m"
+    # The call reaches back over the triage's baseline (3h) and window (15m): nothing in all of it.
+    assert arm.signals[SignalName.BUSY_RUNNERS].error == "no datapoints in the last 3h15m"
+
+
+def test_a_datapoint_older_than_the_lookback_is_stale_with_its_age(fleet: dict[str, str]) -> None:
+    put_metric("eu-west-1", "GitHub Runners", "BusyRunners", {"RunnerType": "linux.arm64"}, 7, minutes_ago=47)
+    arm = by_name(run())["linux.arm64"]
+    assert arm.value(SignalName.BUSY_RUNNERS) is None
+    assert arm.signals[SignalName.BUSY_RUNNERS].error == (
+        "stale: the last datapoint is 47m old, beyond metric_lookback 10m"
+    )
 
 
 def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
@@ -164,7 +174,8 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
     snap = run(counter)
     queues = len(snap.runner_types)
     assert counter.calls["GetQueueAttributes"] == queues
-    # per region: us-east-1 has 4 runner types x 2 metric queries, eu-west-1 one x 2
+    # one call per region: us-east-1 asks for busy_runners of 4 runner types and 3 ages (AWS/SQS for
+    # linux.2xlarge and the unreadable linux.gone, linux.fork's own metric; windows is empty); eu-west-1 for 2
     assert counter.calls["GetMetricData"] == 2
     assert counter.calls["ListQueues"] == 1
     assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
@@ -173,17 +184,49 @@ def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
 def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
     for i in range(260):
-        sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")
+        url = sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")["QueueUrl"]
+        if i < 250:
+            sqs.send_message(QueueUrl=url, MessageBody="{}")
     config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
         "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
     )
     counter = CallCounter()
     snap = run(counter, config)
-    queries = 2 * len(snap.runner_types)  # queue_time and busy_runners for each
+    queries = 260 + 250  # busy_runners for each, queue_time for each queue that holds a job
     assert len(snap.runner_types) == 260
     assert counter.calls["GetQueueAttributes"] == 260
     assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2
+
+
+def test_an_empty_queues_age_is_not_requested(fleet: dict[str, str]) -> None:
+    requested: list[str] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        for query in params["MetricDataQueries"]:
+            metric = query["MetricStat"]["Metric"]
+            requested.append(f"{metric['MetricName']}:{metric['Dimensions'][0]['Value']}")
+
+    aws = AwsClients()
+    for region in ("us-east-1", "eu-west-1"):
+        aws.cloudwatch(region).meta.events.register("provide-client-params.cloudwatch.GetMetricData", record)
+    # CloudWatch still holds a stale age for the queue that has since drained: it must not count.
+    put_metric(
+        "us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-windows-queued-builds"}, 600
+    )
+    snap = collect(
+        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
+    )
+    ages = sorted(r for r in requested if r.startswith("ApproximateAgeOfOldestMessage"))
+    # linux.2xlarge and linux.arm64 hold jobs; linux.gone could not be read, so its age is still asked for.
+    assert ages == [
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-2xlarge-queued-builds",
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-arm64-queued-builds",
+        "ApproximateAgeOfOldestMessage:gh-ci-linux-gone-queued-builds",
+    ]
+    windows = by_name(snap)["windows"]
+    assert windows.value(SignalName.QUEUE_SIZE) == 0 and windows.value(SignalName.QUEUE_TIME) == 0
+    assert len([r for r in requested if r.startswith("BusyRunners")]) == 5  # other signals still read for all
 
 
 def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -> None:
@@ -231,3 +274,63 @@ def test_the_collector_never_consumes_a_message(fleet: dict[str, str]) -> None:
     # The first receive anyone makes is ours: the collector never received a message.
     message = sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"])["Messages"][0]
     assert message["Attributes"]["ApproximateReceiveCount"] == "1"
+
+
+HISTORY = CONFIG.replace(
+    "defaults:\n  region: us-east-1\n  signals:\n",
+    "defaults:\n  region: us-east-1\n  signals:\n"
+    "    job_arrivals: sqs\n"
+    "    creation_failures: {namespace: Fleet, metric: CreateFailures, stat: Sum, missing: zero}\n",
+)
+
+
+def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> None:
+    queue = {"QueueName": "gh-ci-linux-2xlarge-queued-builds"}
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    points = [("NumberOfMessagesSent", ago, 2.0) for ago in range(16, 196)]  # the 3h baseline: 2 a minute
+    points += [("NumberOfMessagesSent", ago, 5.0) for ago in range(1, 16)]  # the 15m window: 5 a minute
+    points += [("ApproximateNumberOfMessagesVisible", 15, 3.0), ("ApproximateNumberOfMessagesVisible", 1, 14.0)]
+    for start in range(0, len(points), 500):
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": name,
+                    "Dimensions": [{"Name": "QueueName", "Value": queue["QueueName"]}],
+                    "Timestamp": T0 - timedelta(minutes=ago),
+                    "Value": value,
+                }
+                for name, ago, value in points[start : start + 500]
+            ],
+        )
+    put_metric("us-east-1", "Fleet", "CreateFailures", {}, 3, minutes_ago=4)
+    counter = CallCounter()
+    queries: list[int] = []
+    clients = counting_clients(counter)
+    east = clients.cloudwatch("us-east-1")
+    east.meta.events.register(
+        "provide-client-params.cloudwatch.GetMetricData",
+        lambda params, **_: queries.append(len(params["MetricDataQueries"])),
+    )
+    snap = collect(
+        parse_config(HISTORY),
+        Clients(clients.sqs, lambda region: east if region == "us-east-1" else clients.cloudwatch(region)),
+        now=T0,
+        account_id="123456789012",
+        snapshot_id="h",
+    )
+    # One call for us-east-1. linux.2xlarge queues and linux.gone's depth is unknown: queue depth history,
+    # queue time, busy runners and arrivals each. linux.fork and windows are empty: no triage history;
+    # linux.fork's own queue-time metric and busy runners, windows' busy runners only (an empty queue's
+    # AWS/SQS age is not asked for). The fleet-wide creation failures: asked once for all.
+    assert queries == [4 + 4 + 2 + 1 + 1]
+    xl = by_name(snap)["linux.2xlarge"]
+    arrivals = xl.signals[SignalName.JOB_ARRIVALS]
+    assert (arrivals.window_sum, arrivals.baseline_sum) == (75, 30)  # 15 x 5 now, 180 x 2 / 12 usually
+    size = xl.signals[SignalName.QUEUE_SIZE]
+    assert (size.value, size.window_first, size.window_last) == (15, 3, 14)  # the value is still SQS's own
+    failures = xl.signals[SignalName.CREATION_FAILURES]
+    assert (failures.window_sum, failures.fleet_wide) == (3, True)
+    gone = by_name(snap)["linux.gone"].signals[SignalName.CREATION_FAILURES]
+    assert gone.window_sum == 3 and gone.fleet_wide  # one fleet, one answer for every runner type
+    assert SignalName.CREATION_FAILURES not in by_name(snap)["windows"].signals  # empty: nothing to explain

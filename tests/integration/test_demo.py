@@ -21,3 +21,11 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
     assert "tick 2" in text and text.count("nothing paged") == 2
+    [finding, *_] = alerts[0]["runner_types"][0]["triage"]["findings"]
+    assert finding["cause"] == "scale_up_failing"
+    assert (
+        "the queue grew from 3 to 14 jobs in 15m while the scale-up consumer dequeued 0 (usually 15"
+        in (finding["detail"])
+    )
+    assert "Subject: ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14" in text
+    assert "  1. Scale-up stalled or failing: the queue grew from 3 to 14 jobs" in text

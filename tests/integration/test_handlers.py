@@ -63,6 +63,8 @@ def test_evaluate_handler_pages_on_the_success_record(
     assert {"Heartbeat", "AlertsFiring", "QueueSize", "QueueTime", "PagesSent"} <= names
     per_type = [blob for blob in emf if blob.get("RunnerType") == "linux.2xlarge"]
     assert per_type and per_type[0]["QueueSize"] == [14] and per_type[0]["QueueTime"] == [6840]
+    # Per runner type only while jobs wait: linux.4xlarge's queue is empty, so it costs no custom metric.
+    assert {blob.get("RunnerType") for blob in emf} == {None, "linux.2xlarge", "linux.g5.4xlarge.nvidia.gpu"}
 
 
 def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> None:

@@ -16,10 +16,11 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from queuewatch.durations import format_duration
+from queuewatch.triage import Triage
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
 ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
-SUBJECT_LIMIT = 100  # SNS rejects longer e-mail subjects
+SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
 
 
 class _Model(BaseModel):
@@ -42,6 +43,10 @@ class RunnerTypeFigures(_Model):
     breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed"]]
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
+    signals: dict[str, float] = Field(
+        default_factory=dict, description="every other signal's latest value: busy_runners, total_runners, ..."
+    )
+    triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
 
 
 class Silence(_Model):
@@ -77,27 +82,40 @@ class Alert(_Model):
     dashboard_url: str | None
     silence: Silence
     source: dict[str, str] = Field(description="where the alert came from: stack, region, snapshot id")
+    likely_cause: str | None = Field(
+        default=None, description="the worst runner type's first triage finding, in one line"
+    )
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude_none=False)
 
     @property
+    def alarm_state(self) -> Literal["ALARM", "OK"]:
+        """The status in CloudWatch's words, which pager integrations key on."""
+        return "OK" if self.status == "resolved" else "ALARM"
+
+    @property
     def subject(self) -> str:
-        """The e-mail subject: status, priority, count and worst figures, within SNS's limit."""
-        label = "RESOLVED" if self.status == "resolved" else "FIRING"
+        """The SNS subject: status, priority, count and worst figures, within SNS's limit.
+
+        It starts with the CloudWatch alarm state ("ALARM: ", "OK: ") because
+        PagerDuty's CloudWatch integration reads the state from the subject as
+        well as from NewStateValue, and drops a message whose two disagree.
+        """
         count = self.runner_types_affected
         noun = "runner type" if count == 1 else "runner types"
         if self.status == "resolved":
-            head = f"[{label}] {self.priority} {count} {noun} recovered"
+            head = f"{self.alarm_state}: {self.priority} {count} {noun} recovered"
         else:
-            head = f"[{label}] {self.priority} {count} {noun} queueing"
+            head = f"{self.alarm_state}: {self.priority} {count} {noun} queueing"
             if self.max_queue_time_seconds is not None:
                 head += f", max queue time {format_duration(self.max_queue_time_seconds)}"
             if self.max_queue_size is not None:
                 head += f", max queue size {self.max_queue_size:g}"
         # Figures first, so that truncation only ever cuts the title.
         subject = f"{head}: {self.title}"
-        return subject if len(subject) <= SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 1] + "…"
+        # SNS takes ASCII only, under 100 characters: cut with dots, not an ellipsis character.
+        return subject if len(subject) < SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 4] + "..."
 
     def message_attributes(self) -> dict[str, str]:
         """For SNS subscription filter policies."""
@@ -112,10 +130,15 @@ class Alert(_Model):
         }
 
 
-def dedup_key(stack: str, rule: str, group: str) -> str:
-    """Stable across the alert's pages and episodes; short enough for any pager."""
-    digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}".encode()).hexdigest()[:12]
-    return f"queuewatch/{stack}/{rule}/{group}/{digest}"[:255]
+def dedup_key(stack: str, rule: str, group: str, scope: str = "") -> str:
+    """Stable across the alert's pages and episodes; short enough for any pager.
+
+    `scope` (the stack's account and region) goes into the digest, so stacks of the same name in
+    other regions or accounts, publishing into one topic, never share a key.
+    """
+    digest = hashlib.sha256(f"{stack}\x00{rule}\x00{group}\x00{scope}".encode()).hexdigest()[:12]
+    # The digest tells keys apart, so a long name is cut before it, never the digest itself.
+    return f"queuewatch/{stack}/{rule}/{group}"[:240] + f"/{digest}"
 
 
 def silence_command(rule: str, runner_types: list[str], table: str, region: str) -> str:

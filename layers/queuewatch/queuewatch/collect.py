@@ -1,14 +1,17 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
-Per tick: one GetQueueAttributes per queue (concurrently), ceil(M/500)
-GetMetricData calls per region for M metric queries, and one ListQueues page
-per discovery entry. A failed call degrades only the runner types that read it.
+Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
+queue (concurrently), then ceil(M/500) GetMetricData calls per region for M
+distinct metric queries. A failed call degrades only the runner types that read
+it. The GetMetricData calls reach back over the triage's baseline, so the history
+the triage compares with arrives in the same calls as the current values; queues
+found empty skip the queries only the triage needs.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -17,7 +20,16 @@ from typing import TYPE_CHECKING
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import QueueDepth, list_queue_urls, queue_url, read_queue_depth
-from queuewatch.config import SQS_METRICS, SQS_SOURCE, Config, MetricQuery, SignalName, SignalSource
+from queuewatch.config import (
+    COUNT_SIGNALS,
+    SQS_METRICS,
+    SQS_SOURCE,
+    Config,
+    MetricQuery,
+    SignalName,
+    SignalSource,
+)
+from queuewatch.durations import format_duration
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 
 if TYPE_CHECKING:
@@ -25,6 +37,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 MAX_THREADS = 32
+QUEUE_DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
+LEVEL_HISTORY_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME, SignalName.JOB_DURATION})
+"""Signals whose level over the triage window (growing, or above its baseline) the triage reads."""
 
 
 @dataclass(frozen=True)
@@ -45,9 +60,29 @@ class WatchTarget:
 
 @dataclass(frozen=True)
 class _MetricSlot:
+    """Where one answered series goes: which runner type, which signal, and how to read it."""
+
     target: int
     signal: SignalName
     seconds_per_unit: int
+    missing_as_zero: bool
+    fleet_wide: bool = False
+    exception: str | None = None  # ec2_exceptions: the exception name this query reads
+    depth_history: bool = False  # the queue-depth series behind an SQS queue size, for the triage
+
+
+@dataclass(frozen=True)
+class _Spans:
+    """The tick's time spans: the value must be fresher than lookback; the triage looks back further."""
+
+    now: datetime
+    lookback: int
+    window: int
+    baseline: int
+
+    @property
+    def fetched(self) -> int:
+        return max(self.lookback, self.window + self.baseline)
 
 
 class Clients:
@@ -59,18 +94,32 @@ class Clients:
 
 
 def collect(config: Config, clients: Clients, *, now: datetime, account_id: str, snapshot_id: str) -> Snapshot:
+    triage = config.defaults.triage
+    spans = _Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
         targets, discovery = resolve_targets(config, clients, account_id, pool)
+        # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         depth_futures = {
-            index: pool.submit(read_queue_depth, clients.sqs(t.region), t.url) for index, t in enumerate(targets)
+            index: pool.submit(read_queue_depth, clients.sqs(t.region), t.url)
+            for index, t in enumerate(targets)
+            if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE
         }
-        series = _read_metrics(config, clients, targets, now, pool)
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        # An empty queue needs no triage: its history is not asked for, which keeps a quiet fleet's
+        # GetMetricData bill where it was before the triage.
+        quiet = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
+        series = _read_metrics(clients, targets, spans, pool, quiet)
     runner_types = [
-        _assemble(target, depths[index], series.get(index, {}), now, config.defaults.metric_lookback)
-        for index, target in enumerate(targets)
+        _assemble(target, depths.get(index), series.get(index, []), spans) for index, target in enumerate(targets)
     ]
-    return Snapshot(snapshot_id=snapshot_id, collected_at=now, runner_types=runner_types, discovery=discovery)
+    return Snapshot(
+        snapshot_id=snapshot_id,
+        collected_at=now,
+        runner_types=runner_types,
+        discovery=discovery,
+        triage_window_seconds=triage.window,
+        baseline_seconds=triage.baseline,
+    )
 
 
 def resolve_targets(
@@ -132,56 +181,87 @@ def _url_account(url: str | None) -> str | None:
     return parts[-2] if len(parts) >= 2 and parts[-2].isdigit() else None
 
 
-def metric_requests(targets: Iterable[WatchTarget]) -> dict[str, list[tuple[MetricRequest, _MetricSlot]]]:
-    """Every metric query of the tick, grouped by the region that answers it."""
-    by_region: dict[str, list[tuple[MetricRequest, _MetricSlot]]] = defaultdict(list)
-    counter = 0
+_RequestKey = tuple[str, str, tuple[tuple[str, str], ...], str, int]
+
+
+def metric_requests(
+    targets: Iterable[WatchTarget], quiet: Set[int] = frozenset()
+) -> dict[str, list[tuple[MetricRequest, list[_MetricSlot]]]]:
+    """Every metric query of the tick, grouped by the region that answers it.
+
+    A query that several runner types share (a fleet-wide metric, a shared queue)
+    is asked once and its answer given to each of them. Runner types in `quiet`
+    (their queue is empty) get no triage-only queries: no counts, no depth history.
+    """
+    by_region: dict[str, dict[_RequestKey, tuple[MetricRequest, list[_MetricSlot]]]] = defaultdict(dict)
+
+    def add(region: str, query: MetricQuery, slot: _MetricSlot) -> None:
+        entries = by_region[region]
+        key = (query.namespace, query.metric, tuple(sorted(query.dimensions.items())), query.stat, query.period)
+        if key not in entries:
+            request = MetricRequest(
+                query_id=f"q{len(entries) + 1}",
+                namespace=query.namespace,
+                metric=query.metric,
+                dimensions=key[2],
+                stat=query.stat,
+                period=query.period,
+            )
+            entries[key] = (request, [])
+        entries[key][1].append(slot)
+
     for index, target in enumerate(targets):
         for signal, source in target.signals.items():
-            if source == SQS_SOURCE and signal == SignalName.QUEUE_SIZE:
-                continue  # read from GetQueueAttributes
-            counter += 1
-            query_id = f"q{counter}"
+            if index in quiet and signal in COUNT_SIGNALS:
+                continue
+            if index in quiet and source == SQS_SOURCE and signal == SignalName.QUEUE_TIME:
+                continue  # no job queued, so no oldest job: queue time 0, and a metric not billed
             if isinstance(source, MetricQuery):
                 query = source.for_runner_type(target.runner_type)
-                request = MetricRequest(
-                    query_id=query_id,
-                    namespace=query.namespace,
-                    metric=query.metric,
-                    dimensions=tuple(sorted(query.dimensions.items())),
-                    stat=query.stat,
-                    period=query.period,
+                region = query.region or target.region
+                zero = query.missing == "zero"
+                fleet = not source.per_runner_type
+                if signal == SignalName.EC2_EXCEPTIONS:
+                    for name in query.exceptions:
+                        slot = _MetricSlot(index, signal, 1, zero, fleet, exception=name)
+                        add(region, query.for_exception(name), slot)
+                else:
+                    add(region, query, _MetricSlot(index, signal, query.seconds_per_unit, zero, fleet))
+                continue
+            queue_dimensions = {"QueueName": target.queue_name}
+            if signal == SignalName.QUEUE_SIZE:
+                if index in quiet:
+                    continue
+                # The size itself is read from GetQueueAttributes; its recent history from AWS/SQS.
+                depth = MetricQuery(
+                    namespace="AWS/SQS", metric=QUEUE_DEPTH_METRIC, dimensions=queue_dimensions, stat="Maximum"
                 )
-                slot = _MetricSlot(index, signal, query.seconds_per_unit)
-                by_region[query.region or target.region].append((request, slot))
-            else:
-                metric, stat = SQS_METRICS[signal]
-                request = MetricRequest(
-                    query_id=query_id,
-                    namespace="AWS/SQS",
-                    metric=metric,
-                    dimensions=(("QueueName", target.queue_name),),
-                    stat=stat,
-                    period=60,
-                )
-                by_region[target.region].append((request, _MetricSlot(index, signal, 1)))
-    return by_region
+                add(target.region, depth, _MetricSlot(index, signal, 1, False, depth_history=True))
+                continue
+            metric, stat = SQS_METRICS[signal]
+            query = MetricQuery(namespace="AWS/SQS", metric=metric, dimensions=queue_dimensions, stat=stat)
+            # AWS/SQS publishes zeros for an active queue and nothing for an idle one: no datapoint is zero.
+            add(target.region, query, _MetricSlot(index, signal, 1, signal in COUNT_SIGNALS))
+    return {region: list(entries.values()) for region, entries in by_region.items()}
 
 
 def _read_metrics(
-    config: Config, clients: Clients, targets: list[WatchTarget], now: datetime, pool: ThreadPoolExecutor
-) -> dict[int, dict[SignalName, tuple[MetricSeries, int]]]:
-    start = now - timedelta(seconds=config.defaults.metric_lookback)
-    by_region = metric_requests(targets)
+    clients: Clients, targets: list[WatchTarget], spans: _Spans, pool: ThreadPoolExecutor, quiet: Set[int]
+) -> dict[int, list[tuple[MetricSeries, _MetricSlot]]]:
+    # One time range for the whole call: long enough for the triage's baseline, which costs
+    # datapoints in the answer but no extra calls.
+    start = spans.now - timedelta(seconds=spans.fetched)
+    by_region = metric_requests(targets, quiet)
     futures = {
-        region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, now)
+        region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, spans.now)
         for region, pairs in by_region.items()
     }
-    out: dict[int, dict[SignalName, tuple[MetricSeries, int]]] = defaultdict(dict)
+    out: dict[int, list[tuple[MetricSeries, _MetricSlot]]] = defaultdict(list)
     for region, pairs in by_region.items():
         answered = futures[region].result()  # get_metric_data reports failures in the series
-        for request, slot in pairs:
-            out[slot.target][slot.signal] = (answered[request.query_id], slot.seconds_per_unit)
+        for request, slots in pairs:
+            for slot in slots:
+                out[slot.target].append((answered[request.query_id], slot))
     return out
 
 
@@ -194,32 +274,134 @@ def _outcome(future: Future[QueueDepth]) -> QueueDepth | str:
 
 def _assemble(
     target: WatchTarget,
-    depth: QueueDepth | str,
-    series: dict[SignalName, tuple[MetricSeries, int]],
-    now: datetime,
-    lookback: int,
+    depth: QueueDepth | str | None,
+    series: list[tuple[MetricSeries, _MetricSlot]],
+    spans: _Spans,
 ) -> RunnerTypeSnapshot:
     signals: dict[SignalName, Reading] = {}
-    if target.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE:
+    if depth is not None:
         signals[SignalName.QUEUE_SIZE] = (
             Reading.of(depth.total)
             if isinstance(depth, QueueDepth)
             else Reading.missing(f"GetQueueAttributes failed: {depth}")
         )
-    for signal, (metric, seconds_per_unit) in series.items():
-        if metric.error:
-            signals[signal] = Reading.missing(metric.error)
-        elif not metric.points:
-            signals[signal] = Reading.missing(f"no datapoints in the last {lookback // 60}m")
-        else:
-            stamp, value = metric.points[0]
-            signals[signal] = Reading.of(value * seconds_per_unit, max(0.0, (now - stamp).total_seconds()))
+    grouped: dict[SignalName, list[tuple[MetricSeries, _MetricSlot]]] = defaultdict(list)
+    for metric, slot in series:
+        grouped[slot.signal].append((metric, slot))
+    for signal, answers in grouped.items():
+        history = [(m, s) for m, s in answers if s.depth_history]
+        own = [(m, s) for m, s in answers if not s.depth_history]
+        if signal == SignalName.EC2_EXCEPTIONS:
+            signals[signal] = _exceptions_reading(own, spans)
+        elif own:
+            metric, slot = own[0]
+            signals[signal] = _reading(metric, slot, spans)
+        if history and signal in signals:
+            signals[signal] = _with_level_history(signals[signal], history[0][0], 1, spans)
     # An empty queue has no oldest message: CloudWatch may publish nothing, which is not a fault.
+    # Its AWS/SQS age is not even asked for (see metric_requests).
     queue_time = signals.get(SignalName.QUEUE_TIME)
-    age_failed = SignalName.QUEUE_TIME in series and series[SignalName.QUEUE_TIME][0].error is not None
-    empty = signals.get(SignalName.QUEUE_SIZE) == Reading.of(0)
-    if queue_time is not None and queue_time.value is None and empty and not age_failed:
+    age_unknown = SignalName.QUEUE_TIME in target.signals and (queue_time is None or queue_time.value is None)
+    age_failed = any(m.error for m, _ in grouped.get(SignalName.QUEUE_TIME, []))
+    empty = signals.get(SignalName.QUEUE_SIZE, Reading()).value == 0
+    if age_unknown and empty and not age_failed:
         signals[SignalName.QUEUE_TIME] = Reading.of(0)
     return RunnerTypeSnapshot(
         name=target.runner_type, region=target.region, queue_name=target.queue_name, team=target.team, signals=signals
     )
+
+
+def _fresh_value(metric: MetricSeries, slot: _MetricSlot, spans: _Spans) -> Reading:
+    """The newest datapoint if it is fresh enough, else why there is none."""
+    if metric.error:
+        return Reading.missing(metric.error)
+    if metric.points:
+        stamp, value = metric.points[0]  # newest first
+        age = (spans.now - stamp).total_seconds()
+        if age <= spans.lookback:
+            return Reading.of(value * slot.seconds_per_unit, max(0.0, age))
+    if slot.missing_as_zero:
+        return Reading.of(0)
+    if metric.points:
+        age = (spans.now - metric.points[0][0]).total_seconds()
+        return Reading.missing(
+            f"stale: the last datapoint is {format_duration(age)} old, "
+            f"beyond metric_lookback {format_duration(spans.lookback)}"
+        )
+    return Reading.missing(f"no datapoints in the last {format_duration(spans.fetched)}")
+
+
+def _reading(metric: MetricSeries, slot: _MetricSlot, spans: _Spans) -> Reading:
+    reading = _fresh_value(metric, slot, spans)
+    if reading.value is None:
+        return reading
+    if slot.fleet_wide:
+        reading = reading.model_copy(update={"fleet_wide": True})
+    if slot.signal in COUNT_SIGNALS:
+        window, baseline = _sums(metric, spans)
+        return reading.model_copy(
+            update={
+                "window_sum": _round(window * slot.seconds_per_unit),
+                "baseline_sum": _round(baseline * slot.seconds_per_unit),
+            }
+        )
+    if slot.signal in LEVEL_HISTORY_SIGNALS:
+        return _with_level_history(reading, metric, slot.seconds_per_unit, spans)
+    return reading
+
+
+def _with_level_history(reading: Reading, metric: MetricSeries, per_unit: int, spans: _Spans) -> Reading:
+    if reading.value is None or metric.error:
+        return reading
+    cutoff = spans.now - timedelta(seconds=spans.window)
+    recent = [value for stamp, value in metric.points if stamp >= cutoff]  # newest first
+    earlier = [value for stamp, value in metric.points if stamp < cutoff]
+    update: dict[str, float] = {}
+    if recent:
+        update["window_first"] = _round(recent[-1] * per_unit)
+        update["window_last"] = _round(recent[0] * per_unit)
+    if earlier:
+        update["baseline_mean"] = _round(sum(earlier) / len(earlier) * per_unit)
+    return reading.model_copy(update=update)
+
+
+def _sums(metric: MetricSeries, spans: _Spans) -> tuple[float, float]:
+    """The total over the window, and the usual total per window over the baseline before it."""
+    cutoff = spans.now - timedelta(seconds=spans.window)
+    start = cutoff - timedelta(seconds=spans.baseline)
+    window = sum(value for stamp, value in metric.points if stamp >= cutoff)
+    before = sum(value for stamp, value in metric.points if start <= stamp < cutoff)
+    return window, before * spans.window / spans.baseline
+
+
+def _exceptions_reading(answers: list[tuple[MetricSeries, _MetricSlot]], spans: _Spans) -> Reading:
+    """RunInstances exceptions by name: the window's total per name, read from one query per name."""
+    errors = [m.error for m, _ in answers if m.error]
+    if errors and len(errors) == len(answers):
+        return Reading.missing(errors[0])
+    by_name: dict[str, float] = {}
+    baseline = 0.0
+    seen_any = False
+    for metric, slot in answers:
+        if metric.error or slot.exception is None:
+            continue
+        seen_any = seen_any or bool(metric.points)
+        window, before = _sums(metric, spans)
+        baseline += before
+        if window:
+            by_name[slot.exception] = _round(window)
+    if not seen_any and not answers[0][1].missing_as_zero:
+        return Reading.missing(f"no datapoints in the last {format_duration(spans.fetched)}")
+    total = sum(by_name.values())
+    return Reading(
+        value=total,
+        age_seconds=0.0,
+        window_sum=_round(total),
+        baseline_sum=_round(baseline),
+        by_name=by_name,
+        fleet_wide=True if answers[0][1].fleet_wide else None,
+    )
+
+
+def _round(value: float) -> float:
+    return round(value, 2)

@@ -1,9 +1,12 @@
 """`queuewatch demo`: the incident that motivated queuewatch, end to end, on an in-process moto.
 
 14 jobs queue on linux.2xlarge, the oldest 114 minutes old, while the other
-runner types are healthy. The real handlers run on real-shaped events; the page
-is printed exactly as an SQS subscriber of the topic receives it. The next tick
-pages nothing; the autoscaler then drains the queue and the resolve arrives.
+runner types are healthy. Jobs kept arriving as usual, but the scale-up Lambda
+stopped consuming them 15 minutes ago: the triage names that from the queue's
+AWS/SQS history. The real handlers run on real-shaped events; the page is
+printed exactly as an SQS subscriber of the topic receives it, and as an e-mail
+subscriber reads it. The next tick pages nothing; the autoscaler then drains the
+queue and the resolve arrives.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from queuewatch.adapters.state_table import create_table
+from queuewatch.alert import Alert
 from queuewatch.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
+from queuewatch.notifications import email_text
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_cloudwatch.type_defs import DimensionTypeDef, MetricDatumTypeDef
     from mypy_boto3_sqs import SQSClient
 
 REGION = "us-east-1"
@@ -105,6 +111,22 @@ class Demo:
             ],
         )
 
+    def put_history(self, at: datetime) -> None:
+        """The incident queue's last 3h15m in AWS/SQS: one job a minute arrives throughout, the scale-up
+        Lambda deleted one a minute until 15 minutes ago and none since, and the backlog grew from 3."""
+        dimensions: list[DimensionTypeDef] = [{"Name": "QueueName", "Value": INCIDENT_QUEUE}]
+
+        def point(metric: str, minutes_ago: int, value: float) -> MetricDatumTypeDef:
+            stamp = at - timedelta(minutes=minutes_ago)
+            return {"MetricName": metric, "Dimensions": dimensions, "Timestamp": stamp, "Value": value}
+
+        data = [point("NumberOfMessagesSent", ago, 1) for ago in range(1, 196)]
+        data += [point("NumberOfMessagesDeleted", ago, 1) for ago in range(16, 196)]
+        data += [point("ApproximateNumberOfMessagesVisible", ago, 3 + (15 - ago) * 11 / 14) for ago in range(1, 16)]
+        data.append(point("ApproximateAgeOfOldestMessage", 15, 99 * 60))
+        for start in range(0, len(data), 500):
+            self.cloudwatch.put_metric_data(Namespace="AWS/SQS", MetricData=data[start : start + 500])
+
     def tick(self, at: datetime) -> dict[str, Any]:
         event = scheduled_event(at)
         snapshot = self.collect(event, FakeContext("queuewatch-collect"))
@@ -126,16 +148,22 @@ class Demo:
             self.out("--- the SNS notification, as the subscriber receives it:")
             self.out(json.dumps(envelope, indent=2))
             self.out("--- its Message, the queuewatch alert:")
-            self.out(json.dumps(json.loads(envelope["Message"]), indent=2))
+            alert = json.loads(envelope["Message"])
+            self.out(json.dumps(alert, indent=2))
+            self.out("--- the same page as an e-mail subscriber reads it:")
+            self.out(f"Subject: {envelope['Subject']}\n")
+            self.out(email_text(Alert.model_validate(alert)))
         return pages
 
     def run(self) -> int:
         self.setup()
         start = datetime.now(UTC).replace(second=0, microsecond=0)
         self.out(
-            "queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; other runner types idle."
+            "queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; the scale-up Lambda "
+            "stopped consuming 15 minutes ago; other runner types idle."
         )
 
+        self.put_history(start)
         self.put_ages(start, 114 * 60)
         first = self.show(f"tick 1 at {start:%H:%M}", self.tick(start))
 

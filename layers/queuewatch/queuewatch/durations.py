@@ -21,7 +21,7 @@ def parse_duration(value: object) -> int:
         return value
     if isinstance(value, str):
         text = value.strip().lower()
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             return int(text)
         parts = _PART.findall(text)
         if parts and "".join(n + u for n, u in parts) == text:

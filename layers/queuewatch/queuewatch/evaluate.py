@@ -3,18 +3,24 @@
 Order of work in one tick, chosen so that a page is never lost or doubled:
 1. Read the whole state partition once.
 2. Re-publish pages left unsent by an earlier tick whose claim has lapsed.
-3. Ignore the observation if a newer one was applied already.
+3. Ignore the observation if a newer one was applied already. The same one may
+   be applied again: Lambda's retry of a tick that failed halfway finishes it,
+   and applying a snapshot a second time changes nothing a second time.
 4. Step every (rule, runner type) instance; decide each group's page.
 5. If anything changed: claim the tick (conditional cursor write), write
    instances, then per group write the page into its outbox (conditional on the
    version read), publish, and clear the outbox. A lost race writes and
    publishes nothing; a failed publish stays in the outbox for the next tick.
+   Writes carry this evaluation's token, so a retried write that had taken
+   effect is not mistaken for a lost race (adapters/state_table.py).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections import defaultdict
+import hashlib
+import uuid
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -26,6 +32,8 @@ from pydantic import AwareDatetime, BaseModel, Field, ValidationError
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table import (
+    ALERT_TOPIC,
+    CHAT_TOPIC,
     GroupRecord,
     Outbox,
     SilenceRecord,
@@ -51,8 +59,10 @@ from queuewatch.alert_state import GroupDecision, InstanceState, PageKind, Statu
 from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
+from queuewatch.notifications import Origin, render
 from queuewatch.rules import Verdict, judge
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, decode_snapshot
+from queuewatch.triage import triage
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -60,6 +70,7 @@ if TYPE_CHECKING:
 
 HEALTH_RULE = RESERVED_RULE
 COLLECTOR = "collector"  # the health instance that stands for collection itself
+DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 
 
@@ -82,6 +93,45 @@ class Target:
     stack: str
     region: str
     outbox_lease_seconds: int = 60
+    chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
+    metrics_namespace: str = "Queuewatch"
+    account_id: str = ""
+
+    def topic(self, destination: str) -> str | None:
+        return self.topic_arn if destination == ALERT_TOPIC else self.chat_topic_arn
+
+    @property
+    def scope(self) -> str:
+        """Where the stack runs: with its name, it tells one stack's alerts from another's."""
+        return f"{self.account_id}/{self.region}"
+
+
+class PublishedPages:
+    """Pages SNS accepted, remembered by this process so that an outbox left uncleared is not sent again.
+
+    If DynamoDB fails right after SNS accepted a page, the outbox still holds it. Kept in
+    the handler's module, this survives warm invocations (the evaluator runs one at a
+    time, so usually in one container): the next tick then clears the outbox without
+    publishing. After a cold start it is empty, and that page goes out a second time,
+    with the same notification_id and dedup_key, so pagers merge it.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+
+    @staticmethod
+    def _key(outbox: Outbox, destination: str) -> str:
+        # The message carries evaluated_at, so a later page with the same sequence differs.
+        return hashlib.sha256(f"{destination}\n{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
+
+    def remember(self, outbox: Outbox, destination: str = ALERT_TOPIC) -> None:
+        self._keys[self._key(outbox, destination)] = None
+        while len(self._keys) > self._limit:
+            self._keys.popitem(last=False)
+
+    def holds(self, outbox: Outbox, destination: str = ALERT_TOPIC) -> bool:
+        return self._key(outbox, destination) in self._keys
 
 
 class EvaluationResult(BaseModel):
@@ -102,8 +152,8 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
     """A success record carries the Snapshot; any other condition is a failed collection."""
     if record.succeeded:
         try:
-            return Snapshot.model_validate(record.response_payload)
-        except ValidationError as error:
+            return decode_snapshot(record.response_payload)
+        except ValueError as error:  # pydantic's ValidationError is one too
             raise ValueError(f"the Success record's responsePayload is not a queuewatch Snapshot: {error}") from error
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
@@ -150,13 +200,17 @@ def evaluate(
     dynamodb: DynamoDBClient,
     sns: SNSClient,
     target: Target,
+    *,
+    published: PublishedPages | None = None,
 ) -> EvaluationResult:
+    published = PublishedPages() if published is None else published
+    writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table.py
     now = observation.collected_at if isinstance(observation, Snapshot) else observation.at
     label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
     state = load_state(dynamodb, target.table)
     result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
-    _retry_unsent(state, dynamodb, sns, target, now, result)
-    if state.applied_at is not None and now <= state.applied_at:
+    _retry_unsent(state, dynamodb, sns, target, now, result, published, writer)
+    if state.applied_at is not None and now < state.applied_at:
         result.outcome = "stale"
         return result
 
@@ -168,27 +222,27 @@ def evaluate(
         result.outcome = "unchanged"
         return result
     try:
-        advance_cursor(dynamodb, target.table, now)
+        advance_cursor(dynamodb, target.table, now, writer)
         result.writes += 1
         for key, previous, new in plan.instance_changes:
             if new is None:
                 assert previous is not None
-                delete_instance(dynamodb, target.table, key, previous.version)
+                delete_instance(dynamodb, target.table, key, previous.version, writer)
             else:
-                put_instance(dynamodb, target.table, new, previous.version if previous else 0, now)
+                put_instance(dynamodb, target.table, new, previous.version if previous else 0, now, writer)
             result.writes += 1
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
     for record, expected_version in plan.group_changes:
         try:
-            put_group(dynamodb, target.table, record, expected_version, now)
+            put_group(dynamodb, target.table, record, expected_version, now, writer)
             result.writes += 1
         except WriteConflict:
             result.outcome = "conflict"
             continue
         if record.outbox is not None:
-            _send(record, expected_version + 1, dynamodb, sns, target, now, result)
+            _send(record, expected_version + 1, dynamodb, sns, target, now, result, published, writer)
     return result
 
 
@@ -199,6 +253,8 @@ def _retry_unsent(
     target: Target,
     now: datetime,
     result: EvaluationResult,
+    published: PublishedPages,
+    writer: str,
 ) -> None:
     for key, record in list(state.groups.items()):
         outbox = record.outbox
@@ -206,12 +262,12 @@ def _retry_unsent(
             continue  # nothing unsent, or its sender may still be at work
         reclaimed = replace(record, outbox=replace(outbox, claimed_at=now))
         try:
-            put_group(dynamodb, target.table, reclaimed, record.version, now)
+            put_group(dynamodb, target.table, reclaimed, record.version, now, writer)
         except WriteConflict:
             continue
         result.writes += 1
         result.pages_retried.append(outbox.notification_id)
-        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result)
+        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result, published, writer)
         if stored is None:
             del state.groups[key]
         else:
@@ -226,30 +282,57 @@ def _send(
     target: Target,
     now: datetime,
     result: EvaluationResult,
+    published: PublishedPages,
+    writer: str,
 ) -> GroupRecord | None:
-    """Publish the record's outbox; on success clear it, or drop a finished group. Returns what is stored."""
+    """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
+
+    A topic that refuses keeps the page pending for it alone, so the next tick
+    re-publishes there and not where it was accepted. Returns what is stored.
+    """
     outbox = record.outbox
     assert outbox is not None
+    accepted: list[str] = []
+    for destination in outbox.pending:
+        topic_arn = target.topic(destination)
+        if topic_arn is None:  # the stack no longer has that topic
+            accepted.append(destination)
+            continue
+        if published.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
+            accepted.append(destination)
+            continue
+        chat = destination == CHAT_TOPIC
+        try:
+            publish(
+                sns,
+                topic_arn,
+                subject=outbox.subject,
+                message=(outbox.chat_message or "") if chat else outbox.message,
+                attributes=outbox.attributes,
+                message_structure=None if chat else outbox.message_structure,
+            )
+        except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+            result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
+            continue
+        published.remember(outbox, destination)
+        accepted.append(destination)
+        if destination == ALERT_TOPIC:
+            result.pages_sent.append(outbox.notification_id)
+    pending = tuple(d for d in outbox.pending if d not in accepted)
     try:
-        publish(
-            sns,
-            target.topic_arn,
-            subject=outbox.subject,
-            message=outbox.message,
-            attributes=outbox.attributes,
-            message_structure=outbox.message_structure,
-        )
-    except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-        result.pages_failed.append(f"{outbox.notification_id}: {describe(error)}")
-        return replace(record, version=version)
-    result.pages_sent.append(outbox.notification_id)
-    try:
+        if pending:
+            if not accepted:
+                return replace(record, version=version)
+            narrowed = replace(record, outbox=replace(outbox, pending=pending))
+            put_group(dynamodb, target.table, narrowed, version, now, writer)
+            result.writes += 1
+            return replace(narrowed, version=version + 1)
         if record.status is None:
-            delete_group(dynamodb, target.table, record.key, version)
+            delete_group(dynamodb, target.table, record.key, version, writer)
             result.writes += 1
             return None
         cleared = replace(record, outbox=None)
-        put_group(dynamodb, target.table, cleared, version, now)
+        put_group(dynamodb, target.table, cleared, version, now, writer)
         result.writes += 1
         return replace(cleared, version=version + 1)
     except WriteConflict:
@@ -333,6 +416,8 @@ class _Plan:
         )
         self._step(self.health, COLLECTOR, failure is not None)
         seen.add(f"{HEALTH_RULE}#{COLLECTOR}")
+        if self.snapshot is not None:
+            self._step_discovery(self.snapshot, seen)
         for key, previous in self.state.instances.items():
             if key in seen:
                 continue
@@ -342,6 +427,25 @@ class _Plan:
                 self._step(known, previous.runner_type, False)
             else:
                 self.instances[key] = previous  # unknown this tick: hold
+
+    def _step_discovery(self, snapshot: Snapshot, seen: set[str]) -> None:
+        """A failed queue listing hides the runner types it would find: report the region as degraded."""
+        errors: dict[str, list[str]] = {}
+        for listing in snapshot.discovery:
+            failed = errors.setdefault(listing.region, [])  # every listed region steps, failed or not
+            if listing.error:
+                failed.append(f"{listing.pattern}: {listing.error}")
+        for region, failed in sorted(errors.items()):
+            name = f"{DISCOVERY}:{region}"
+            self.verdicts[f"{HEALTH_RULE}#{name}"] = Verdict(
+                breached=bool(failed),
+                breached_signals=("no_data",) if failed else (),  # the listing, not a signal: no data
+                missing={"discovery": "; ".join(failed)} if failed else {},
+            )
+            if failed:
+                self.degraded.add(name)
+            self._step(self.health, name, bool(failed))
+            seen.add(f"{HEALTH_RULE}#{name}")
 
     def rule(self, name: str) -> Rule:
         """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
@@ -365,6 +469,12 @@ class _Plan:
         if rule.group_by == "runner_type":
             return runner_type
         if rule.group_by == "team":
+            if runner_type not in self.by_name:
+                # Not seen this tick (a failed collection): it stays in the team page it was listed in,
+                # rather than moving to the rule's default team, which would resolve one page and open another.
+                for record in self.state.groups.values():
+                    if record.rule == rule.name and runner_type in record.members:
+                        return record.group
             return self._team(rule, runner_type)
         return "all"
 
@@ -406,13 +516,17 @@ class _Plan:
             sequence += 1
             last_notified = self.now
             alert = self.build_alert(rule, group, decision, sequence)
+            bodies = render(alert, Origin.of_topic(self.target.topic_arn, self.target.metrics_namespace))
+            chat = self.target.chat_topic_arn is not None
             outbox = Outbox(
                 notification_id=alert.notification_id,
-                subject=alert.subject,
-                message=alert.to_json(),
+                subject=bodies.subject,
+                message=bodies.message,
                 attributes=alert.message_attributes(),
-                message_structure=None,
+                message_structure="json",
                 claimed_at=self.now,
+                chat_message=bodies.chat if chat else None,
+                pending=(ALERT_TOPIC, CHAT_TOPIC) if chat else (ALERT_TOPIC,),
             )
         new = GroupRecord(
             rule=rule.name,
@@ -437,8 +551,16 @@ class _Plan:
         figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
         max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
         max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
-        key = dedup_key(self.target.stack, rule.name, group)
+        key = dedup_key(self.target.stack, rule.name, group, self.target.scope)
         title = _title(rule, group)
+        likely = next(
+            (
+                f"{f.runner_type}: {f.triage.findings[0].title}: {f.triage.findings[0].detail}"
+                for f in figures
+                if f.triage and f.triage.findings
+            ),
+            None,
+        )
         return Alert(
             status="resolved" if resolved else "firing",
             page=decision.page.value,
@@ -473,6 +595,7 @@ class _Plan:
                 "region": self.target.region,
                 "observation": self.snapshot.snapshot_id if self.snapshot else "collector-failure",
             },
+            likely_cause=likely,
         )
 
     def _figures(self, rule: Rule, runner_type: str, resolved: bool) -> RunnerTypeFigures:
@@ -481,6 +604,18 @@ class _Plan:
         instance = self.instances.get(f"{rule.name}#{runner_type}") or self.state.instances.get(
             f"{rule.name}#{runner_type}"
         )
+        others: dict[str, float] = {}
+        explanation = None
+        if found is not None:
+            others = {
+                name.value: reading.value
+                for name, reading in sorted(found.signals.items())
+                if reading.value is not None and name not in (SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME)
+            }
+            queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
+            if self.snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
+                window, baseline = self.snapshot.triage_window_seconds, self.snapshot.baseline_seconds
+                explanation = triage(found, window=window, baseline=baseline)
         return RunnerTypeFigures(
             runner_type=runner_type,
             region=found.region if found else self.target.region,
@@ -495,6 +630,8 @@ class _Plan:
             breached=list(verdict.breached_signals) if verdict and not resolved else [],
             missing=dict(verdict.missing) if verdict else {},
             console_url=sqs_console_url(found.region, found.queue_name) if found else None,
+            signals=others,
+            triage=explanation,
         )
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from queuewatch.config import Config, load_config
 
@@ -42,6 +42,20 @@ class EvaluateSettings(_Settings):
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
     region: str = Field(alias="AWS_REGION", default="us-east-1")
     outbox_lease_seconds: int = Field(alias="OUTBOX_LEASE_SECONDS", default=60, ge=1)
+    chat_topic_arn: str | None = Field(
+        alias="CHAT_TOPIC_ARN", default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$"
+    )
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+
+    @field_validator("chat_topic_arn", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when the stack has no chat topic
+
+    @property
+    def topic_region(self) -> str:
+        """The region of the alert topic, which is not always the function's own."""
+        return self.alert_topic_arn.split(":")[3]
 
 
 @lru_cache(maxsize=4)

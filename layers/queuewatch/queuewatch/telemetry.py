@@ -19,13 +19,16 @@ def record_tick(metrics: Metrics, snapshot: Snapshot | None, result: EvaluationR
     if snapshot is None:
         return
     for runner_type in snapshot.runner_types:
-        per_type = EphemeralMetrics(namespace=metrics.namespace)
-        per_type.add_dimension(name="RunnerType", value=runner_type.name)
         size = runner_type.value(SignalName.QUEUE_SIZE)
         age = runner_type.value(SignalName.QUEUE_TIME)
+        # Only while jobs wait: CloudWatch bills a custom metric for every hour it gets data, and a
+        # fleet's queues are empty most hours. A graph fills the gaps with 0 (FILL(m, 0)).
+        if not (size or age):
+            continue
+        per_type = EphemeralMetrics(namespace=metrics.namespace)
+        per_type.add_dimension(name="RunnerType", value=runner_type.name)
         if size is not None:
             per_type.add_metric(name="QueueSize", unit=MetricUnit.Count, value=size)
         if age is not None:
             per_type.add_metric(name="QueueTime", unit=MetricUnit.Seconds, value=age)
-        if size is not None or age is not None:
-            per_type.flush_metrics()
+        per_type.flush_metrics()

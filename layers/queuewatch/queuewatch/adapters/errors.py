@@ -10,11 +10,27 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-THROTTLING_CODES = frozenset({"Throttling", "ThrottlingException", "RequestThrottled", "TooManyRequestsException"})
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottled",
+        "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+    }
+)
+
+
+class DeadlineExceeded(Exception):
+    """A request not sent because the tick's time budget ran out. Not retryable, by design."""
 
 
 def describe(error: Exception) -> str:
     """A one-line reason: the AWS error code and message, or the transport failure."""
+    if isinstance(error, DeadlineExceeded):
+        return str(error)
     if isinstance(error, ClientError):
         code = error.response.get("Error", {}).get("Code", "Unknown")
         message = error.response.get("Error", {}).get("Message", "")

@@ -4,6 +4,12 @@ One Query reads everything the evaluator needs. Items exist only for what is not
 OK, so a quiet fleet reads almost nothing. Every write is conditional on the
 version read (optimistic locking), so of two evaluations racing on one item only
 one wins, and the loser publishes nothing.
+
+Each evaluation stamps its writes with its own `writer` token. When botocore
+retries a write whose first attempt took effect (a timeout or a 5xx after DynamoDB
+applied it), the retry fails its condition; if the item found is exactly the one
+this writer wrote (or, for a delete, is gone), the write did happen, and it is not
+a conflict. Another evaluation's item never matches: that stays a WriteConflict.
 """
 
 from __future__ import annotations
@@ -33,9 +39,13 @@ class WriteConflict(Exception):
     """Another evaluation changed the item first, or a newer snapshot was applied."""
 
 
+ALERT_TOPIC = "alert"
+CHAT_TOPIC = "chat"
+
+
 @dataclass(frozen=True)
 class Outbox:
-    """A page written before it is published; cleared only once SNS has accepted it."""
+    """A page written before it is published; cleared only once SNS has accepted it on every topic."""
 
     notification_id: str
     subject: str
@@ -43,6 +53,8 @@ class Outbox:
     attributes: dict[str, str]
     message_structure: str | None
     claimed_at: datetime
+    chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
+    pending: tuple[str, ...] = (ALERT_TOPIC,)  # the topics that have not accepted it yet
 
 
 @dataclass(frozen=True)
@@ -140,6 +152,8 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 attributes=json.loads(raw["attributes"]),
                 message_structure=raw.get("message_structure"),
                 claimed_at=datetime.fromisoformat(raw["claimed_at"]),
+                chat_message=raw.get("chat_message"),
+                pending=tuple(raw.get("pending", [ALERT_TOPIC])),
             )
         status = item.get("status")
         state.groups[key] = GroupRecord(
@@ -168,12 +182,21 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
         )
 
 
-def _put(client: DynamoDBClient, table: str, item: dict[str, Any], condition: str, values: dict[str, Any]) -> None:
-    clean = {k: v for k, v in item.items() if v is not None}
+def _put(
+    client: DynamoDBClient,
+    table: str,
+    item: dict[str, Any],
+    condition: str,
+    values: dict[str, Any],
+    writer: str | None = None,
+) -> None:
+    clean = {k: v for k, v in {**item, "writer": writer}.items() if v is not None}
+    serialized = {k: _serializer.serialize(v) for k, v in clean.items()}
     kwargs: dict[str, Any] = {
         "TableName": table,
-        "Item": {k: _serializer.serialize(v) for k, v in clean.items()},
+        "Item": serialized,
         "ConditionExpression": condition,
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
     }
     if values:
         kwargs["ExpressionAttributeValues"] = {k: _serializer.serialize(v) for k, v in values.items()}
@@ -181,20 +204,32 @@ def _put(client: DynamoDBClient, table: str, item: dict[str, Any], condition: st
         client.put_item(**kwargs)
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if writer is not None and error.response.get("Item") == serialized:
+                return  # an earlier attempt of this very write took effect
             raise WriteConflict(f"{item['sk']} changed underneath") from error
         raise
 
 
-def _delete(client: DynamoDBClient, table: str, sort_key: str, condition: str, values: dict[str, Any]) -> None:
+def _delete(
+    client: DynamoDBClient,
+    table: str,
+    sort_key: str,
+    condition: str,
+    values: dict[str, Any],
+    writer: str | None = None,
+) -> None:
     try:
         client.delete_item(
             TableName=table,
             Key={"pk": {"S": PARTITION}, "sk": {"S": sort_key}},
             ConditionExpression=condition,
             ExpressionAttributeValues={k: _serializer.serialize(v) for k, v in values.items()},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if writer is not None and "Item" not in error.response:
+                return  # gone, as this delete wanted: an earlier attempt (or a twin of this tick) removed it
             raise WriteConflict(f"{sort_key} changed underneath") from error
         raise
 
@@ -205,14 +240,24 @@ def _version_condition(expected: int) -> tuple[str, dict[str, Any]]:
     return "version = :expected", {":expected": expected}
 
 
-def advance_cursor(client: DynamoDBClient, table: str, applied_at: datetime) -> None:
-    """Claim the tick: fails if this or a newer snapshot was applied already."""
+def advance_cursor(client: DynamoDBClient, table: str, applied_at: datetime, writer: str | None = None) -> None:
+    """Claim the tick: fails if a newer snapshot was applied already.
+
+    The same snapshot may be applied again, so that Lambda's retry of an evaluation that
+    failed halfway finishes its work; applying one snapshot twice changes nothing twice.
+    """
     item = {"pk": PARTITION, "sk": CURSOR, "applied_at": applied_at.isoformat()}
-    _put(client, table, item, "attribute_not_exists(sk) OR applied_at < :at", {":at": applied_at.isoformat()})
+    condition = "attribute_not_exists(sk) OR applied_at <= :at"
+    _put(client, table, item, condition, {":at": applied_at.isoformat()}, writer)
 
 
 def put_instance(
-    client: DynamoDBClient, table: str, state: InstanceState, expected_version: int, now: datetime
+    client: DynamoDBClient,
+    table: str,
+    state: InstanceState,
+    expected_version: int,
+    now: datetime,
+    writer: str | None = None,
 ) -> None:
     item = {
         "pk": PARTITION,
@@ -226,14 +271,23 @@ def put_instance(
         "updated_at": now.isoformat(),
     }
     condition, values = _version_condition(expected_version)
-    _put(client, table, item, condition, values)
+    _put(client, table, item, condition, values, writer)
 
 
-def delete_instance(client: DynamoDBClient, table: str, key: str, expected_version: int) -> None:
-    _delete(client, table, f"instance#{key}", "version = :expected", {":expected": expected_version})
+def delete_instance(
+    client: DynamoDBClient, table: str, key: str, expected_version: int, writer: str | None = None
+) -> None:
+    _delete(client, table, f"instance#{key}", "version = :expected", {":expected": expected_version}, writer)
 
 
-def put_group(client: DynamoDBClient, table: str, group: GroupRecord, expected_version: int, now: datetime) -> None:
+def put_group(
+    client: DynamoDBClient,
+    table: str,
+    group: GroupRecord,
+    expected_version: int,
+    now: datetime,
+    writer: str | None = None,
+) -> None:
     outbox = None
     if group.outbox:
         outbox = {
@@ -243,6 +297,8 @@ def put_group(client: DynamoDBClient, table: str, group: GroupRecord, expected_v
             "attributes": json.dumps(group.outbox.attributes),
             "message_structure": group.outbox.message_structure,
             "claimed_at": group.outbox.claimed_at.isoformat(),
+            "chat_message": group.outbox.chat_message,
+            "pending": list(group.outbox.pending),
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
     item = {
@@ -262,11 +318,13 @@ def put_group(client: DynamoDBClient, table: str, group: GroupRecord, expected_v
         "expires_at": _ttl(now) if group.status is None else None,
     }
     condition, values = _version_condition(expected_version)
-    _put(client, table, item, condition, values)
+    _put(client, table, item, condition, values, writer)
 
 
-def delete_group(client: DynamoDBClient, table: str, key: str, expected_version: int) -> None:
-    _delete(client, table, f"group#{key}", "version = :expected", {":expected": expected_version})
+def delete_group(
+    client: DynamoDBClient, table: str, key: str, expected_version: int, writer: str | None = None
+) -> None:
+    _delete(client, table, f"group#{key}", "version = :expected", {":expected": expected_version}, writer)
 
 
 def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> None:

@@ -1,0 +1,349 @@
+"""docs/COST.md from the benchmark's own counts: `make cost` (after `make bench`).
+
+Every quantity comes from bench/results.json: calls, metrics requested, state read
+units, writes, log bytes and CPU seconds per tick, as measured. 150 runner types is
+interpolated linearly between the measured 100 and 1,000 fleets (each count is
+linear in the fleet size). Prices are us-east-1 list prices, stated below with
+their date and source; free tiers are left out, since an account shares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, lambda_seconds
+from queuewatch.localrun import REPO_ROOT
+
+RESULTS = REPO_ROOT / "bench" / "results.json"
+COST_DOC = REPO_ROOT / "docs" / "COST.md"
+FLEETS = (10, 150, 1000)
+TICKS_PER_MONTH = 60 * 730  # a 1-minute schedule; AWS prices a month as 730 hours
+PLATFORM_LOG_BYTES = 3 * 120  # Lambda's START, END and REPORT lines per invocation (assumed)
+EPISODES_PER_RUNNER_TYPE = 30  # alert episodes a month (fire, then resolve) per runner type (assumed)
+SERVICE_METRICS = 5  # Heartbeat, AlertsFiring, RunnerTypesDegraded, PagesSent, PagesFailed
+
+PRICES_AS_OF = "2026-11-21"
+
+
+@dataclass(frozen=True)
+class Price:
+    amount: float  # US dollars per `per` units
+    per: float
+    unit: str
+    source: str
+
+    @property
+    def usd(self) -> float:
+        """Dollars per single unit."""
+        return self.amount / self.per
+
+    def __str__(self) -> str:
+        count = {1: "", 1000: "1,000 ", 1e6: "1M "}[self.per]
+        whole, _, cents = f"{self.amount:.10f}".rstrip("0").partition(".")
+        return f"${whole}.{cents.ljust(2, '0')} per {count}{self.unit}"
+
+
+LAMBDA, CLOUDWATCH = "https://aws.amazon.com/lambda/pricing/", "https://aws.amazon.com/cloudwatch/pricing/"
+DYNAMODB = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
+PRICES = {
+    "lambda_request": Price(0.20, 1e6, "requests", LAMBDA),
+    "lambda_gb_second": Price(0.0000166667, 1, "GB-second (x86)", LAMBDA),
+    "metrics_requested": Price(0.01, 1000, "metrics requested by GetMetricData", CLOUDWATCH),
+    "sqs_request": Price(0.40, 1e6, "requests (standard queue)", "https://aws.amazon.com/sqs/pricing/"),
+    "dynamodb_read": Price(0.125, 1e6, "read request units (on-demand)", DYNAMODB),
+    "dynamodb_write": Price(0.625, 1e6, "write request units (on-demand)", DYNAMODB),
+    "sns_publish": Price(0.50, 1e6, "publishes (standard topic)", "https://aws.amazon.com/sns/pricing/"),
+    "log_ingestion": Price(0.50, 1, "GB of logs ingested (standard class)", CLOUDWATCH),
+    "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
+    "alarm": Price(0.10, 1, "standard-resolution alarm a month", CLOUDWATCH),
+    "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    item: str
+    quantity: float
+    unit: str
+    price: str
+
+    @property
+    def usd(self) -> float:
+        return self.quantity * PRICES[self.price].usd
+
+
+def per_tick(results: dict[str, Any], size: int) -> dict[str, float]:
+    """The per-tick figures of a fleet: measured, or interpolated between the nearest measured fleets."""
+    measured = {int(n): _flatten(f, results) for n, f in results["fleets"].items()}
+    if size in measured:
+        return measured[size]
+    below = max(n for n in measured if n < size)
+    above = min(n for n in measured if n > size)
+    share = (size - below) / (above - below)
+    return {k: measured[below][k] + share * (measured[above][k] - measured[below][k]) for k in measured[below]}
+
+
+def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]:
+    ours = fleet["ours"]
+    memory = results["memory_mb"]
+    calls: dict[str, float] = {}
+    for stage in ("collect", "evaluate"):
+        for name, count in ours[stage]["calls"].items():
+            calls[name] = calls.get(name, 0) + count
+    cold = ours["cold"]["evaluate"]["calls"]
+    cold_writes = sum(n for name, n in cold.items() if name.split(".")[-1] in ("PutItem", "DeleteItem", "UpdateItem"))
+    return {
+        "runner_types": fleet["runner_types"],
+        "queued": fleet["queued"],
+        "firing": fleet["firing"],
+        "collect_s": lambda_seconds(ours["collect"], memory["collect"]),
+        "evaluate_s": lambda_seconds(ours["evaluate"], memory["evaluate"]),
+        "sqs_requests": calls.get("sqs.GetQueueAttributes", 0) + calls.get("sqs.ListQueues", 0),
+        "get_queue_attributes": calls.get("sqs.GetQueueAttributes", 0),
+        "metrics_requested": ours["collect"]["metrics_requested"],
+        "read_units": ours["state"]["read_units"] * calls.get("dynamodb.Query", 0),
+        "steady_writes": ours["writes"],
+        "writes_per_firing_type": cold_writes / max(1, fleet["firing"]),
+        "log_bytes": ours["collect"]["log_bytes"] + ours["evaluate"]["log_bytes"] + 2 * PLATFORM_LOG_BYTES,
+        "emf_bytes": ours["evaluate"]["emf_bytes"],
+    }
+
+
+def queuewatch_lines(figures: dict[str, float], memory: dict[str, int], *, all_busy: bool = False) -> list[Line]:
+    """The month's bill, line by line. `all_busy`: as if every queue held jobs at every tick (the worst case)."""
+    n = figures["runner_types"]
+    t = TICKS_PER_MONTH
+    busy = n / figures["queued"] if all_busy else 1.0  # what waiting runner types cost scales by this
+    waiting_share = figures["queued"] * busy / n
+    gb_seconds = (figures["collect_s"] * memory["collect"] + figures["evaluate_s"] * memory["evaluate"]) / 1024
+    episode_writes = 2 * EPISODES_PER_RUNNER_TYPE * n * figures["writes_per_firing_type"]
+    log_bytes = figures["log_bytes"] + figures["emf_bytes"] * (busy - 1)
+    return [
+        Line("Lambda requests (collect + evaluate)", 2 * t, "requests", "lambda_request"),
+        Line("Lambda duration", gb_seconds * t, "GB-seconds", "lambda_gb_second"),
+        Line(
+            "GetMetricData metrics requested", figures["metrics_requested"] * busy * t, "metrics", "metrics_requested"
+        ),
+        Line("GetQueueAttributes and ListQueues", figures["sqs_requests"] * t, "requests", "sqs_request"),
+        Line("DynamoDB reads (one Query a tick)", figures["read_units"] * t, "read units", "dynamodb_read"),
+        Line(
+            "DynamoDB writes (state changes only)",
+            figures["steady_writes"] * t + episode_writes,
+            "write units",
+            "dynamodb_write",
+        ),
+        Line("SNS publishes (pages)", 2 * EPISODES_PER_RUNNER_TYPE * n, "publishes", "sns_publish"),
+        Line("Logs and EMF ingestion", log_bytes * t / 1e9, "GB", "log_ingestion"),
+        Line(
+            "EMF custom metrics: per runner type while jobs wait",
+            2 * n * waiting_share,
+            "metric-months",
+            "custom_metric",
+        ),
+        Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
+        Line("Heartbeat alarm", 1, "alarm-months", "alarm"),
+    ]
+
+
+def alarm_lines(n: int) -> list[Line]:
+    return [
+        Line("Alarms on queue size and queue time", 2 * n, "alarm-months", "alarm"),
+        Line("Composite alarm (size AND time) per runner type", n, "alarm-months", "composite_alarm"),
+    ]
+
+
+def _usd(value: float) -> str:
+    if value == 0:
+        return "$0"
+    return f"${value:,.2f}" if value >= 0.01 else "<$0.01"
+
+
+def _qty(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def render(results: dict[str, Any]) -> str:
+    memory = results["memory_mb"]
+    fleets = {n: per_tick(results, n) for n in FLEETS}
+    ours = {n: queuewatch_lines(fleets[n], memory) for n in FLEETS}
+    alarms = {n: alarm_lines(n) for n in FLEETS}
+    total = {n: sum(line.usd for line in ours[n]) for n in FLEETS}
+    worst = {n: sum(line.usd for line in queuewatch_lines(fleets[n], memory, all_busy=True)) for n in FLEETS}
+    total_alarms = {n: sum(line.usd for line in alarms[n]) for n in FLEETS}
+    measured = ", ".join(f"{int(n):,}" for n in results["fleets"])
+    out: list[str] = []
+    add = out.append
+    add("# What queuewatch costs a month\n")
+    add(
+        "<!-- Generated by bench/cost.py from bench/results.json (`make bench`, then `make cost`). "
+        "Do not edit by hand. -->\n"
+    )
+    add(
+        f"A 1-minute schedule ({TICKS_PER_MONTH:,} ticks a month), us-east-1 list prices as of {PRICES_AS_OF}, "
+        "no free tier. The quantities are the benchmark's own counts per tick "
+        f"(fleets of {measured} runner types measured; 150 interpolated between 100 and 1,000), "
+        "times the ticks in a month. The fleet is the benchmark's: runner types over two regions, "
+        f"{fleets[1000]['queued'] / fleets[1000]['runner_types']:.0%} of them with jobs waiting at any tick, "
+        f"{fleets[1000]['firing'] / fleets[1000]['runner_types']:.0%} firing.\n"
+    )
+    add("| monthly | " + " | ".join(f"{n:,} runner types" for n in FLEETS) + " |")
+    add("|---|" + "---:|" * len(FLEETS))
+    add("| **queuewatch** | " + " | ".join(f"**{_usd(total[n])}**" for n in FLEETS) + " |")
+    add(
+        "| queuewatch, worst case: every queue holding jobs at every tick | "
+        + " | ".join(_usd(worst[n]) for n in FLEETS)
+        + " |"
+    )
+    add(
+        "| two CloudWatch alarms per runner type plus a composite alarm | "
+        + " | ".join(_usd(total_alarms[n]) for n in FLEETS)
+        + " |"
+    )
+    add("")
+    add("## queuewatch, line by line\n")
+    add("| line | " + " | ".join(f"{n:,}: quantity | {n:,}: $" for n in FLEETS) + " |")
+    add("|---|" + "---:|---:|" * len(FLEETS))
+    for index, line in enumerate(ours[FLEETS[0]]):
+        cells = []
+        for n in FLEETS:
+            row = ours[n][index]
+            cells += [f"{_qty(row.quantity)} {row.unit}", _usd(row.usd)]
+        add(f"| {line.item} | " + " | ".join(cells) + " |")
+    add("| **total** | " + " | ".join(f" | **{_usd(total[n])}**" for n in FLEETS) + " |")
+    add("")
+    add(measured_section(results))
+    add("## The alternative: CloudWatch alarms\n")
+    add(
+        "Two alarms per runner type (`ApproximateNumberOfMessagesVisible` and `ApproximateAgeOfOldestMessage`, "
+        "free AWS/SQS metrics) and a composite alarm per runner type that fires when both do, the same "
+        "`breach_when: all` coverage as queuewatch's default rule.\n"
+    )
+    add("| line | " + " | ".join(f"{n:,}: $" for n in FLEETS) + " |")
+    add("|---|" + "---:|" * len(FLEETS))
+    for index, line in enumerate(alarms[FLEETS[0]]):
+        add(f"| {line.item} ({PRICES[line.price]}) | " + " | ".join(_usd(alarms[n][index].usd) for n in FLEETS) + " |")
+    add("")
+    add(
+        "One composite alarm over the whole fleet instead costs "
+        + ", ".join(f"{_usd(2 * n * PRICES['alarm'].usd + PRICES['composite_alarm'].usd)} ({n:,})" for n in FLEETS)
+        + ", but loses the per-runner-type AND, and a composite rule holds at most 10,240 characters "
+        "(a few hundred alarm names). Alarms keep no alert state across runner types, page once per alarm "
+        "rather than once per incident, and say nothing about why jobs queue.\n"
+    )
+    add("## Assumptions\n")
+    add(f"- **Prices**, us-east-1 list prices as of {PRICES_AS_OF}, looked up with the project's search tool in")
+    add(
+        "  copies of the AWS pricing pages and of summaries quoting them (not the live pages; check them before "
+        "budgeting):"
+    )
+    for price in PRICES.values():
+        add(f"  - {price} ({price.source})")
+    add(
+        "  DynamoDB's on-demand prices are those after its November 2024 reduction; "
+        "a strongly consistent read of up to 4 KB is one read request unit."
+    )
+    add(
+        f"- **Lambda duration** is the client CPU time the benchmark measured per tick, scaled to the function's "
+        f"share of a vCPU (MemorySize / {VCPU_MB:,} MB; collect {memory['collect']:,} MB, evaluate "
+        f"{memory['evaluate']:,} MB, from template.yaml), plus {AWS_LATENCY_S * 1000:.0f} ms of AWS latency per "
+        "sequential round of calls (32 concurrent GetQueueAttributes to a round), counted without overlap: "
+        "an upper estimate. Moto's server closes every connection, so the measured CPU also pays a TCP "
+        "connect per call that AWS's kept-alive connections avoid."
+    )
+    add(
+        "- **GetMetricData** requests the AWS/SQS age only for queues that hold a job (an empty queue's oldest "
+        "job is 0 old), so this line scales with how many queues have jobs waiting at a tick: "
+        f"{fleets[1000]['queued'] / fleets[1000]['runner_types']:.0%} here. If every queue held jobs at every "
+        "tick, it would be "
+        + ", ".join(f"{_usd(n * TICKS_PER_MONTH * PRICES['metrics_requested'].usd)} ({n:,})" for n in FLEETS)
+        + " a month. Each extra metric query per runner type in the config (`signals`) adds the same again."
+    )
+    add(
+        f"- **State changes**: steady ticks write nothing (measured). Each runner type is assumed to fire and "
+        f"resolve {EPISODES_PER_RUNNER_TYPE} times a month, each change costing the writes the benchmark's first "
+        "tick measured per firing runner type, and each paging twice (upper bound: grouping shares pages)."
+    )
+    add(
+        f"- **Logs**: the bytes both functions wrote per steady tick (log lines and EMF), plus "
+        f"{PLATFORM_LOG_BYTES} bytes a tick of Lambda's own START/END/REPORT lines. Storage ($0.03 per GB-month, "
+        "30-day retention) adds about 6% of the ingestion line."
+    )
+    add(
+        "- **Custom metrics**: CloudWatch bills an EMF metric for each hour it receives data. queuewatch emits "
+        "QueueSize and QueueTime per runner type only while jobs wait; the line assumes the runner types "
+        "that wait at any tick are the same all month. If every runner type had a job waiting in every hour, "
+        "it would be "
+        + ", ".join(f"{_usd(2 * n * PRICES['custom_metric'].usd)} ({n:,})" for n in FLEETS)
+        + " a month: the largest line at scale. Graphs fill the gaps with FILL(m, 0)."
+    )
+    add(
+        "- Not counted: EventBridge scheduled rules (no charge), SNS deliveries to subscribers (the same for "
+        "either option), data transfer within the region, DynamoDB storage and backups of a few kilobytes."
+    )
+    add("")
+    return "\n".join(out)
+
+
+def measured_section(results: dict[str, Any]) -> str:
+    """The benchmark's own figures per steady tick, that the bill above multiplies."""
+    rows = [
+        "## What the benchmark measured\n",
+        "Per steady tick against a moto server on 127.0.0.1 (a real HTTP round trip per call; moto's one "
+        "server process, not AWS, sets the wall time), median of several ticks; calls are per tick and "
+        "equal the minimum in every fleet (`make bench` prints both). Peak memory is the cold first tick's, "
+        "in a fresh interpreter.\n",
+        "| runner types | tick: collect + evaluate | naive watcher | GetQueueAttributes | GetMetricData "
+        "(metrics) | DynamoDB Query (read units) | writes, publishes | snapshot sent | peak memory "
+        "collect / evaluate |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, fleet in results["fleets"].items():
+        ours = fleet["ours"]
+        calls: dict[str, int] = {}
+        for stage in ("collect", "evaluate"):
+            for name, count in ours[stage]["calls"].items():
+                calls[name] = calls.get(name, 0) + count
+        naive = fleet.get("naive")
+        naive_text = f"{naive['wall_s']:.2f} s (ours {fleet['ratio']:.2f}×)" if naive else "not run"
+        snapshot = ours["snapshot"]
+        encoding = "gzip" if snapshot["encoding"] != "plain" else "plain"
+        rows.append(
+            f"| {int(size):,} | {ours['collect']['wall_s']:.2f} + {ours['evaluate']['wall_s']:.2f} s | {naive_text} "
+            f"| {calls.get('sqs.GetQueueAttributes', 0):,} | {calls.get('cloudwatch.GetMetricData', 0)} "
+            f"({ours['collect']['metrics_requested']:,}) | {calls.get('dynamodb.Query', 0)} "
+            f"({ours['state']['read_units']}) | {ours['writes']}, {ours['publishes']} "
+            f"| {snapshot['sent_bytes'] / 1024:,.1f} KiB {encoding} (of {snapshot['plain_bytes'] / 1024:,.0f} KiB) "
+            f"| {ours['cold']['collect']['peak_rss_mb']:.0f} / {ours['cold']['evaluate']['peak_rss_mb']:.0f} MB |"
+        )
+    imports = results["imports"]
+    rows.append(
+        f"\nCold-start import, CPU time in fresh interpreters: `import boto3` {imports['import boto3']['ms']:.0f} ms, "
+        f"collect handler {imports['collect handler']['ms']:.0f} ms "
+        f"({imports['collect handler']['ratio']:.2f}×), evaluate handler {imports['evaluate handler']['ms']:.0f} ms "
+        f"({imports['evaluate handler']['ratio']:.2f}×).\n"
+    )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=COST_DOC)
+    args = parser.parse_args(argv)
+    results = json.loads(args.results.read_text(encoding="utf-8"))
+    missing = {10, 100, 1000} - {int(n) for n in results["fleets"]}
+    if missing:
+        raise SystemExit(f"{args.results}: needs the fleets {sorted(missing)}; run `make bench` first")
+    args.out.write_text(render(results), encoding="utf-8")
+    print(f"wrote {args.out.relative_to(REPO_ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,217 @@
+"""A fleet of runner types in moto, shaped like a busy CI fleet in a steady minute.
+
+Runner types alternate between two regions. One in 10 has jobs waiting (young
+ones, under the 1-minute threshold), one in 100 has been queueing for 15 minutes
+and fires; both spread over the two regions. CloudWatch holds an AWS/SQS age
+datapoint for each queue that holds jobs (moto makes none, so the fleet puts them
+in); an idle queue has none, as in AWS.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config as BotoConfig
+
+from queuewatch.adapters.state_table import create_table
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+REGIONS = ("us-east-1", "us-west-2")
+HOME_REGION = REGIONS[0]
+PREFIX = "gh-ci"
+FAMILIES = ("linux", "linux-arm64", "windows", "linux-g5-4xlarge-nvidia-gpu", "linux-rocm-gpu", "macos-m1")
+SIZES = ("large", "2xlarge", "4xlarge", "12xlarge", "metal")
+T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+YOUNG_AGE_SECONDS = 20.0  # jobs picked up within the minute: not breaching
+FIRING_AGE_SECONDS = 900.0
+STATE_TABLE = "queuewatch-bench-state"
+NAIVE_TABLE = "queuewatch-bench-naive"
+TOPIC = "queuewatch-bench-alerts"
+INBOX = "queuewatch-bench-pager"
+SEED_CLIENT = BotoConfig(max_pool_connections=16, retries={"mode": "standard", "max_attempts": 5})
+
+
+@dataclass(frozen=True)
+class Fleet:
+    size: int
+
+    def name(self, index: int) -> str:
+        return f"{FAMILIES[index % len(FAMILIES)]}-{SIZES[index // len(FAMILIES) % len(SIZES)]}-{index:05d}"
+
+    def region(self, index: int) -> str:
+        return REGIONS[index % len(REGIONS)]
+
+    def queue(self, index: int) -> str:
+        return f"{PREFIX}-{self.name(index)}-queued-builds"
+
+    def queued(self, index: int) -> bool:
+        return index % 20 in (3, 14)  # an odd and an even index: both regions
+
+    def firing(self, index: int) -> bool:
+        return index % 200 in (3, 114)  # queued ones, one in each region
+
+    @property
+    def indexes(self) -> range:
+        return range(self.size)
+
+    def in_region(self, region: str) -> list[int]:
+        return [i for i in self.indexes if self.region(i) == region]
+
+    def count(self, what: str) -> int:
+        test = {"queued": self.queued, "firing": self.firing}[what]
+        return sum(1 for i in self.indexes if test(i))
+
+    def minimum_calls(self) -> dict[str, int]:
+        """The floor for one steady tick, from the fleet's shape alone (not from queuewatch's code)."""
+        return {
+            "sqs.ListQueues": sum(max(1, math.ceil(len(self.in_region(r)) / 1000)) for r in REGIONS),
+            "sqs.GetQueueAttributes": self.size,
+            # only queues holding a job have an oldest job; the age of the others is 0
+            "cloudwatch.GetMetricData": sum(
+                math.ceil(sum(1 for i in self.in_region(r) if self.queued(i)) / 500) for r in REGIONS
+            ),
+            "cloudwatch.metrics_requested": self.count("queued"),
+            "dynamodb.Query": 1,
+            "dynamodb.writes": 0,
+            "sns.Publish": 0,
+        }
+
+    def config_text(self) -> str:
+        discovery = "".join(
+            f'  - {{queue_name_pattern: "{{prefix}}-{{runner_type}}-queued-builds", prefix: {PREFIX}, region: {r}}}\n'
+            for r in REGIONS
+        )
+        return (
+            "version: 1\n"
+            f"defaults:\n  region: {HOME_REGION}\n  metric_lookback: 10m\n"
+            "  rule:\n    team: ci-infra\n    runbook_url: https://runbooks.example.com/jobs-queueing\n"
+            "    keep_firing_for: 5m\n    repeat_interval: 4h\n"
+            f"discovery:\n{discovery}"
+            "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}\n"
+            "monitor: {for: 5m}\n"
+        )
+
+
+@dataclass(frozen=True)
+class Seeded:
+    topic_arn: str
+    inbox_url: str
+
+
+def seed(fleet: Fleet) -> Seeded:
+    """Queues, queued jobs, age datapoints, the two state tables, the topic and a subscriber."""
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        for region in REGIONS:
+            sqs = boto3.client("sqs", region_name=region, config=SEED_CLIENT)
+            indexes = fleet.in_region(region)
+            urls = list(pool.map(lambda i, c=sqs: c.create_queue(QueueName=fleet.queue(i))["QueueUrl"], indexes))
+            queued = [(url, i) for url, i in zip(urls, indexes, strict=True) if fleet.queued(i)]
+            list(pool.map(lambda pair, c=sqs: _enqueue(c, pair[0], 1 + pair[1] % 3), queued))
+            _put_ages(fleet, region, [i for i in indexes if fleet.queued(i)])
+    dynamodb = boto3.client("dynamodb", region_name=HOME_REGION)
+    create_table(dynamodb, STATE_TABLE)
+    create_table(dynamodb, NAIVE_TABLE)
+    sns = boto3.client("sns", region_name=HOME_REGION)
+    topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
+    sqs = boto3.client("sqs", region_name=HOME_REGION)
+    inbox_url = sqs.create_queue(QueueName=INBOX)["QueueUrl"]
+    inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
+    return Seeded(topic_arn=topic_arn, inbox_url=inbox_url)
+
+
+def _enqueue(sqs: SQSClient, url: str, jobs: int) -> None:
+    sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[{"Id": str(n), "MessageBody": f'{{"id": {n}, "eventType": "workflow_job"}}'} for n in range(jobs)],
+    )
+
+
+def _put_ages(fleet: Fleet, region: str, indexes: Sequence[int]) -> None:
+    cloudwatch = boto3.client("cloudwatch", region_name=region, config=SEED_CLIENT)
+
+    def age(i: int) -> float:
+        return FIRING_AGE_SECONDS if fleet.firing(i) else YOUNG_AGE_SECONDS
+
+    for start in range(0, len(indexes), 500):
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": "ApproximateAgeOfOldestMessage",
+                    "Dimensions": [{"Name": "QueueName", "Value": fleet.queue(i)}],
+                    "Timestamp": T0 - timedelta(minutes=1),
+                    "Value": age(i),
+                    "Unit": "Seconds",
+                }
+                for i in indexes[start : start + 500]
+            ],
+        )
+
+
+def drain_inbox(inbox_url: str) -> int:
+    """Pages the subscriber received since the last call."""
+    sqs = boto3.client("sqs", region_name=HOME_REGION)
+    received = 0
+    while True:
+        messages = sqs.receive_message(QueueUrl=inbox_url, MaxNumberOfMessages=10).get("Messages", [])
+        if not messages:
+            return received
+        received += len(messages)
+        sqs.delete_message_batch(
+            QueueUrl=inbox_url,
+            Entries=[{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]} for n, m in enumerate(messages)],
+        )
+
+
+def item_bytes(item: dict[str, dict[str, object]]) -> int:
+    """DynamoDB's size of an item: attribute names plus values (strings, numbers, lists and maps)."""
+    return sum(len(name.encode()) + _value_bytes(value) for name, value in item.items())
+
+
+def _value_bytes(value: dict[str, object]) -> int:
+    ((kind, raw),) = value.items()
+    if kind == "S":
+        return len(str(raw).encode())
+    if kind == "N":
+        digits = str(raw).lstrip("-").replace(".", "").lstrip("0") or "0"
+        return math.ceil(len(digits) / 2) + 1
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "L":
+        assert isinstance(raw, list)
+        return 3 + sum(1 + _value_bytes(v) for v in raw)
+    if kind == "M":
+        assert isinstance(raw, dict)
+        return 3 + sum(1 + len(k.encode()) + _value_bytes(v) for k, v in raw.items())
+    if kind == "SS":
+        assert isinstance(raw, list)
+        return sum(len(str(v).encode()) for v in raw)
+    raise ValueError(f"unexpected DynamoDB type {kind}")
+
+
+def state_read_floor(table: str, partition: str = "queuewatch") -> dict[str, int]:
+    """Items and bytes in the state partition, and the read units one strongly consistent Query costs."""
+    dynamodb = boto3.client("dynamodb", region_name=HOME_REGION)
+    items: list[dict[str, dict[str, object]]] = []
+    kwargs: dict[str, object] = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": partition}},
+    }
+    while True:
+        page = dynamodb.query(**kwargs)  # type: ignore[arg-type]
+        items.extend(page.get("Items", []))  # type: ignore[arg-type]
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    size = sum(item_bytes(item) for item in items)
+    return {"items": len(items), "bytes": size, "read_units": max(1, math.ceil(size / 4096))}

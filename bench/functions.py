@@ -1,0 +1,84 @@
+"""The real Lambda handlers, loaded as Lambda loads them, with clients that count their calls."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.counting import CallLog, LogSink, counting_session
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.collect import Clients
+from queuewatch.localrun import REPO_ROOT, FakeContext, load_handler_module
+
+LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
+
+
+def template_memory_mb(stage: str) -> int:
+    """The function's MemorySize in template.yaml: the figures the cost model prices."""
+    text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
+    block = text.split(f"\n  {LOGICAL_IDS[stage]}:\n", 1)[1].split("\n  Resources\n", 1)[0]
+    found = re.search(r"^\s+MemorySize: (\d+)\s*$", block, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"template.yaml: no MemorySize for {LOGICAL_IDS[stage]}")
+    return int(found[1])
+
+
+@dataclass
+class Invocation:
+    """One handler call: what it returned and what it cost."""
+
+    result: Any
+    wall_s: float
+    cpu_s: float
+    calls: Counter[str]
+    attempts: int
+    metrics_requested: int
+    log: dict[str, int]
+    server_cpu_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Functions:
+    """CollectFunction and EvaluateFunction in this process, sharing one call log and one log sink.
+
+    Install before anything else writes to stdout: Powertools' Logger binds the stream it is made with.
+    """
+
+    def __init__(self, stages: tuple[str, ...] = ("collect", "evaluate")) -> None:
+        self.log = CallLog()
+        self.sink = LogSink()
+        sys.stdout = self.sink
+        # The handlers make their clients at import, from a default session; these count their calls.
+        aws = AwsClients(session=counting_session(self.log))
+        self.modules = {stage: load_handler_module(stage) for stage in stages}
+        for module in self.modules.values():
+            setattr(module, "aws", aws)  # noqa: B010 - the handler module's own global
+        if "collect" in self.modules:
+            setattr(self.modules["collect"], "clients", Clients(sqs=aws.sqs, cloudwatch=aws.cloudwatch))  # noqa: B010
+
+    def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
+        module = self.modules[stage]
+        context = FakeContext(f"queuewatch-{stage}", memory_limit_in_mb=template_memory_mb(stage))
+        self.log.take()
+        self.sink.take()
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = module.lambda_handler(event, context)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        calls, attempts, metrics = self.log.take()
+        return Invocation(result, wall, cpu, calls, attempts, metrics, self.sink.take())
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since it started its program (Linux's VmHWM).
+
+    Not getrusage's ru_maxrss: that one carries the parent's peak over fork and exec.
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")

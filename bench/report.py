@@ -1,0 +1,180 @@
+"""The benchmark's tables and the verdict on each target of issue 6."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from bench.lambda_model import lambda_seconds
+
+RATIO_TARGET = 0.2  # a 1,000-runner-type tick takes at most 1/5 of the naive watcher's
+IMPORT_TARGET = 1.5  # handler import within 1.5x a bare `import boto3`
+MEMORY_HEADROOM = 1.5  # MemorySize at least 1.5x the measured peak
+CHECKED_CALLS = (
+    "sqs.ListQueues",
+    "sqs.GetQueueAttributes",
+    "cloudwatch.GetMetricData",
+    "cloudwatch.metrics_requested",
+    "dynamodb.Query",
+    "dynamodb.read_units",
+    "dynamodb.writes",
+    "sns.Publish",
+)
+
+
+class Printer:
+    """Writes to the terminal the benchmark started with, whatever sys.stdout is later."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def line(self, text: str = "") -> None:
+        print(text, file=self.stream, flush=True)
+
+
+def imports(say: Printer, figures: dict[str, dict[str, float]]) -> None:
+    base = figures["import boto3"]["ms"]
+    say.line(f"  {'import':<18}{'CPU ms':>8}{'x boto3':>9}{'wall ms':>9}{'RSS MB':>8}")
+    for name, row in figures.items():
+        ratio = row["ms"] / base
+        say.line(f"  {name:<18}{row['ms']:>8.0f}{ratio:>9.2f}{row['wall_ms']:>9.0f}{row['rss_mb']:>8.0f}")
+
+
+def our_calls(figures: dict[str, Any]) -> dict[str, float]:
+    """Our steady tick's calls, by the names the minimum uses."""
+    ours = figures["ours"]
+    calls: dict[str, float] = {}
+    for stage in ("collect", "evaluate"):
+        for name, count in ours[stage]["calls"].items():
+            calls[name] = calls.get(name, 0) + count
+    calls["dynamodb.writes"] = ours["writes"]
+    calls["dynamodb.read_units"] = ours["state"]["read_units"] * calls.get("dynamodb.Query", 0)
+    calls["cloudwatch.metrics_requested"] = ours["collect"]["metrics_requested"]
+    return calls
+
+
+def naive_calls(figures: dict[str, Any]) -> dict[str, float]:
+    naive = figures["naive"]
+    calls: dict[str, float] = dict(naive["calls"])
+    calls["dynamodb.writes"] = naive["writes"]
+    calls["cloudwatch.metrics_requested"] = naive["metrics_requested"]
+    calls["dynamodb.read_units"] = calls.get("dynamodb.GetItem", 0)  # each consistent GetItem: at least 1
+    return calls
+
+
+def fleet(say: Printer, figures: dict[str, Any]) -> None:
+    ours, naive, minimum = figures["ours"], figures["naive"], figures["minimum"]
+    say.line(
+        f"\n== {figures['runner_types']:,} runner types over {figures['regions']} regions: "
+        f"{figures['queued']} with jobs waiting, {figures['firing']} firing; "
+        f"median of {ours['steady_ticks']} steady ticks =="
+    )
+    head = f"  {'':<30}{'queuewatch':>12}{'minimum':>10}{'naive':>12}"
+    say.line(head)
+    naive_wall = f"{naive['wall_s']:.2f} s" if naive else "-"
+    say.line(f"  {'wall time per tick':<30}{ours['tick_wall_s']:>10.2f} s{'':>10}{naive_wall:>12}")
+    for stage in ("collect", "evaluate"):
+        say.line(f"  {'  ' + stage:<30}{ours[stage]['wall_s']:>10.2f} s")
+    cpu = ours["collect"]["cpu_s"] + ours["evaluate"]["cpu_s"]
+    naive_cpu = f"{naive['cpu_s']:.2f} s" if naive else "-"
+    say.line(f"  {'client CPU per tick':<30}{cpu:>10.2f} s{'':>10}{naive_cpu:>12}")
+    server = ours["collect"]["server_cpu_s"] + ours["evaluate"]["server_cpu_s"]
+    naive_server = f"{naive['server_cpu_s']:.2f} s" if naive else "-"
+    say.line(f"  {'moto server CPU per tick':<30}{server:>10.2f} s{'':>10}{naive_server:>12}")
+    say.line("  AWS calls per tick")
+    mine = our_calls(figures)
+    theirs = naive_calls(figures) if naive else {}
+    names = list(CHECKED_CALLS) + sorted((set(mine) | set(theirs)) - set(CHECKED_CALLS))
+    for name in names:
+        floor = minimum.get(name)
+        floor_text = f"{floor:,}" if floor is not None else "-"
+        flag = "" if floor is None or mine.get(name, 0) == floor else "  <- over the minimum"
+        other = f"{theirs.get(name, 0):,.0f}" if naive else "-"
+        say.line(f"  {'  ' + name:<30}{mine.get(name, 0):>12,.0f}{floor_text:>10}{other:>12}{flag}")
+    state = ours["state"]
+    say.line(f"  {'state read':<30}{state['items']} items, {state['bytes']:,} bytes in one strongly consistent Query")
+    snap = ours["snapshot"]
+    say.line(
+        f"  {'snapshot':<30}{snap['plain_bytes'] / 1024:,.1f} KiB as JSON; sent {snap['encoding']}: "
+        f"{snap['sent_bytes'] / 1024:,.1f} KiB (destination record {snap['record_bytes'] / 1024:,.1f} KiB; "
+        "Lambda's async limit 1 MB, ours 240 KiB)"
+    )
+    say.line(
+        f"  {'log output per tick':<30}collect {ours['collect']['log_bytes']:,} B, evaluate "
+        f"{ours['evaluate']['log_bytes']:,} B (EMF {ours['evaluate']['emf_bytes']:,} B)"
+    )
+    cold = ours["cold"]
+    for stage in ("collect", "evaluate"):
+        c = cold[stage]
+        say.line(
+            f"  {'cold ' + stage:<30}init {c['init_s']:.2f} s + tick {c['wall_s']:.2f} s, "
+            f"peak RSS {c['peak_rss_mb']:.0f} MB"
+        )
+    say.line(f"  {'':<30}(the cold tick is the first: it paged {cold['pages_received']} time(s))")
+    retries = sum(ours[s]["http_attempts"] - sum(ours[s]["calls"].values()) for s in ("collect", "evaluate"))
+    say.line(
+        f"  {'steady ticks':<30}outcome {', '.join(ours['outcomes'])}; {ours['writes']} writes, "
+        f"{ours['publishes']} publishes, {ours['pages_received']} pages received; "
+        f"{ours['degraded']} runner types degraded, {retries} retried calls"
+    )
+    for stage in ("collect", "evaluate"):
+        seconds = lambda_seconds(ours[stage], memory_mb=stage_memory(figures, stage))
+        say.line(f"  {'est. Lambda ' + stage:<30}{seconds:.2f} s at {stage_memory(figures, stage)} MB")
+    if naive:
+        verdict = "meets" if figures["runner_types"] != 1000 or figures["ratio"] <= RATIO_TARGET else "MISSES"
+        note = f" ({verdict} the 1/5 target)" if figures["runner_types"] == 1000 else ""
+        say.line(f"  {'queuewatch / naive wall time':<30}{figures['ratio']:.3f}{note}")
+
+
+def stage_memory(figures: dict[str, Any], stage: str) -> int:
+    return int(figures["memory_mb"][stage])
+
+
+def targets(say: Printer, results: dict[str, Any]) -> dict[str, Any]:
+    """Each target of issue 6, met or not, with the figure that decides it."""
+    fleets = results["fleets"]
+    verdicts: dict[str, Any] = {}
+    over = {
+        size: {
+            n: (our_calls(f).get(n, 0), f["minimum"][n])
+            for n in f["minimum"]
+            if our_calls(f).get(n, 0) != f["minimum"][n]
+        }
+        for size, f in fleets.items()
+    }
+    extra = {
+        size: sorted(
+            n for n, count in our_calls(f).items() if count and n not in f["minimum"] and n != "dynamodb.read_units"
+        )
+        for size, f in fleets.items()
+    }
+    verdicts["calls_at_minimum"] = {
+        "met": not any(over.values()) and not any(extra.values()),
+        "over": {s: o for s, o in over.items() if o},
+        "unexpected_calls": {s: e for s, e in extra.items() if e},
+    }
+    if "1000" in fleets and fleets["1000"].get("naive"):
+        ratio = fleets["1000"]["ratio"]
+        verdicts["ratio_1000"] = {"met": ratio <= RATIO_TARGET, "ratio": ratio}
+    verdicts["steady_writes_nothing"] = {
+        "met": all(
+            f["ours"]["writes"] == 0 and f["ours"]["publishes"] == 0 and f["ours"]["outcomes"] == ["unchanged"]
+            for f in fleets.values()
+        )
+    }
+    ratios = {n: results["imports"][n]["ratio"] for n in ("collect handler", "evaluate handler")}
+    verdicts["import_within_1_5x"] = {"met": all(r <= IMPORT_TARGET for r in ratios.values()), "ratios": ratios}
+    peaks = {
+        stage: max(f["ours"]["cold"][stage]["peak_rss_mb"] for f in fleets.values())
+        for stage in ("collect", "evaluate")
+    }
+    memory = results["memory_mb"]
+    verdicts["memory_sized_from_peak"] = {
+        "met": all(memory[s] >= MEMORY_HEADROOM * peaks[s] for s in peaks),
+        "peak_rss_mb": peaks,
+        "memory_mb": memory,
+    }
+    say.line("\n== targets ==")
+    for name, verdict in verdicts.items():
+        detail = {k: v for k, v in verdict.items() if k != "met"}
+        say.line(f"  {'met ' if verdict['met'] else 'MISSED'}  {name}  {detail if detail else ''}")
+    return verdicts

@@ -1,0 +1,294 @@
+"""Triage: why a runner type queues, read from its snapshot, the likely cause first.
+
+Each finding names its evidence in numbers. The order is fixed by how directly a
+cause explains a queue: runners that sit idle while jobs wait point past capacity
+altogether; a scale-up that fails or stalls, or an autoscaler at its maximum, is
+why capacity does not grow; a surge or longer jobs is why more is needed;
+saturation alone is the symptom they share. Missing or stale signals come last,
+unless nothing else was found. The triage explains a page; it never decides one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from queuewatch.config import SignalName
+from queuewatch.durations import format_duration
+from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+
+Cause = Literal[
+    "idle_not_taking_jobs",
+    "scale_up_failing",
+    "at_max",
+    "arrival_surge",
+    "jobs_longer",
+    "saturated",
+    "no_data",
+]
+
+TITLES: dict[Cause, str] = {
+    "idle_not_taking_jobs": "Idle runners not taking jobs",
+    "scale_up_failing": "Scale-up stalled or failing",
+    "at_max": "At the autoscaler's maximum",
+    "arrival_surge": "Arrival surge",
+    "jobs_longer": "Jobs running longer",
+    "saturated": "Saturated",
+    "no_data": "No data or stale data",
+}
+
+SATURATION = 0.9  # busy runners at or above this share of all runners
+SURGE_FACTOR = 2.0  # arrivals in the window at least this many times the usual
+SURGE_MIN_JOBS = 5  # ... and at least this many more jobs than usual
+THROUGHPUT_DROP = 0.5  # the consumer dequeued at most this share of its usual
+LONGER_FACTOR = 1.5  # jobs take at least this many times their usual duration
+AGED_THROUGH = 0.8  # the oldest job aged through this share of the window: nobody took it
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Finding(_Model):
+    cause: Cause
+    title: str
+    detail: str = Field(description="the evidence, in numbers")
+    evidence: dict[str, float] = Field(description="the same numbers, by name")
+
+
+class Triage(_Model):
+    findings: list[Finding] = Field(description="likely cause first")
+    not_checked: list[str] = Field(
+        default_factory=list, description="causes no configured signal can show, and what would show them"
+    )
+    window_seconds: int = Field(description="the span sums and growth cover")
+    baseline_seconds: int = Field(description="the span before the window that 'usual' means")
+
+
+@dataclass(frozen=True)
+class _Growth:
+    text: str
+    evidence: dict[str, float]
+
+
+class _Reader:
+    def __init__(self, runner_type: RunnerTypeSnapshot, window: int, baseline: int) -> None:
+        self.rt = runner_type
+        self.window = window
+        self.baseline = baseline
+        self.span = format_duration(window)
+
+    def reading(self, signal: SignalName) -> Reading | None:
+        reading = self.rt.signals.get(signal)
+        return reading if reading is not None and reading.value is not None else None
+
+    def value(self, signal: SignalName) -> float | None:
+        reading = self.reading(signal)
+        return reading.value if reading else None
+
+    def configured(self, *signals: SignalName) -> bool:
+        return all(signal in self.rt.signals for signal in signals)
+
+    def idle(self) -> float | None:
+        idle = self.value(SignalName.IDLE_RUNNERS)
+        total, busy = self.value(SignalName.TOTAL_RUNNERS), self.value(SignalName.BUSY_RUNNERS)
+        if idle is None and total is not None and busy is not None:
+            idle = max(0.0, total - busy)
+        return idle
+
+    def total(self) -> float | None:
+        total = self.value(SignalName.TOTAL_RUNNERS)
+        busy, idle = self.value(SignalName.BUSY_RUNNERS), self.value(SignalName.IDLE_RUNNERS)
+        if total is None and busy is not None and idle is not None:
+            total = busy + idle
+        return total
+
+    def growth(self) -> _Growth | None:
+        """The queue grew over the window, or its oldest job waited through it untaken."""
+        size = self.reading(SignalName.QUEUE_SIZE)
+        first = size.window_first if size else None
+        last = size.window_last if size else None
+        if first is not None and last is not None and last > first:
+            return _Growth(
+                f"the queue grew from {first:g} to {last:g} jobs in {self.span}",
+                {"queue_size_window_start": first, "queue_size_window_end": last},
+            )
+        age = self.reading(SignalName.QUEUE_TIME)
+        then = age.window_first if age else None
+        now = age.value if age else None
+        if then is not None and now is not None and now - then >= AGED_THROUGH * self.window:
+            return _Growth(
+                f"the oldest job aged from {format_duration(then)} to {format_duration(now)} without being taken",
+                {"queue_time_window_start_seconds": then, "queue_time_seconds": now},
+            )
+        return None
+
+
+def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Triage:
+    """The findings for one queueing runner type, most likely cause first."""
+    reader = _Reader(runner_type, window, baseline)
+    findings = [
+        finding
+        for check in (_idle, _scale_up_failing, _at_max, _surge, _longer, _saturated, _no_data)
+        if (finding := check(reader)) is not None
+    ]
+    return Triage(findings=findings, not_checked=_not_checked(reader), window_seconds=window, baseline_seconds=baseline)
+
+
+def _finding(cause: Cause, parts: list[str], evidence: dict[str, float]) -> Finding:
+    return Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence)
+
+
+def _idle(r: _Reader) -> Finding | None:
+    idle = r.idle()
+    growth = r.growth()
+    if idle is None or idle < 1 or growth is None:
+        return None
+    return _finding(
+        "idle_not_taking_jobs",
+        [
+            f"{idle:g} idle runners while {growth.text}",
+            f"check that the jobs' runs-on labels match {r.rt.name} and that new runners register",
+        ],
+        {"idle_runners": idle, **growth.evidence},
+    )
+
+
+def _scale_up_failing(r: _Reader) -> Finding | None:
+    parts: list[str] = []
+    evidence: dict[str, float] = {}
+    failures = r.reading(SignalName.CREATION_FAILURES)
+    if failures and failures.window_sum:
+        parts.append(f"{failures.window_sum:g} runner creations failed in {r.span}{_fleet(failures)}")
+        evidence["creation_failures"] = failures.window_sum
+    exceptions = r.reading(SignalName.EC2_EXCEPTIONS)
+    if exceptions and exceptions.window_sum and exceptions.by_name:
+        named = sorted(exceptions.by_name.items(), key=lambda item: (-item[1], item[0]))
+        parts.append(
+            "EC2 RunInstances errors in "
+            + f"{r.span}{_fleet(exceptions)}: "
+            + ", ".join(f"{name} {count:g}" for name, count in named)
+        )
+        evidence.update({f"ec2_exception_{name}": count for name, count in named})
+    dequeued = r.reading(SignalName.JOBS_DEQUEUED)
+    growth = r.growth()
+    if growth and dequeued and dequeued.window_sum is not None and dequeued.baseline_sum is not None:
+        usual = dequeued.baseline_sum
+        arrivals = r.reading(SignalName.JOB_ARRIVALS)
+        arrived = arrivals.window_sum if arrivals and arrivals.window_sum is not None else None
+        dropped = usual >= 1 and dequeued.window_sum <= THROUGHPUT_DROP * usual
+        starved = dequeued.window_sum == 0 and (arrived or 0) > 0
+        if dropped or starved:
+            parts.append(
+                f"{growth.text} while the scale-up consumer dequeued {dequeued.window_sum:g}{_fleet(dequeued)} "
+                f"(usually {usual:.4g} per {r.span})"
+            )
+            evidence.update(growth.evidence)
+            evidence["jobs_dequeued"] = dequeued.window_sum
+            evidence["jobs_dequeued_usual"] = round(usual, 2)
+            if not _can_see_max(r):
+                parts.append("or the autoscaler is at its maximum, which no configured signal shows")
+    if not parts:
+        return None
+    return _finding("scale_up_failing", parts, evidence)
+
+
+def _at_max(r: _Reader) -> Finding | None:
+    parts: list[str] = []
+    evidence: dict[str, float] = {}
+    total, maximum = r.total(), r.value(SignalName.MAX_RUNNERS)
+    if total is not None and maximum is not None and maximum > 0 and total >= maximum:
+        parts.append(f"{total:g} runners, the autoscaler's maximum is {maximum:g}")
+        evidence.update(total_runners=total, max_runners=maximum)
+    hits = r.reading(SignalName.MAX_HIT)
+    if hits and hits.window_sum:
+        parts.append(f"the autoscaler refused {hits.window_sum:g} scale-ups at its maximum in {r.span}")
+        evidence["max_hit"] = hits.window_sum
+    return _finding("at_max", parts, evidence) if parts else None
+
+
+def _surge(r: _Reader) -> Finding | None:
+    arrivals = r.reading(SignalName.JOB_ARRIVALS)
+    if not arrivals or arrivals.window_sum is None or arrivals.baseline_sum is None:
+        return None
+    now, usual = arrivals.window_sum, arrivals.baseline_sum
+    if now < SURGE_FACTOR * usual or now - usual < SURGE_MIN_JOBS:
+        return None
+    against = f"{now / usual:.1f}x the usual {usual:.4g}" if usual > 0 else "against none usually"
+    return _finding(
+        "arrival_surge",
+        [
+            f"{now:g} jobs arrived in {r.span}{_fleet(arrivals)}, {against} per {r.span} "
+            f"over the {format_duration(r.baseline)} before"
+        ],
+        {"job_arrivals": now, "job_arrivals_usual": round(usual, 2)},
+    )
+
+
+def _longer(r: _Reader) -> Finding | None:
+    duration = r.reading(SignalName.JOB_DURATION)
+    if not duration or duration.value is None or not duration.baseline_mean:
+        return None
+    if duration.value < LONGER_FACTOR * duration.baseline_mean:
+        return None
+    return _finding(
+        "jobs_longer",
+        [
+            f"jobs take {format_duration(duration.value)}, {duration.value / duration.baseline_mean:.1f}x the usual "
+            f"{format_duration(duration.baseline_mean)} over the {format_duration(r.baseline)} before"
+        ],
+        {"job_duration_seconds": duration.value, "job_duration_usual_seconds": duration.baseline_mean},
+    )
+
+
+def _saturated(r: _Reader) -> Finding | None:
+    busy, total = r.value(SignalName.BUSY_RUNNERS), r.total()
+    if busy is None or not total or busy < SATURATION * total:
+        return None
+    return _finding(
+        "saturated",
+        [f"{busy:g} of {total:g} runners busy ({100 * busy / total:.0f}%)"],
+        {"busy_runners": busy, "total_runners": total},
+    )
+
+
+def _no_data(r: _Reader) -> Finding | None:
+    degraded = r.rt.degraded
+    if not degraded:
+        return None
+    return _finding(
+        "no_data",
+        [f"{name.value}: {reason}" for name, reason in sorted(degraded.items())],
+        {},
+    )
+
+
+def _fleet(reading: Reading) -> str:
+    return " (fleet-wide)" if reading.fleet_wide else ""
+
+
+def _can_see_max(r: _Reader) -> bool:
+    return r.configured(SignalName.MAX_HIT) or (
+        r.configured(SignalName.MAX_RUNNERS)
+        and (r.configured(SignalName.TOTAL_RUNNERS) or r.configured(SignalName.BUSY_RUNNERS, SignalName.IDLE_RUNNERS))
+    )
+
+
+def _not_checked(r: _Reader) -> list[str]:
+    out: list[str] = []
+    s = SignalName
+    if not (r.configured(s.IDLE_RUNNERS) or r.configured(s.TOTAL_RUNNERS, s.BUSY_RUNNERS)):
+        out.append(f"{TITLES['idle_not_taking_jobs']}: needs idle_runners, or total_runners and busy_runners")
+    if not any(r.configured(signal) for signal in (s.CREATION_FAILURES, s.EC2_EXCEPTIONS, s.JOBS_DEQUEUED)):
+        out.append(f"{TITLES['scale_up_failing']}: needs creation_failures, ec2_exceptions or jobs_dequeued")
+    if not _can_see_max(r):
+        out.append(f"{TITLES['at_max']}: needs max_hit, or max_runners with total_runners")
+    if not r.configured(s.JOB_ARRIVALS):
+        out.append(f"{TITLES['arrival_surge']}: needs job_arrivals")
+    if not r.configured(s.JOB_DURATION):
+        out.append(f"{TITLES['jobs_longer']}: needs job_duration")
+    if not (r.configured(s.BUSY_RUNNERS) and (r.configured(s.TOTAL_RUNNERS) or r.configured(s.IDLE_RUNNERS))):
+        out.append(f"{TITLES['saturated']}: needs busy_runners with total_runners or idle_runners")
+    return out

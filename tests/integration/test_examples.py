@@ -1,0 +1,190 @@
+"""The shipped example configs, end to end: the autoscaler's own metrics in moto, collect, evaluate, the page.
+
+Each scenario puts the datapoints the real autoscaler would publish (names, namespaces and dimensions as the
+example configs cite them) over the triage's window and baseline, and checks that the page names the true
+cause first, with its numbers, from what that autoscaler really has.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from support import T0
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.state_table import create_table
+from queuewatch.collect import Clients, collect
+from queuewatch.config import Config, load_config
+from queuewatch.evaluate import Target, evaluate
+from queuewatch.localrun import REPO_ROOT
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef
+
+EXAMPLES = REPO_ROOT / "config" / "examples"
+BASELINE_MINUTES = range(16, 16 + 180)  # the 3 hours before the 15-minute window
+WINDOW_MINUTES = range(1, 16)
+
+
+def put(region: str, namespace: str, metric: str, dimensions: dict[str, str], points: dict[int, float]) -> None:
+    """Datapoints by minutes before T0; CloudWatch takes at most 1000 a call."""
+    client = boto3.client("cloudwatch", region_name=region)
+    data: list[MetricDatumTypeDef] = [
+        {
+            "MetricName": metric,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+            "Timestamp": T0 - timedelta(minutes=ago),
+            "Value": value,
+        }
+        for ago, value in points.items()
+    ]
+    for start in range(0, len(data), 1000):
+        client.put_metric_data(Namespace=namespace, MetricData=data[start : start + 1000])
+
+
+def page_for(config: Config, region: str) -> dict[str, Any]:
+    """Collect at T0, evaluate, and return the one page an SQS subscriber gets."""
+    sns = boto3.client("sns", region_name=region)
+    sqs = boto3.client("sqs", region_name=region)
+    dynamodb = boto3.client("dynamodb", region_name=region)
+    create_table(dynamodb, "state")
+    topic = sns.create_topic(Name="alerts")["TopicArn"]
+    inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+    aws = AwsClients()
+    snap = collect(config, Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s1")
+    evaluate(snap, config, dynamodb, sns, Target(table="state", topic_arn=topic, stack="prod", region=region))
+    [message] = sqs.receive_message(QueueUrl=inbox).get("Messages", [])
+    return json.loads(json.loads(message["Body"])["Message"])  # type: ignore[no-any-return]
+
+
+def findings(page: dict[str, Any], runner_type: str) -> list[tuple[str, str]]:
+    [figures] = [f for f in page["runner_types"] if f["runner_type"] == runner_type]
+    return [(f["cause"], f["detail"]) for f in figures["triage"]["findings"]]
+
+
+# --- upstream: AWS/SQS is all there is --------------------------------------------------------
+
+UPSTREAM_QUEUE = "multi-runner-linux-x64-queued-builds"
+
+
+@pytest.fixture
+def upstream(aws: None) -> Config:
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName=UPSTREAM_QUEUE)["QueueUrl"]
+    sqs.create_queue(QueueName="multi-runner-linux-arm64-queued-builds")
+    sqs.create_queue(QueueName=UPSTREAM_QUEUE + "_dead_letter")
+    for job in range(14):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job, "eventType": "workflow_job"}))
+    return load_config(EXAMPLES / "upstream-multi-runner.yaml")
+
+
+def test_upstream_the_incident_is_a_stalled_scale_up(upstream: Config) -> None:
+    queue = {"QueueName": UPSTREAM_QUEUE}
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", queue, {1: 114 * 60, 15: 100 * 60})
+    put("eu-west-1", "AWS/SQS", "ApproximateNumberOfMessagesVisible", queue, {15: 3, 8: 8, 1: 14})
+    # Jobs arrive as usual, one a minute; the scale-up Lambda stopped deleting them 15 minutes ago.
+    put("eu-west-1", "AWS/SQS", "NumberOfMessagesSent", queue, dict.fromkeys([*BASELINE_MINUTES, *WINDOW_MINUTES], 1))
+    put("eu-west-1", "AWS/SQS", "NumberOfMessagesDeleted", queue, dict.fromkeys(BASELINE_MINUTES, 1))
+    page = page_for(upstream, "eu-west-1")
+    assert page["max_queue_size"] == 14 and page["max_queue_time_seconds"] == 114 * 60
+    [(cause, detail)] = findings(page, "linux-x64")
+    assert cause == "scale_up_failing"
+    assert "the queue grew from 3 to 14 jobs in 15m while the scale-up consumer dequeued 0 (usually 15 per 15m)" in (
+        detail
+    )
+    [figures] = page["runner_types"]
+    assert (
+        "At the autoscaler's maximum: needs max_hit, or max_runners with total_runners"
+        in (figures["triage"]["not_checked"])
+    )
+
+
+def test_upstream_an_arrival_surge_against_the_runner_types_own_baseline(upstream: Config) -> None:
+    queue = {"QueueName": UPSTREAM_QUEUE}
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", queue, {1: 9 * 60})
+    put("eu-west-1", "AWS/SQS", "ApproximateNumberOfMessagesVisible", queue, {15: 0, 1: 14})
+    put(
+        "eu-west-1",
+        "AWS/SQS",
+        "NumberOfMessagesSent",
+        queue,
+        {**dict.fromkeys(BASELINE_MINUTES, 0.2), **dict.fromkeys(WINDOW_MINUTES, 6)},
+    )
+    put(
+        "eu-west-1",
+        "AWS/SQS",
+        "NumberOfMessagesDeleted",
+        queue,
+        {**dict.fromkeys(BASELINE_MINUTES, 0.2), **dict.fromkeys(WINDOW_MINUTES, 5)},
+    )
+    page = page_for(upstream, "eu-west-1")
+    [(cause, detail)] = findings(page, "linux-x64")
+    assert cause == "arrival_surge"
+    assert detail == "90 jobs arrived in 15m, 30.0x the usual 3 per 15m over the 3h before"
+
+
+# --- the pytorch fork: its own per-runner-type metrics ----------------------------------------
+
+FORK_TYPE = "linux.2xlarge"
+ORG_TYPE = {"Org": "pytorch", "RunnerType": FORK_TYPE}
+
+
+@pytest.fixture
+def fork(aws: None) -> Config:
+    boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="gh-ci-queued-builds")
+    chron = {"RunnerType": FORK_TYPE}
+    put(
+        "us-east-1",
+        "gh-ci-scaleUpChron-dim",
+        "run.scaleupchron.perRunnerType.queuedRunners.numJobs",
+        chron,
+        {12: 9, 2: 14},
+    )
+    put(
+        "us-east-1",
+        "gh-ci-scaleUpChron-dim",
+        "run.scaleupchron.perRunnerType.queuedRunners.maxMinutes",
+        chron,
+        {12: 104, 2: 114},
+    )
+    for metric, value in (("total", 40), ("busy", 40), ("available", 0)):
+        put("us-east-1", "gh-ci-scaleUp-dim", f"run.ghrunners.perOrg.perRunnerType.{metric}", ORG_TYPE, {1: value})
+    put(
+        "us-east-1",
+        "AWS/SQS",
+        "NumberOfMessagesDeleted",
+        {"QueueName": "gh-ci-queued-builds"},
+        dict.fromkeys([*BASELINE_MINUTES, *WINDOW_MINUTES], 4),
+    )
+    return load_config(EXAMPLES / "pytorch-test-infra.yaml")
+
+
+def test_fork_the_incident_is_the_autoscalers_maximum(fork: Config) -> None:
+    put("us-east-1", "gh-ci-scaleUp-dim", "run.ghrunners.perOrg.perRunnerType.maxHit", ORG_TYPE, {1: 3, 4: 5, 9: 4})
+    page = page_for(fork, "us-east-1")
+    assert page["max_queue_size"] == 14 and page["max_queue_time_seconds"] == 114 * 60
+    assert findings(page, FORK_TYPE) == [
+        ("at_max", "the autoscaler refused 12 scale-ups at its maximum in 15m"),
+        ("saturated", "40 of 40 runners busy (100%)"),
+    ]
+    assert page["likely_cause"] == (
+        "linux.2xlarge: At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m"
+    )
+
+
+def test_fork_runner_creation_failing_names_the_ec2_exceptions(fork: Config) -> None:
+    put("us-east-1", "gh-ci-scaleUp-dim", "run.runners.perOrg.perRunnerType.create.fail", ORG_TYPE, {2: 4, 6: 5})
+    exception = "aws.ec2.perException.runInstances.exception"
+    put("us-east-1", "gh-ci-scaleUp-dim", exception, {"Exception": "InsufficientInstanceCapacity"}, {2: 6, 6: 2})
+    put("us-east-1", "gh-ci-scaleUp-dim", exception, {"Exception": "VcpuLimitExceeded"}, {3: 1})
+    page = page_for(fork, "us-east-1")
+    cause, detail = findings(page, FORK_TYPE)[0]
+    assert cause == "scale_up_failing"
+    assert "9 runner creations failed in 15m" in detail
+    assert "EC2 RunInstances errors in 15m (fleet-wide): InsufficientInstanceCapacity 8, VcpuLimitExceeded 1" in detail

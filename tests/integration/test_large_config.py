@@ -1,0 +1,73 @@
+"""A config of 5,000 runner types loads and evaluates. Times are printed (pytest -s), never asserted."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from support import Inbox, minutes, runner_type, session, snapshot
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.config import parse_config
+from queuewatch.evaluate import Target, evaluate
+
+COUNT = 5000
+
+
+def config_text(count: int) -> str:
+    lines = ["version: 1", "defaults: {rule: {keep_firing_for: 5m}}", "runner_types:"]
+    for i in range(count):
+        name = f"linux.t{i:04d}" if i % 10 else f"gpu.t{i:04d}"
+        lines.append(f"  - {{name: {name}, queue: {{name: gh-ci-{name.replace('.', '-')}-queued-builds}}}}")
+    lines += [
+        "rules:",
+        "  - {name: jobs-queueing, exclude: ['gpu.*'], thresholds: {queue_time: 1m, queue_size: 0}}",
+        "  - {name: gpu-queueing, match: ['gpu.*'], thresholds: {queue_time: 5m}, priority: P1, team: gpu-infra}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.CaptureFixture[str]) -> None:
+    text = config_text(COUNT)
+    started = time.perf_counter()
+    config = parse_config(text, source="large.yaml")
+    loaded = time.perf_counter() - started
+    assert len(config.runner_types) == COUNT
+    assert sum(1 for spec in config.runner_types if config.rules_for(spec.name)) == COUNT
+
+    clients = AwsClients(session())
+    dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
+    create_table(dynamodb, "state")
+    inbox = Inbox(sns)
+    target = Target(
+        table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], stack="big", region="us-east-1"
+    )
+    names = [spec.name for spec in config.runner_types]
+
+    quiet = snapshot(minutes(0), *[runner_type(name) for name in names])
+    started = time.perf_counter()
+    steady = evaluate(quiet, config, dynamodb, sns, target)
+    quiet_seconds = time.perf_counter() - started
+    assert (steady.outcome, steady.writes, steady.firing) == ("unchanged", 0, [])
+
+    # A tenth of the fleet queues at once: 500 alerts written, one page per rule.
+    queueing = set(names[::10]) | set(names[1::10])
+    incident = snapshot(minutes(1), *[runner_type(n, 7, 900) if n in queueing else runner_type(n) for n in names])
+    started = time.perf_counter()
+    result = evaluate(incident, config, dynamodb, sns, target)
+    incident_seconds = time.perf_counter() - started
+    assert len(result.firing) == len(queueing) == COUNT // 5
+    pages = {page["rule"]: page for page in inbox.drain()}
+    assert pages["jobs-queueing"]["runner_types_affected"] == COUNT // 10
+    assert pages["gpu-queueing"]["runner_types_affected"] == COUNT // 10
+    assert len(pages["jobs-queueing"]["runner_types"]) == 50  # listed, worst first; all counted
+    assert len(load_state(dynamodb, "state").instances) == COUNT // 5
+
+    size = len(quiet.model_dump_json(exclude_none=True))
+    with capsys.disabled():
+        print(
+            f"\n{COUNT} runner types: config parsed and checked in {loaded:.2f}s; a quiet tick evaluated in "
+            f"{quiet_seconds:.2f}s; a tick where {len(queueing)} start queueing in {incident_seconds:.2f}s "
+            f"(moto); the quiet snapshot is {size / 1024:.0f} KiB of JSON"
+        )

@@ -1,0 +1,40 @@
+"""docs/COST.md is what bench/cost.py makes of the committed benchmark figures, and its sums add up."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.cost import COST_DOC, PRICES, RESULTS, TICKS_PER_MONTH, alarm_lines, per_tick, queuewatch_lines, render
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, object]:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_the_cost_doc_is_generated_from_the_committed_results(results: dict[str, object]) -> None:
+    assert COST_DOC.read_text(encoding="utf-8") == render(results), "run `make cost` after `make bench`"
+
+
+def test_each_line_is_a_measured_count_per_tick_times_the_ticks_of_a_month(results: dict[str, object]) -> None:
+    figures = per_tick(results, 1000)
+    lines = {line.item: line for line in queuewatch_lines(figures, results["memory_mb"])}  # type: ignore[arg-type]
+    metrics = lines["GetMetricData metrics requested"]
+    assert metrics.quantity == figures["metrics_requested"] * TICKS_PER_MONTH
+    assert metrics.usd == pytest.approx(metrics.quantity * 0.01 / 1000)
+    assert lines["GetQueueAttributes and ListQueues"].quantity >= 1000 * TICKS_PER_MONTH
+
+
+def test_150_runner_types_lie_between_the_measured_100_and_1000(results: dict[str, object]) -> None:
+    low, mid, high = (per_tick(results, n) for n in (100, 150, 1000))
+    for key in ("sqs_requests", "collect_s", "log_bytes"):
+        assert low[key] <= mid[key] <= high[key]
+    assert mid["get_queue_attributes"] == pytest.approx(150)
+
+
+def test_the_alarm_alternative_is_two_alarms_and_a_composite_per_runner_type() -> None:
+    assert sum(line.usd for line in alarm_lines(1000)) == pytest.approx(
+        1000 * (2 * PRICES["alarm"].usd + PRICES["composite_alarm"].usd)
+    )

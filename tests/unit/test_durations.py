@@ -1,0 +1,45 @@
+"""Durations as the config writes them and as pages print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from queuewatch.durations import format_duration, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90),
+        ("5m", 300),
+        ("1h30m", 5400),
+        ("2d", 172800),
+        ("0s", 0),
+        (45, 45),
+        (0, 0),
+        ("120", 120),
+        (" 5M ", 300),
+    ],
+)
+def test_parses(text: str | int, seconds: int) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("bad", ["5 minutes", "-1", -1, True, False, "", "1m30", "m", "5x", 1.5, None])
+def test_rejects_with_an_error_naming_the_input(bad: object) -> None:
+    with pytest.raises(ValueError, match="expected a duration") as caught:
+        parse_duration(bad)
+    assert f"found {bad!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(6840, "1h54m"), (45, "45s"), (300, "5m"), (0, "0s"), (7200, "2h"), (59.6, "1m"), (3661, "1h1m")],
+)
+def test_formats(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+
+
+@pytest.mark.parametrize("seconds", [0, 60, 300, 5400, 7200])
+def test_whole_minutes_round_trip(seconds: int) -> None:
+    assert parse_duration(format_duration(seconds)) == seconds

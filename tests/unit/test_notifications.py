@@ -1,0 +1,250 @@
+"""Every body of a page, checked against the fields its consumer documents, at the limits that bite."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any, Literal
+
+import pytest
+from consumers import (
+    CHATBOT,
+    check_pager_envelope,
+    check_structured,
+    check_subject,
+    description_fields,
+)
+from jsonschema import Draft202012Validator
+from support import T0, count, level, runner_type, with_signals
+
+from queuewatch import notifications
+from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
+from queuewatch.notifications import (
+    ALARM_DESCRIPTION_LIMIT,
+    MESSAGE_BUDGET,
+    Origin,
+    cloudwatch_alarm,
+    email_text,
+    render,
+    sns_message,
+)
+from queuewatch.snapshot import Reading
+from queuewatch.triage import triage
+
+ORIGIN = Origin.of_topic("arn:aws:sns:us-east-1:123456789012:queuewatch-AlertTopic-1A2B3C")
+ALERT_SCHEMA = Draft202012Validator(shipped_alert_schema())
+
+
+def figures(
+    name: str, size: float, age: float, *, status: Literal["firing", "resolved"] = "firing", **signals: Reading
+) -> RunnerTypeFigures:
+    rt = with_signals(runner_type(name, size, age), **signals)
+    return RunnerTypeFigures(
+        runner_type=name,
+        region="us-east-1",
+        queue=rt.queue_name,
+        team="ci-infra",
+        status=status,
+        since=T0,
+        queue_size=size,
+        queue_time_seconds=age,
+        queue_size_threshold=0,
+        queue_time_threshold_seconds=60,
+        breached=["queue_size", "queue_time"] if status == "firing" else [],
+        console_url=f"https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#q={rt.queue_name}",
+        signals={k.value: v.value for k, v in rt.signals.items() if v.value is not None and k.value in signals},
+        triage=triage(rt, window=900, baseline=10800) if status == "firing" else None,
+    )
+
+
+def make_alert(*listed: RunnerTypeFigures, status: Literal["firing", "resolved"] = "firing", **update: Any) -> Alert:
+    listed = listed or (
+        figures(
+            "linux.2xlarge",
+            14,
+            6840,
+            total_runners=level(40),
+            busy_runners=level(40),
+            max_hit=count(12, 0),
+        ),
+    )
+    first = listed[0]
+    cause = None
+    if first.triage and first.triage.findings:
+        cause = f"{first.runner_type}: {first.triage.findings[0].title}: {first.triage.findings[0].detail}"
+    key = "queuewatch/prod/jobs-queueing/all/0123456789ab"
+    alert = Alert(
+        status=status,
+        page="new" if status == "firing" else "resolved",
+        priority="P2",
+        severity="warning",
+        title="Jobs are queueing (jobs-queueing)",
+        summary=f"{len(listed)} runner type(s) queueing (queue size > 0 and queue time > 1m): "
+        + "; ".join(f"{f.runner_type}: {f.queue_size:g} queued" for f in listed[:5]),
+        rule="jobs-queueing",
+        team="ci-infra",
+        group_by="all",
+        group="all",
+        dedup_key=key,
+        notification_id=f"{key}#1",
+        sequence=1,
+        started_at=T0,
+        evaluated_at=T0 + timedelta(minutes=3),
+        resolved_at=T0 + timedelta(minutes=3) if status == "resolved" else None,
+        runner_types=list(listed),
+        runner_types_affected=len(listed),
+        max_queue_size=max(f.queue_size or 0 for f in listed),
+        max_queue_size_runner_type=first.runner_type,
+        max_queue_time_seconds=max(f.queue_time_seconds or 0 for f in listed),
+        max_queue_time_runner_type=first.runner_type,
+        runbook_url="https://github.com/example-org/ci-runbooks/blob/main/jobs-queueing.md",
+        dashboard_url="https://example-org.grafana.net/d/ci-queue",
+        silence=Silence(
+            command="queuewatch silence add --table state --region us-east-1 --rule jobs-queueing "
+            "--match linux.2xlarge --for 2h --comment 'why this is silenced'",
+            match=[f.runner_type for f in listed],
+        ),
+        source={"stack": "prod", "region": "us-east-1", "observation": "snap-1"},
+        likely_cause=cause,
+    )
+    return alert.model_copy(update=update)
+
+
+def bodies(alert: Alert) -> dict[str, str]:
+    return check_structured(sns_message(alert, ORIGIN))
+
+
+def test_the_structured_message_gives_each_protocol_its_body() -> None:
+    alert = make_alert()
+    structure = bodies(alert)
+    assert set(structure) == {"default", "email", "http", "https", "sms"}
+    ALERT_SCHEMA.validate(json.loads(structure["default"]))  # sqs, lambda, email-json get `default`
+    assert json.loads(structure["https"]) == json.loads(structure["http"]) == cloudwatch_alarm(alert, ORIGIN)
+    assert structure["sms"] == alert.subject
+
+
+@pytest.mark.parametrize("status", ["firing", "resolved"])
+def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: Literal["firing", "resolved"]) -> None:
+    alert = make_alert(status=status)
+    body = json.loads(bodies(alert)["https"])
+    check_pager_envelope(alert.subject, body)
+    assert body["NewStateValue"] == ("ALARM" if status == "firing" else "OK")
+    assert body["OldStateValue"] == ("OK" if status == "firing" else "ALARM")
+    assert body["AlarmName"] == alert.dedup_key
+    assert body["AlarmArn"] == f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alert.dedup_key}"
+    assert body["Region"] == "US East (N. Virginia)"
+    assert body["StateChangeTime"] == "2026-11-21T18:03:00.000+0000"
+    assert body["Trigger"]["Dimensions"] == [{"value": "linux.2xlarge", "name": "RunnerType"}]
+    assert body["Trigger"]["Threshold"] == 60.0
+
+
+def test_the_alarm_description_carries_team_priority_runbook_and_summary() -> None:
+    alert = make_alert()
+    fields = description_fields(cloudwatch_alarm(alert, ORIGIN)["AlarmDescription"])  # type: ignore[arg-type]
+    assert fields["TEAM"] == "ci-infra" and fields["PRIORITY"] == "P2"
+    assert fields["RUNBOOK"] == alert.runbook_url
+    assert fields["SUMMARY"] == alert.summary
+    assert fields["CAUSE"].startswith("linux.2xlarge: At the autoscaler's maximum: the autoscaler refused 12")
+    assert fields["SILENCE"] == alert.silence.command
+
+
+def test_a_long_summary_is_cut_to_fit_cloudwatchs_limits_and_keeps_every_required_key() -> None:
+    many = [figures(f"linux.type{i:03d}.with.a.rather.long.name", i + 1, 600 + i) for i in range(60)]
+    alert = make_alert(*many, summary="x" * 5000, likely_cause="y" * 2000)
+    body = cloudwatch_alarm(alert, ORIGIN)
+    check_pager_envelope(alert.subject, body)
+    assert len(body["AlarmDescription"]) <= ALARM_DESCRIPTION_LIMIT  # type: ignore[arg-type]
+    fields = description_fields(body["AlarmDescription"])  # type: ignore[arg-type]
+    assert {"TEAM", "PRIORITY", "RUNBOOK", "SUMMARY"} <= set(fields)
+    assert fields["SUMMARY"].endswith("…")
+
+
+def test_title_alarm_name_and_dedup_key_hold_no_figures() -> None:
+    quiet = make_alert(figures("linux.2xlarge", 1, 90))
+    loud = make_alert(figures("linux.2xlarge", 400, 86000), figures("linux.4xlarge", 3, 70))
+    for part in ("title", "dedup_key"):
+        assert getattr(quiet, part) == getattr(loud, part)
+    assert cloudwatch_alarm(quiet, ORIGIN)["AlarmName"] == cloudwatch_alarm(loud, ORIGIN)["AlarmName"]
+    assert not any(ch.isdigit() for ch in quiet.title)
+
+
+def test_the_subject_is_ascii_under_100_characters_with_state_priority_count_and_worst_figures() -> None:
+    alert = make_alert()
+    check_subject(alert.subject)
+    assert alert.subject.startswith("ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14")
+    long = make_alert(title="Jobs are queueing (a-rule-with-a-very-long-name-that-goes-on-and-on) team infrastructure")
+    check_subject(long.subject)
+    assert long.subject.endswith("...") and "max queue size 14" in long.subject
+    check_subject(make_alert(status="resolved").subject)
+    assert make_alert(status="resolved").subject.startswith("OK: P2 1 runner type recovered")
+
+
+def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> None:
+    second = figures("linux.4xlarge", 3, 300, total_runners=level(10), busy_runners=level(10))
+    alert = make_alert(make_alert().runner_types[0], second)
+    text = email_text(alert)
+    lines = text.splitlines()
+    assert lines[0] == "ALARM: Jobs are queueing (jobs-queueing)"
+    header = next(i for i, line in enumerate(lines) if line.startswith("Runner type"))
+    assert lines[header].split() == ["Runner", "type", "Queued", "Oldest", "Busy/total", "Likely", "cause"]
+    assert lines[header + 2].split()[:4] == ["linux.2xlarge", "14", "1h54m", "40/40"]
+    assert "At the autoscaler's maximum" in lines[header + 2]
+    assert lines[header + 3].split()[:4] == ["linux.4xlarge", "3", "5m", "10/10"]
+    assert "  1. At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m" in lines
+    assert "  2. Saturated: 40 of 40 runners busy (100%)" in lines
+    common = lines.index("Not checked, for want of a signal:")
+    assert "  Jobs running longer: needs job_duration" in lines[common:]  # neither runner type has one
+    assert "  Not checked: At the autoscaler's maximum: needs max_hit, or max_runners with total_runners" in lines
+    assert f"  Runbook:    {alert.runbook_url}" in lines
+    assert f"  {alert.silence.command}" in lines
+    resolved = email_text(make_alert(status="resolved"))
+    assert resolved.startswith("OK: Jobs are queueing") and "Silence it" not in resolved
+
+
+def test_the_chat_body_is_a_chatbot_custom_notification_threaded_by_the_dedup_key() -> None:
+    firing, resolved = make_alert(), make_alert(status="resolved", sequence=2)
+    for alert in (firing, resolved):
+        chat = json.loads(render(alert, ORIGIN).chat)
+        CHATBOT.validate(chat)
+        assert chat["metadata"]["threadId"] == alert.dedup_key
+    chat = json.loads(render(firing, ORIGIN).chat)
+    assert chat["content"]["title"] == ":rotating_light: ALARM P2: Jobs are queueing (jobs-queueing)"
+    assert "refused 12 scale-ups" in chat["content"]["description"]
+    assert any(step.startswith("Silence it: `queuewatch silence add") for step in chat["content"]["nextSteps"])
+    done = json.loads(render(resolved, ORIGIN).chat)
+    assert done["content"]["title"].startswith(":white_check_mark: OK P2")
+
+
+def _crowded(listed: int) -> Alert:
+    many = [
+        figures(
+            f"linux.t{i:03d}." + "n" * 120,
+            i + 1,
+            600 + i,
+            busy_runners=level(40),
+            total_runners=level(40),
+            max_hit=count(3, 0),
+            job_arrivals=count(60, 10),
+            creation_failures=count(4, 0),
+        )
+        for i in range(listed)
+    ]
+    return make_alert(*many, runner_types_affected=400)
+
+
+def test_fifty_runner_types_with_every_finding_fit_sns_whole() -> None:
+    rendered = render(_crowded(50), ORIGIN)
+    assert rendered.listed == 50
+    assert len(rendered.message.encode()) <= MESSAGE_BUDGET
+
+
+def test_a_page_too_big_for_sns_lists_fewer_runner_types_and_still_counts_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(notifications, "MESSAGE_BUDGET", 40_000)
+    rendered = render(_crowded(50), ORIGIN)
+    assert len(rendered.message.encode()) <= 40_000
+    assert 1 <= rendered.listed < 50
+    default = json.loads(check_structured(rendered.message)["default"])
+    ALERT_SCHEMA.validate(default)
+    assert len(default["runner_types"]) == rendered.listed and default["runner_types_affected"] == 400
+    assert f"and {400 - rendered.listed} more runner types" in check_structured(rendered.message)["email"]
+    CHATBOT.validate(json.loads(rendered.chat))

@@ -1,0 +1,100 @@
+"""The collector's return value: plain while small, gzip+base64 when large, refused when too large to deliver."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import random
+
+import pytest
+from support import T0, runner_type, snapshot
+
+from queuewatch import snapshot as snapshot_module
+from queuewatch.snapshot import (
+    COMPRESS_ABOVE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    Snapshot,
+    SnapshotTooLarge,
+    decode_snapshot,
+    encode_snapshot,
+)
+
+FAMILIES = ["linux", "linux.arm64", "windows", "linux.g5.4xlarge.nvidia.gpu", "linux.rocm.gpu", "macos.m1"]
+
+
+def fleet(size: int, seed: int = 7) -> Snapshot:
+    """A fleet with realistic names and a mix of empty, queueing and unreadable runner types."""
+    rng = random.Random(seed)
+    types = []
+    for i in range(size):
+        name = f"{rng.choice(FAMILIES)}.{rng.choice(['2xlarge', '4xlarge', '12xlarge', 'metal'])}.v{i}"
+        queued = rng.random() < 0.1
+        types.append(
+            runner_type(
+                name,
+                queue_size=rng.randint(1, 40) if queued else 0,
+                queue_time=rng.randint(5, 7200) if queued else 0,
+                region=rng.choice(["us-east-1", "us-east-2"]),
+            )
+            if rng.random() > 0.01
+            else runner_type(name, queue_size=None, queue_time=None)
+        )
+    return snapshot(T0, *types)
+
+
+def test_a_small_snapshot_stays_plain_json() -> None:
+    small = fleet(10)
+    payload = encode_snapshot(small)
+    assert payload == small.model_dump(mode="json", exclude_none=True)
+    assert decode_snapshot(json.loads(json.dumps(payload))) == small
+
+
+def test_a_large_snapshot_is_compressed_and_reads_back_equal() -> None:
+    large = fleet(5000)
+    plain_size = len(json.dumps(large.model_dump(mode="json", exclude_none=True), separators=(",", ":")))
+    payload = encode_snapshot(large)
+    sent = len(json.dumps(payload))
+    assert plain_size > MAX_PAYLOAD_BYTES > sent  # would not fit plain; fits compressed
+    assert payload["encoding"] == "gzip+base64" and payload["runner_type_count"] == 5000
+    assert decode_snapshot(json.loads(json.dumps(payload))) == large
+    # Anyone can read it: base64, then gunzip.
+    assert json.loads(gzip.decompress(base64.b64decode(payload["data"])))["snapshot_id"] == large.snapshot_id
+
+
+def test_the_switch_is_at_the_threshold() -> None:
+    sizes = {}
+    for n in (250, 350):
+        plain = fleet(n).model_dump(mode="json", exclude_none=True)
+        sizes[n] = len(json.dumps(plain, separators=(",", ":")))
+        assert ("encoding" in encode_snapshot(fleet(n))) == (sizes[n] > COMPRESS_ABOVE_BYTES)
+    assert sizes[250] <= COMPRESS_ABOVE_BYTES < sizes[350]
+
+
+def test_a_snapshot_too_large_to_deliver_is_refused_with_the_remedy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot_module, "MAX_PAYLOAD_BYTES", 20_000)
+    with pytest.raises(SnapshotTooLarge, match=r"5000 runner types is [\d,]+ bytes compressed.*SCALE_OUT"):
+        encode_snapshot(fleet(5000))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"data": "not base64!"}, "not gzip"),
+        ({"data": base64.b64encode(b"plain text").decode()}, "not gzip"),
+        ({"runner_type_count": 4999}, "does not match"),
+        ({"snapshot_id": "another"}, "does not match"),
+        ({"encoding": "zstd"}, "encoding"),
+    ],
+)
+def test_a_damaged_compressed_snapshot_is_rejected(change: dict[str, object], reason: str) -> None:
+    payload = {**encode_snapshot(fleet(5000)), **change}
+    with pytest.raises(ValueError, match=reason):
+        decode_snapshot(payload)
+
+
+def test_a_payload_that_expands_without_bound_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    payload = encode_snapshot(fleet(5000))
+    monkeypatch.setattr(snapshot_module, "MAX_DECODED_BYTES", 100_000)
+    with pytest.raises(ValueError, match="expands past"):
+        decode_snapshot(payload)

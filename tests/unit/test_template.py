@@ -1,0 +1,244 @@
+"""template.yaml, read as CloudFormation: least privilege, encryption, and the alarms that watch the watcher."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support import load_template
+
+# SQS actions that take a message or change what the autoscaler would see of it.
+CONSUMING_SQS_ACTIONS = frozenset(
+    {"sqs:receivemessage", "sqs:deletemessage", "sqs:deletemessagebatch", "sqs:changemessagevisibility",
+     "sqs:changemessagevisibilitybatch", "sqs:purgequeue", "sqs:*"}
+)  # fmt: skip
+# The only actions granted on "*": AWS offers no resource-level permission for them.
+UNSCOPABLE = frozenset(
+    {"sqs:ListQueues", "cloudwatch:GetMetricData", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+)
+ALARM_PREFIX = "${AWS::StackName}-queuewatch-"
+
+# Each role's statements: (condition the statement depends on, actions, resource, IAM condition).
+EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]]] = {
+    "CollectRole": {
+        (None, frozenset({"sqs:GetQueueAttributes"}),
+         "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedQueueNamePattern}", None),
+        (None, frozenset({"sqs:ListQueues"}), "*", None),
+        (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
+        (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
+    "EvaluateRole": {
+        (None, frozenset({"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"}), "GetAtt StateTable.Arn", None),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateAlertTopic", {"Ref": "AlertTopic"}, {"Ref": "ExistingAlertTopicArn"}]}', None),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateChatTopic", {"Ref": "ChatTopic"}, {"Ref": "ChatTopicArn"}]}', None),
+        (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",
+         '{"StringEquals": {"kms:ViaService": {"Fn::Sub": "sns.${AWS::Region}.amazonaws.com"}}}'),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template()
+
+
+def resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def render(value: Any) -> str:
+    """A short, comparable form of a resource reference."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return f"Ref {value['Ref']}"
+    if "Fn::GetAtt" in value:
+        return "GetAtt " + ".".join(value["Fn::GetAtt"])
+    if "Fn::Sub" in value:
+        return f"Sub {value['Fn::Sub']}"
+    return json.dumps(value, sort_keys=True)
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def statements(document: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """Every statement with the template condition it depends on (for `!If [Cond, stmt, NoValue]`)."""
+    for statement in as_list(document["Statement"]):
+        if "Fn::If" in statement:
+            condition, then, otherwise = statement["Fn::If"]
+            assert otherwise == {"Ref": "AWS::NoValue"}
+            yield condition, then
+        else:
+            yield None, statement
+
+
+def policy_documents(node: Any) -> Iterator[dict[str, Any]]:
+    """Every IAM policy document anywhere in the template: role, key and topic policies alike."""
+    if isinstance(node, dict):
+        if "Statement" in node:
+            yield node
+        for value in node.values():
+            yield from policy_documents(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from policy_documents(value)
+
+
+def role_statements(role: dict[str, Any]) -> set[tuple[str | None, frozenset[str], str, str | None]]:
+    found = set()
+    for policy in role["Properties"]["Policies"]:
+        for condition, statement in statements(policy["PolicyDocument"]):
+            assert statement["Effect"] == "Allow"
+            iam_condition = json.dumps(statement["Condition"], sort_keys=True) if "Condition" in statement else None
+            for resource in as_list(statement["Resource"]):
+                found.add((condition, frozenset(as_list(statement["Action"])), render(resource), iam_condition))
+    return found
+
+
+def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: dict[str, Any]) -> None:
+    functions = resources(template, "AWS::Serverless::Function")
+    roles = {name: f["Properties"]["Role"] for name, f in functions.items()}
+    assert roles == {
+        "CollectFunction": {"Fn::GetAtt": ["CollectRole", "Arn"]},
+        "EvaluateFunction": {"Fn::GetAtt": ["EvaluateRole", "Arn"]},
+    }
+    # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
+    assert all("Policies" not in f["Properties"] for f in functions.values())
+    assert set(resources(template, "AWS::IAM::Role")) == set(EXPECTED_ROLES)
+
+
+@pytest.mark.parametrize("role", sorted(EXPECTED_ROLES))
+def test_each_role_grants_exactly_the_expected_statements(template: dict[str, Any], role: str) -> None:
+    assert role_statements(template["Resources"][role]) == EXPECTED_ROLES[role]
+
+
+def test_roles_are_assumable_by_lambda_only(template: dict[str, Any]) -> None:
+    for role in resources(template, "AWS::IAM::Role").values():
+        [statement] = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        assert statement["Principal"] == {"Service": "lambda.amazonaws.com"}
+        assert statement["Action"] == "sts:AssumeRole"
+
+
+def test_no_policy_anywhere_allows_a_wildcard_or_message_consuming_action(template: dict[str, Any]) -> None:
+    documents = list(policy_documents(template["Resources"]))
+    assert len(documents) >= 6  # two roles, their trust policies, the key policy, the topic policy
+    for document in documents:
+        for _, statement in statements(document):
+            actions = [a.lower() for a in as_list(statement["Action"])]
+            assert not [a for a in actions if "*" in a], statement
+            if statement["Effect"] == "Allow":
+                assert not CONSUMING_SQS_ACTIONS & set(actions), statement
+
+
+def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any]) -> None:
+    granted: dict[str, set[str]] = {}
+    for name, role in resources(template, "AWS::IAM::Role").items():
+        granted[name] = {a for _, actions, _, _ in role_statements(role) for a in actions if a.startswith("sqs:")}
+    assert granted == {"CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"}, "EvaluateRole": set()}
+
+
+def test_wildcard_resources_only_for_actions_without_resource_level_permissions(template: dict[str, Any]) -> None:
+    for role in resources(template, "AWS::IAM::Role").values():
+        for _, actions, resource, _ in role_statements(role):
+            if resource == "*":
+                assert actions <= UNSCOPABLE, actions
+
+
+def test_the_alert_topic_is_encrypted_with_the_stacks_key_and_refuses_plain_http(template: dict[str, Any]) -> None:
+    for name in ("AlertTopic", "MonitorTopic", "ChatTopic"):
+        topic = template["Resources"][name]["Properties"]
+        assert topic["KmsMasterKeyId"] == {"Fn::GetAtt": ["QueuewatchKey", "Arn"]}, name
+    policies = resources(template, "AWS::SNS::TopicPolicy")
+    chat = policies.pop("ChatTopicPolicy")["Properties"]
+    [chat_deny] = [s for _, s in statements(chat["PolicyDocument"])]
+    assert chat["Topics"] == [{"Ref": "ChatTopic"}] and chat_deny["Effect"] == "Deny"
+    assert chat_deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    [policy] = policies.values()
+    assert policy["Properties"]["Topics"] == [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
+    by_effect = {s["Effect"]: s for _, s in statements(policy["Properties"]["PolicyDocument"])}
+    deny = by_effect["Deny"]
+    assert deny["Principal"] == "*" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert {"sns:Publish", "sns:Subscribe", "sns:SetTopicAttributes"} <= set(deny["Action"])
+    allow = by_effect["Allow"]
+    assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"} and allow["Action"] == "sns:Publish"
+    assert allow["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Sub"].endswith(f":alarm:{ALARM_PREFIX}*")
+
+
+def test_the_key_lets_the_stacks_alarms_publish_and_rotates(template: dict[str, Any]) -> None:
+    key = template["Resources"]["QueuewatchKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    by_sid = {s["Sid"]: s for _, s in statements(key["KeyPolicy"])}
+    alarms = by_sid["CloudWatchAlarmsOfThisStackPublishToTheEncryptedTopic"]
+    assert alarms["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert set(alarms["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"}
+    assert alarms["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Sub"].endswith(f":alarm:{ALARM_PREFIX}*")
+    account = by_sid["AccountAdministersAndUsesTheKeyThroughIam"]
+    assert account["Principal"] == {"AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}}
+    assert {"kms:PutKeyPolicy", "kms:ScheduleKeyDeletion", "kms:Decrypt"} <= set(account["Action"])
+    logs = by_sid["CloudWatchLogsEncryptThisStacksLogGroups"]
+    assert logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]["Fn::Sub"].endswith(
+        ":log-group:/queuewatch/${AWS::StackName}/*"
+    )
+    for group in resources(template, "AWS::Logs::LogGroup").values():
+        assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["QueuewatchKey", "Arn"]}
+        assert group["Properties"]["LogGroupName"]["Fn::Sub"].startswith("/queuewatch/${AWS::StackName}/")
+
+
+def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: dict[str, Any]) -> None:
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    watched = set()
+    for alarm in alarms.values():
+        props = alarm["Properties"]
+        # AlertTopic for every subscriber; MonitorTopic for a pager whose AlertTopic filter drops alarms
+        topics = [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
+        assert props["AlarmActions"] == topics and props["OKActions"] == topics
+        assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
+        dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
+        watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
+    assert watched == {
+        ("Queuewatch", "Heartbeat", ""),
+        ("Queuewatch", "PagesFailed", ""),
+        ("AWS/Lambda", "Errors", "Ref CollectFunction"),
+        ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
+        ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),
+        ("AWS/Lambda", "Throttles", "Ref EvaluateFunction"),
+    }
+    assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
+
+
+def test_evaluations_run_one_at_a_time(template: dict[str, Any]) -> None:
+    assert template["Resources"]["EvaluateFunction"]["Properties"]["ReservedConcurrentExecutions"] == 1
+
+
+def test_the_state_table_is_encrypted_and_recoverable(template: dict[str, Any]) -> None:
+    table = template["Resources"]["StateTable"]["Properties"]
+    assert table["SSESpecification"]["SSEEnabled"] is True
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_every_scanner_suppression_gives_its_reason(template: dict[str, Any]) -> None:
+    skips = [
+        (name, skip)
+        for name, resource in template["Resources"].items()
+        for skip in resource.get("Metadata", {}).get("checkov", {}).get("skip", [])
+    ]
+    assert skips
+    for name, skip in skips:
+        assert skip["id"].startswith("CKV_") and len(skip.get("comment", "")) > 40, (name, skip)
+
+
+def test_the_functions_never_log_their_event(template: dict[str, Any]) -> None:
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    for function in resources(template, "AWS::Serverless::Function").values():
+        env = {**env, **function["Properties"].get("Environment", {}).get("Variables", {})}
+    assert "POWERTOOLS_LOGGER_LOG_EVENT" not in env and env["POWERTOOLS_LOG_LEVEL"] == "INFO"
