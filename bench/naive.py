@@ -54,10 +54,11 @@ class NaiveWatcher:
         ages: dict[int, float | None] = {}
         start = now - timedelta(seconds=self.config.defaults.metric_lookback)
         for region, pairs in metric_requests(targets).items():
-            for request, slot in pairs:
+            for request, slots in pairs:
                 series = get_metric_data(self._cloudwatch[region], [request], start, now)[request.query_id]
-                if slot.signal is SignalName.QUEUE_TIME:
-                    ages[slot.target] = series.points[0][1] if series.points else None
+                for slot in slots:  # a query several runner types share answers each of them
+                    if slot.signal is SignalName.QUEUE_TIME:
+                        ages[slot.target] = series.points[0][1] if series.points else None
         pages = 0
         for index, target in enumerate(targets):
             depth = depths[index]

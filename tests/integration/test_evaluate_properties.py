@@ -47,7 +47,7 @@ READINGS: dict[str, tuple[float | None, float | None]] = {
 TICKS = st.lists(
     st.tuples(st.sampled_from([1, 1, 1, 2, 3, 7, 0, -2]), st.tuples(*[st.sampled_from(list(READINGS))] * 2)),
     min_size=1,
-    max_size=14,
+    max_size=10,
 )
 _names = count()
 

@@ -52,17 +52,17 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     assert (steady.outcome, steady.writes, steady.firing) == ("unchanged", 0, [])
 
     # A tenth of the fleet queues at once: 500 alerts written, one page per rule.
-    queueing = set(names[::10]) | set(names[1::10])
+    queueing = set(names[::20]) | set(names[1::20])
     incident = snapshot(minutes(1), *[runner_type(n, 7, 900) if n in queueing else runner_type(n) for n in names])
     started = time.perf_counter()
     result = evaluate(incident, config, dynamodb, sns, target)
     incident_seconds = time.perf_counter() - started
-    assert len(result.firing) == len(queueing) == COUNT // 5
+    assert len(result.firing) == len(queueing) == COUNT // 10
     pages = {page["rule"]: page for page in inbox.drain()}
-    assert pages["jobs-queueing"]["runner_types_affected"] == COUNT // 10
-    assert pages["gpu-queueing"]["runner_types_affected"] == COUNT // 10
+    assert pages["jobs-queueing"]["runner_types_affected"] == COUNT // 20
+    assert pages["gpu-queueing"]["runner_types_affected"] == COUNT // 20
     assert len(pages["jobs-queueing"]["runner_types"]) == 50  # listed, worst first; all counted
-    assert len(load_state(dynamodb, "state").instances) == COUNT // 5
+    assert len(load_state(dynamodb, "state").instances) == COUNT // 10
 
     size = len(quiet.model_dump_json(exclude_none=True))
     with capsys.disabled():
