@@ -74,7 +74,12 @@ class LocalAws:
         return sam_local_invoke(function, event, self.env_vars, self.moto.network)
 
     def received(self) -> list[dict[str, Any]]:
-        return received(self.moto, self.seeded)
+        """What the alert topic's SQS subscriber got."""
+        return received(self.moto, self.seeded.inbox_url)
+
+    def received_in_chat(self) -> list[dict[str, Any]]:
+        """What the chat topic's SQS subscriber got."""
+        return received(self.moto, self.seeded.chat_inbox_url)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ The driver behind `make e2e` (test_sam_local.py), `make invoke-collect` and `mak
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -28,6 +29,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -54,6 +57,8 @@ REGION = "us-east-1"
 STATE_TABLE = "queuewatch-e2e-state"
 TOPIC = "queuewatch-e2e-alerts"
 INBOX = "queuewatch-e2e-pager-inbox"
+CHAT_TOPIC = "queuewatch-e2e-chat"
+CHAT_INBOX = "queuewatch-e2e-chat-inbox"
 INCIDENT_AGE_SECONDS = 114 * 60
 FUNCTIONS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
 INVOKE_TIMEOUT_SECONDS = 300
@@ -208,11 +213,13 @@ class MotoServer:
 
 @dataclass(frozen=True)
 class Seeded:
-    """What template.yaml would deploy, made in moto, plus a pager inbox subscribed to the topic."""
+    """What template.yaml would deploy, made in moto, plus an SQS inbox subscribed to each topic."""
 
     table: str
     topic_arn: str
     inbox_url: str
+    chat_topic_arn: str
+    chat_inbox_url: str
 
 
 def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
@@ -240,22 +247,29 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
         ],
     )
     create_table(moto.client("dynamodb"), STATE_TABLE)
+    topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
+    chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
+    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url)
+
+
+def _topic_with_inbox(moto: MotoServer, topic: str, inbox: str) -> tuple[str, str]:
+    sqs: SQSClient = moto.client("sqs")
     sns = moto.client("sns")
-    topic_arn: str = sns.create_topic(Name=TOPIC)["TopicArn"]
-    inbox_url = sqs.create_queue(QueueName=INBOX)["QueueUrl"]
+    topic_arn: str = sns.create_topic(Name=topic)["TopicArn"]
+    inbox_url = sqs.create_queue(QueueName=inbox)["QueueUrl"]
     inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
-    return Seeded(table=STATE_TABLE, topic_arn=topic_arn, inbox_url=inbox_url)
+    return topic_arn, inbox_url
 
 
-def received(moto: MotoServer, seeded: Seeded) -> list[dict[str, Any]]:
-    """The SNS notifications the subscribed inbox holds, as a subscriber reads them; removes them."""
+def received(moto: MotoServer, inbox_url: str) -> list[dict[str, Any]]:
+    """The SNS notifications a subscribed inbox holds, as a subscriber reads them; removes them."""
     sqs: SQSClient = moto.client("sqs")
     envelopes = []
-    while messages := sqs.receive_message(QueueUrl=seeded.inbox_url, MaxNumberOfMessages=10).get("Messages", []):
+    while messages := sqs.receive_message(QueueUrl=inbox_url, MaxNumberOfMessages=10).get("Messages", []):
         for message in messages:
             envelopes.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=seeded.inbox_url, ReceiptHandle=message["ReceiptHandle"])
+            sqs.delete_message(QueueUrl=inbox_url, ReceiptHandle=message["ReceiptHandle"])
     return envelopes
 
 
@@ -263,8 +277,12 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
     """The --env-vars file: the endpoint override for both functions, and the resources moto holds."""
     env_vars = {
         "Parameters": {"AWS_ENDPOINT_URL": moto.function_endpoint},
-        # sam local invoke leaves the template's Fn::If unresolved: name every topic, empty for "no chat topic".
-        "EvaluateFunction": {"STATE_TABLE": seeded.table, "ALERT_TOPIC_ARN": seeded.topic_arn, "CHAT_TOPIC_ARN": ""},
+        # Locally SAM resolves these template references to logical ids, which are no table name or ARN.
+        "EvaluateFunction": {
+            "STATE_TABLE": seeded.table,
+            "ALERT_TOPIC_ARN": seeded.topic_arn,
+            "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
+        },
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path
@@ -303,22 +321,39 @@ def sam_images() -> set[str]:
     return set(docker("images", "--quiet", "--no-trunc", SAM_IMAGE_REPOSITORY, check=False).stdout.split())
 
 
+@contextmanager
+def one_invoke_at_a_time() -> Iterator[None]:
+    """Holds a lock that every checkout's driver on this machine shares, for one invoke.
+
+    SAM names the image it builds for a function after the runtime and the layers' logical ids
+    alone, and a second SAM process that finds that image being built waits for it and then uses
+    it: two checkouts invoking at once would run one checkout's layers under the other's code.
+    """
+    with (Path(tempfile.gettempdir()) / "queuewatch-sam-local-invoke.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def sam_local_invoke(function: str, event: Path, env_vars: Path, network: str) -> Invocation:
     """One `sam local invoke`; raises unless the function returned without error."""
     command = sam_command(function, event, env_vars, network)
     env = {**os.environ, "SAM_CLI_TELEMETRY": "0"}
-    images_before = sam_images()
-    try:
-        result = subprocess.run(
-            command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=INVOKE_TIMEOUT_SECONDS, check=False
-        )
-    except subprocess.TimeoutExpired as error:
-        raise E2EError(f"{function} on {event.name}: sam local invoke ran over {INVOKE_TIMEOUT_SECONDS}s") from error
-    finally:
-        # SAM rebuilds its image on every invoke (the layers are local) and leaves the one it replaced untagged.
-        superseded = images_before - sam_images()
-        if superseded:
-            docker("rmi", *superseded, check=False)
+    with one_invoke_at_a_time():
+        images_before = sam_images()
+        try:
+            limit = INVOKE_TIMEOUT_SECONDS
+            result = subprocess.run(
+                command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=limit, check=False
+            )
+        except subprocess.TimeoutExpired as error:
+            raise E2EError(
+                f"{function} on {event.name}: sam local invoke ran over {INVOKE_TIMEOUT_SECONDS}s"
+            ) from error
+        finally:
+            # SAM rebuilds its image on every invoke (the layers are local) and leaves the one it replaced untagged.
+            superseded = images_before - sam_images()
+            if superseded:
+                docker("rmi", *superseded, check=False)
     where = f"{function} on {event.name}"
     if result.returncode != 0:
         raise E2EError(f"{where}: sam local invoke exited {result.returncode}:\n{result.stderr[-4000:]}")
@@ -395,8 +430,11 @@ def invoke_main(function: str, event: Path) -> int:
         print(invocation.log, file=sys.stderr)
         print("$ " + " ".join(invocation.command), file=sys.stderr)
         print(json.dumps(invocation.payload, indent=2))
-        for envelope in received(moto, seeded):
-            print("--- paged: the SNS notification's Message, as the subscriber receives it", file=sys.stderr)
+        for envelope in received(moto, seeded.inbox_url):
+            print("--- paged: the alert topic's Message, as an SQS subscriber receives it", file=sys.stderr)
+            print(json.dumps(json.loads(envelope["Message"]), indent=2), file=sys.stderr)
+        for envelope in received(moto, seeded.chat_inbox_url):
+            print("--- the chat topic's Message (AWS Chatbot custom notification)", file=sys.stderr)
             print(json.dumps(json.loads(envelope["Message"]), indent=2), file=sys.stderr)
     return 0
 

@@ -74,6 +74,8 @@ def test_collect_then_evaluate_pages_the_subscriber(
     assert [rt["runner_type"] for rt in alert["runner_types"]] == ["linux.2xlarge"]
     assert (alert["max_queue_size"], alert["max_queue_time_seconds"]) == (14, INCIDENT_AGE_SECONDS)
     assert alert["runner_types"][0]["breached"] == ["queue_size", "queue_time"]
+    chat = [json.loads(envelope["Message"]) for envelope in local_aws.received_in_chat()]
+    assert [(message["source"], message["id"]) for message in chat] == [("custom", alert["notification_id"])]
 
     for invocation in (collected, evaluated):
         cold_start.setdefault(invocation.function, ColdStart()).report = invocation.report
