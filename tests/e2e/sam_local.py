@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 import boto3
 
 from queuewatch.adapters.state_table import create_table
-from queuewatch.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message
+from queuewatch.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -232,20 +232,7 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     urls = {name: sqs.create_queue(QueueName=name)["QueueUrl"] for name in [INCIDENT_QUEUE, *HEALTHY_QUEUES]}
     for job_id in range(14):
         sqs.send_message(QueueUrl=urls[INCIDENT_QUEUE], MessageBody=job_message(9_000_000 + job_id))
-    ages = {INCIDENT_QUEUE: INCIDENT_AGE_SECONDS, **HEALTHY_QUEUES}
-    moto.client("cloudwatch").put_metric_data(
-        Namespace="AWS/SQS",
-        MetricData=[
-            {
-                "MetricName": "ApproximateAgeOfOldestMessage",
-                "Dimensions": [{"Name": "QueueName", "Value": name}],
-                "Timestamp": at - timedelta(minutes=1),
-                "Value": age,
-                "Unit": "Seconds",
-            }
-            for name, age in ages.items()
-        ],
-    )
+    put_age_datapoints(moto.client("cloudwatch"), at, INCIDENT_AGE_SECONDS)
     create_table(moto.client("dynamodb"), STATE_TABLE)
     topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)

@@ -69,6 +69,24 @@ def job_message(job_id: int) -> str:
     )
 
 
+def put_age_datapoints(cloudwatch: CloudWatchClient, at: datetime, incident_age: float) -> None:
+    """CloudWatch's AWS/SQS age metric, which moto does not make: the datapoint of the minute before `at`."""
+    ages = {INCIDENT_QUEUE: incident_age, **HEALTHY_QUEUES}
+    cloudwatch.put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Dimensions": [{"Name": "QueueName", "Value": name}],
+                "Timestamp": at - timedelta(minutes=1),
+                "Value": age,
+                "Unit": "Seconds",
+            }
+            for name, age in ages.items()
+        ],
+    )
+
+
 class Demo:
     def __init__(self, out: Callable[[str], None]) -> None:
         self.out = out
@@ -95,21 +113,7 @@ class Demo:
             self.sqs.send_message(QueueUrl=self.urls[INCIDENT_QUEUE], MessageBody=job_message(9_000_000 + job_id))
 
     def put_ages(self, at: datetime, incident_age: float) -> None:
-        """CloudWatch's AWS/SQS age metric, which moto does not make: the datapoint of the minute before `at`."""
-        ages = {INCIDENT_QUEUE: incident_age, **HEALTHY_QUEUES}
-        self.cloudwatch.put_metric_data(
-            Namespace="AWS/SQS",
-            MetricData=[
-                {
-                    "MetricName": "ApproximateAgeOfOldestMessage",
-                    "Dimensions": [{"Name": "QueueName", "Value": name}],
-                    "Timestamp": at - timedelta(minutes=1),
-                    "Value": age,
-                    "Unit": "Seconds",
-                }
-                for name, age in ages.items()
-            ],
-        )
+        put_age_datapoints(self.cloudwatch, at, incident_age)
 
     def put_history(self, at: datetime) -> None:
         """The incident queue's last 3h15m in AWS/SQS: one job a minute arrives throughout, the scale-up
