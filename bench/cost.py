@@ -113,15 +113,30 @@ def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]
     }
 
 
-def queuewatch_lines(figures: dict[str, float], memory: dict[str, int], *, all_busy: bool = False) -> list[Line]:
-    """The month's bill, line by line. `all_busy`: as if every queue held jobs at every tick (the worst case)."""
+# The template's RunnerTypeMetrics: which runner types get their own QueueSize and QueueTime.
+PER_RUNNER_TYPE_LINE = {
+    "queued": "EMF custom metrics: per runner type while jobs wait",
+    "alerting": "EMF custom metrics: per runner type while alerting",
+    "off": "EMF custom metrics: per runner type, turned off",
+}
+
+
+def queuewatch_lines(
+    figures: dict[str, float], memory: dict[str, int], *, all_busy: bool = False, runner_type_metrics: str = "queued"
+) -> list[Line]:
+    """The month's bill, line by line. `all_busy`: as if every queue held jobs at every tick (the worst case).
+
+    `runner_type_metrics` is the template parameter; with "alerting", the runner types alerting stay
+    the benchmark's firing ones even when every queue holds jobs.
+    """
     n = figures["runner_types"]
     t = TICKS_PER_MONTH
     busy = n / figures["queued"] if all_busy else 1.0  # what waiting runner types cost scales by this
-    waiting_share = figures["queued"] * busy / n
+    with_own_metrics = {"queued": figures["queued"] * busy, "alerting": figures["firing"], "off": 0.0}
     gb_seconds = (figures["collect_s"] * memory["collect"] + figures["evaluate_s"] * memory["evaluate"]) / 1024
     episode_writes = 2 * EPISODES_PER_RUNNER_TYPE * n * figures["writes_per_firing_type"]
-    log_bytes = figures["log_bytes"] + figures["emf_bytes"] * (busy - 1)
+    # The per-runner-type EMF lines are what grows with busy queues; the rest of the log is per tick.
+    log_bytes = figures["log_bytes"] + (figures["emf_bytes"] * (busy - 1) if runner_type_metrics == "queued" else 0)
     return [
         Line("Lambda requests (collect + evaluate)", 2 * t, "requests", "lambda_request"),
         Line("Lambda duration", gb_seconds * t, "GB-seconds", "lambda_gb_second"),
@@ -139,8 +154,8 @@ def queuewatch_lines(figures: dict[str, float], memory: dict[str, int], *, all_b
         Line("SNS publishes (pages)", 2 * EPISODES_PER_RUNNER_TYPE * n, "publishes", "sns_publish"),
         Line("Logs and EMF ingestion", log_bytes * t / 1e9, "GB", "log_ingestion"),
         Line(
-            "EMF custom metrics: per runner type while jobs wait",
-            2 * n * waiting_share,
+            PER_RUNNER_TYPE_LINE[runner_type_metrics],
+            2 * with_own_metrics[runner_type_metrics],
             "metric-months",
             "custom_metric",
         ),
@@ -174,7 +189,13 @@ def render(results: dict[str, Any]) -> str:
     ours = {n: queuewatch_lines(fleets[n], memory) for n in FLEETS}
     alarms = {n: alarm_lines(n) for n in FLEETS}
     total = {n: sum(line.usd for line in ours[n]) for n in FLEETS}
-    worst = {n: sum(line.usd for line in queuewatch_lines(fleets[n], memory, all_busy=True)) for n in FLEETS}
+    worst = {
+        mode: {
+            n: sum(line.usd for line in queuewatch_lines(fleets[n], memory, all_busy=True, runner_type_metrics=mode))
+            for n in FLEETS
+        }
+        for mode in PER_RUNNER_TYPE_LINE
+    }
     total_alarms = {n: sum(line.usd for line in alarms[n]) for n in FLEETS}
     measured = ", ".join(f"{int(n):,}" for n in results["fleets"])
     out: list[str] = []
@@ -197,9 +218,15 @@ def render(results: dict[str, Any]) -> str:
     add("| **queuewatch** | " + " | ".join(f"**{_usd(total[n])}**" for n in FLEETS) + " |")
     add(
         "| queuewatch, worst case: every queue holding jobs at every tick | "
-        + " | ".join(_usd(worst[n]) for n in FLEETS)
+        + " | ".join(_usd(worst["queued"][n]) for n in FLEETS)
         + " |"
     )
+    for mode in ("alerting", "off"):
+        add(
+            f"| the same worst case with `RunnerTypeMetrics: {mode}` | "
+            + " | ".join(_usd(worst[mode][n]) for n in FLEETS)
+            + " |"
+        )
     add(
         "| two CloudWatch alarms per runner type plus a composite alarm | "
         + " | ".join(_usd(total_alarms[n]) for n in FLEETS)
@@ -280,7 +307,10 @@ def render(results: dict[str, Any]) -> str:
         "that wait at any tick are the same all month. If every runner type had a job waiting in every hour, "
         "it would be "
         + ", ".join(f"{_usd(2 * n * PRICES['custom_metric'].usd)} ({n:,})" for n in FLEETS)
-        + " a month: the largest line at scale. Graphs fill the gaps with FILL(m, 0)."
+        + " a month: the largest line at scale. Graphs fill the gaps with FILL(m, 0). The template's "
+        "`RunnerTypeMetrics` parameter bounds it: `alerting` emits them only for runner types in a pending or "
+        "firing alert (the worst-case row assumes the benchmark's 1% firing), `off` never; pages, triage and "
+        "the heartbeat do not depend on them."
     )
     add(
         "- Not counted: EventBridge scheduled rules (no charge), SNS deliveries to subscribers (the same for "

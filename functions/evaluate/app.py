@@ -42,7 +42,8 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
     result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, published=published)
-    record_tick(metrics, observation if isinstance(observation, Snapshot) else None, result)
+    snapshot = observation if isinstance(observation, Snapshot) else None
+    record_tick(metrics, snapshot, result, settings.runner_type_metrics)
     log = logger.error if result.pages_failed else logger.info
     log(
         "evaluated",

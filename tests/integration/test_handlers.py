@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.parser import ValidationError
 
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch.settings import SettingsError
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
 
@@ -65,6 +66,45 @@ def test_evaluate_handler_pages_on_the_success_record(
     assert per_type and per_type[0]["QueueSize"] == [14] and per_type[0]["QueueTime"] == [6840]
     # Per runner type only while jobs wait: linux.4xlarge's queue is empty, so it costs no custom metric.
     assert {blob.get("RunnerType") for blob in emf} == {None, "linux.2xlarge", "linux.g5.4xlarge.nvidia.gpu"}
+
+
+def per_runner_type_metrics(out: str) -> set[str]:
+    """The runner types that got their own EMF blob in a handler's stdout."""
+    return {blob["RunnerType"] for line in out.splitlines() if '"RunnerType"' in line for blob in [json.loads(line)]}
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("queued", {"linux.2xlarge", "linux.g5.4xlarge.nvidia.gpu"}),
+        ("alerting", {"linux.2xlarge"}),  # the GPU queue holds jobs, but not long enough to alert
+        ("off", set()),
+    ],
+)
+def test_runner_type_metrics_choose_which_runner_types_get_their_own_metrics(
+    stack: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    setting: str,
+    expected: set[str],
+) -> None:
+    monkeypatch.setenv("RUNNER_TYPE_METRICS", setting)
+    result = load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    assert result["pending"] == [] and result["firing"] == ["jobs-queueing#linux.2xlarge"]
+    out = capsys.readouterr().out
+    assert per_runner_type_metrics(out) == expected
+    assert '"Heartbeat"' in out  # whatever the setting, the heartbeat the alarm watches still goes out
+    assert len(received(stack["inbox"])) == 1
+
+
+def test_a_bad_runner_type_metrics_setting_names_the_variable(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNNER_TYPE_METRICS", "some")
+    with pytest.raises(SettingsError, match="RUNNER_TYPE_METRICS"):
+        load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at is None
+    assert received(stack["inbox"]) == []
 
 
 def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> None:

@@ -38,3 +38,17 @@ def test_the_alarm_alternative_is_two_alarms_and_a_composite_per_runner_type() -
     assert sum(line.usd for line in alarm_lines(1000)) == pytest.approx(
         1000 * (2 * PRICES["alarm"].usd + PRICES["composite_alarm"].usd)
     )
+
+
+def test_runner_type_metrics_bound_the_worst_case_custom_metrics(results: dict[str, object]) -> None:
+    figures = per_tick(results, 1000)
+    memory = results["memory_mb"]
+
+    def own_metrics(mode: str) -> float:
+        lines = queuewatch_lines(figures, memory, all_busy=True, runner_type_metrics=mode)  # type: ignore[arg-type]
+        [line] = [line for line in lines if line.item.startswith("EMF custom metrics: per runner type")]
+        return line.quantity
+
+    assert own_metrics("queued") == pytest.approx(2 * 1000)  # every runner type, both metrics
+    assert own_metrics("alerting") == pytest.approx(2 * figures["firing"])
+    assert own_metrics("off") == 0

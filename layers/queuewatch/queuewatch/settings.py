@@ -6,11 +6,16 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from queuewatch.config import Config, load_config
+
+# Which runner types get their own QueueSize and QueueTime metrics: those whose queue holds jobs, those
+# in a pending or firing alert, or none. They are the largest line of the bill at scale (docs/COST.md),
+# and no page depends on them.
+RunnerTypeMetrics = Literal["queued", "alerting", "off"]
 
 
 class SettingsError(Exception):
@@ -46,6 +51,7 @@ class EvaluateSettings(_Settings):
         alias="CHAT_TOPIC_ARN", default=None, pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$"
     )
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+    runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
 
     @field_validator("chat_topic_arn", mode="before")
     @classmethod

@@ -6,19 +6,28 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 
 from queuewatch.config import SignalName
 from queuewatch.evaluate import EvaluationResult
+from queuewatch.settings import RunnerTypeMetrics
 from queuewatch.snapshot import Snapshot
 
 
-def record_tick(metrics: Metrics, snapshot: Snapshot | None, result: EvaluationResult) -> None:
+def record_tick(
+    metrics: Metrics,
+    snapshot: Snapshot | None,
+    result: EvaluationResult,
+    runner_type_metrics: RunnerTypeMetrics = "queued",
+) -> None:
     # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that ran.
     metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="AlertsFiring", unit=MetricUnit.Count, value=len(result.firing))
     metrics.add_metric(name="RunnerTypesDegraded", unit=MetricUnit.Count, value=len(result.degraded))
     metrics.add_metric(name="PagesSent", unit=MetricUnit.Count, value=len(result.pages_sent))
     metrics.add_metric(name="PagesFailed", unit=MetricUnit.Count, value=len(result.pages_failed))
-    if snapshot is None:
+    if snapshot is None or runner_type_metrics == "off":
         return
+    alerting = {key.split("#", 1)[1] for key in (*result.firing, *result.pending)}
     for runner_type in snapshot.runner_types:
+        if runner_type_metrics == "alerting" and runner_type.name not in alerting:
+            continue
         size = runner_type.value(SignalName.QUEUE_SIZE)
         age = runner_type.value(SignalName.QUEUE_TIME)
         # Only while jobs wait: CloudWatch bills a custom metric for every hour it gets data, and a
