@@ -89,7 +89,8 @@ def test_runner_type_metrics_choose_which_runner_types_get_their_own_metrics(
     expected: set[str],
 ) -> None:
     monkeypatch.setenv("RUNNER_TYPE_METRICS", setting)
-    result = load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    evaluate = load_handler_module("evaluate").lambda_handler
+    result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["pending"] == [] and result["firing"] == ["jobs-queueing#linux.2xlarge"]
     out = capsys.readouterr().out
     assert per_runner_type_metrics(out) == expected

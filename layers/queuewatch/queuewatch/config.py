@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from queuewatch.durations import Duration, format_duration
 
@@ -32,6 +32,22 @@ _RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _STAT = re.compile(r"^(SampleCount|Average|Sum|Minimum|Maximum|p\d{1,2}(\.\d+)?|tm\d{1,2}|IQM)$")
 _ACCOUNT = re.compile(r"^\d{12}$")
+
+
+def _check_region(value: str) -> str:
+    if not _REGION.match(value):
+        raise ValueError(f"found {value!r}, expected an AWS region such as us-east-1")
+    return value
+
+
+def _check_account(value: str) -> str:
+    if not _ACCOUNT.match(value):
+        raise ValueError(f"found {value!r}, expected a 12-digit AWS account id")
+    return value
+
+
+Region = Annotated[str, AfterValidator(_check_region)]
+AccountId = Annotated[str, AfterValidator(_check_account)]
 
 
 class SignalName(StrEnum):
@@ -103,7 +119,7 @@ class MetricQuery(_Strict):
     stat: str = "Maximum"
     period: Duration = 60
     unit: Literal["count", "seconds", "minutes", "hours"] = "count"
-    region: str | None = None
+    region: Region | None = None
     missing: Literal["no_data", "zero"] = Field(
         default="no_data",
         description="what no datapoint means: 'no_data', or 'zero' for metrics published only when non-zero",
@@ -127,11 +143,6 @@ class MetricQuery(_Strict):
         if value <= 0 or (value % 60 and value not in (1, 5, 10, 30)):
             raise ValueError(f"found {value}s, expected 1s, 5s, 10s, 30s or a multiple of 60s")
         return value
-
-    @field_validator("region")
-    @classmethod
-    def _valid_region(cls, value: str | None) -> str | None:
-        return _check_region(value) if value is not None else None
 
     @field_validator("exceptions")
     @classmethod
@@ -171,12 +182,6 @@ class MetricQuery(_Strict):
 SignalSource = Literal["sqs"] | MetricQuery
 
 
-def _check_region(value: str) -> str:
-    if not _REGION.match(value):
-        raise ValueError(f"found {value!r}, expected an AWS region such as us-east-1")
-    return value
-
-
 def _check_signal_sources(signals: Mapping[SignalName, SignalSource]) -> None:
     for name, source in signals.items():
         if source == SQS_SOURCE and name not in SQS_METRICS and name != SignalName.QUEUE_SIZE:
@@ -203,8 +208,8 @@ class QueueRef(_Strict):
 
     name: str | None = None
     url: str | None = None
-    region: str | None = None
-    account_id: str | None = None
+    region: Region | None = None
+    account_id: AccountId | None = None
 
     @field_validator("name")
     @classmethod
@@ -227,18 +232,6 @@ class QueueRef(_Strict):
                 f"found {value!r}, expected a queue URL such as "
                 "https://sqs.us-east-1.amazonaws.com/123456789012/my-queue"
             )
-        return value
-
-    @field_validator("region")
-    @classmethod
-    def _valid_region(cls, value: str | None) -> str | None:
-        return _check_region(value) if value is not None else None
-
-    @field_validator("account_id")
-    @classmethod
-    def _valid_account(cls, value: str | None) -> str | None:
-        if value is not None and not _ACCOUNT.match(value):
-            raise ValueError(f"found {value!r}, expected a 12-digit AWS account id")
         return value
 
     @model_validator(mode="after")
@@ -295,8 +288,8 @@ class DiscoverySpec(_Strict):
 
     queue_name_pattern: str
     prefix: str = ""
-    region: str | None = None
-    account_id: str | None = None
+    region: Region | None = None
+    account_id: AccountId | None = None
     team: str | None = None
     signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
     match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
@@ -314,11 +307,6 @@ class DiscoverySpec(_Strict):
         if not _QUEUE_NAME.match(rest):
             raise ValueError(f"found {value!r}, expected only letters, digits, '-', '_' around the placeholders")
         return value
-
-    @field_validator("region")
-    @classmethod
-    def _valid_region(cls, value: str | None) -> str | None:
-        return _check_region(value) if value is not None else None
 
     @field_validator("signals")
     @classmethod
@@ -449,24 +437,12 @@ class TriageSettings(_Strict):
 
 
 class Defaults(_Strict):
-    region: str = "us-east-1"
-    account_id: str | None = None
+    region: Region = "us-east-1"
+    account_id: AccountId | None = None
     metric_lookback: Duration = 600
     signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()
-
-    @field_validator("region")
-    @classmethod
-    def _valid_region(cls, value: str) -> str:
-        return _check_region(value)
-
-    @field_validator("account_id")
-    @classmethod
-    def _valid_account(cls, value: str | None) -> str | None:
-        if value is not None and not _ACCOUNT.match(value):
-            raise ValueError(f"found {value!r}, expected a 12-digit AWS account id")
-        return value
 
     @field_validator("signals")
     @classmethod
