@@ -105,6 +105,8 @@ def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]
         "sqs_requests": calls.get("sqs.GetQueueAttributes", 0) + calls.get("sqs.ListQueues", 0),
         "get_queue_attributes": calls.get("sqs.GetQueueAttributes", 0),
         "metrics_requested": ours["collect"]["metrics_requested"],
+        # the first round asks the age of each queue holding jobs; the rest is the triage's evidence
+        "evidence_metrics": ours["collect"]["metrics_requested"] - fleet["queued"],
         "read_units": ours["state"]["read_units"] * calls.get("dynamodb.Query", 0),
         "steady_writes": ours["writes"],
         "writes_per_firing_type": cold_writes / max(1, fleet["firing"]),
@@ -141,7 +143,10 @@ def queuewatch_lines(
         Line("Lambda requests (collect + evaluate)", 2 * t, "requests", "lambda_request"),
         Line("Lambda duration", gb_seconds * t, "GB-seconds", "lambda_gb_second"),
         Line(
-            "GetMetricData metrics requested", figures["metrics_requested"] * busy * t, "metrics", "metrics_requested"
+            "GetMetricData metrics requested",
+            ((figures["metrics_requested"] - figures["evidence_metrics"]) * busy + figures["evidence_metrics"]) * t,
+            "metrics",
+            "metrics_requested",
         ),
         Line("GetQueueAttributes and ListQueues", figures["sqs_requests"] * t, "requests", "sqs_request"),
         Line("DynamoDB reads (one Query a tick)", figures["read_units"] * t, "read units", "dynamodb_read"),
@@ -284,12 +289,16 @@ def render(results: dict[str, Any]) -> str:
         "connect per call that AWS's kept-alive connections avoid."
     )
     add(
-        "- **GetMetricData** requests the AWS/SQS age only for queues that hold a job (an empty queue's oldest "
-        "job is 0 old), so this line scales with how many queues have jobs waiting at a tick: "
+        "- **GetMetricData** asks, first, the AWS/SQS age of each queue that holds a job (an empty queue's "
+        "oldest job is 0 old), so most of this line scales with how many queues have jobs waiting at a tick: "
         f"{fleets[1000]['queued'] / fleets[1000]['runner_types']:.0%} here. If every queue held jobs at every "
-        "tick, it would be "
+        "tick, the ages would cost "
         + ", ".join(f"{_usd(n * TICKS_PER_MONTH * PRICES['metrics_requested'].usd)} ({n:,})" for n in FLEETS)
-        + " a month. Each extra metric query per runner type in the config (`signals`) adds the same again."
+        + " a month. Then it asks the triage's evidence, only for the runner types that breach a rule "
+        f"({fleets[1000]['firing'] / fleets[1000]['runner_types']:.0%} here, also in the worst-case rows): one "
+        "query each with the benchmark's config (the queue-depth history), three with config/queuewatch.yaml "
+        "(with arrivals and deletes), one more per triage signal the config adds. Asked for every queue that "
+        "holds jobs instead, each evidence query would cost as much again as the ages."
     )
     add(
         f"- **State changes**: steady ticks write nothing (measured). Each runner type is assumed to fire and "
@@ -356,7 +365,9 @@ def measured_section(results: dict[str, Any]) -> str:
         f"\nCold-start import, CPU time in fresh interpreters: `import boto3` {imports['import boto3']['ms']:.0f} ms, "
         f"collect handler {imports['collect handler']['ms']:.0f} ms "
         f"({imports['collect handler']['ratio']:.2f}×), evaluate handler {imports['evaluate handler']['ms']:.0f} ms "
-        f"({imports['evaluate handler']['ratio']:.2f}×).\n"
+        f"({imports['evaluate handler']['ratio']:.2f}×). boto3, the Powertools Logger and Parser (pydantic) alone, "
+        f"before any queuewatch code: {imports['libraries alone']['ms']:.0f} ms "
+        f"({imports['libraries alone']['ratio']:.2f}×).\n"
     )
     return "\n".join(rows)
 

@@ -36,6 +36,7 @@ STATE_TABLE = "queuewatch-bench-state"
 NAIVE_TABLE = "queuewatch-bench-naive"
 TOPIC = "queuewatch-bench-alerts"
 INBOX = "queuewatch-bench-pager"
+EVIDENCE_QUERIES = 1  # per breaching runner type: its queue-depth history
 SEED_CLIENT = BotoConfig(max_pool_connections=16, retries={"mode": "standard", "max_attempts": 5})
 
 
@@ -70,15 +71,19 @@ class Fleet:
         return sum(1 for i in self.indexes if test(i))
 
     def minimum_calls(self) -> dict[str, int]:
-        """The floor for one steady tick, from the fleet's shape alone (not from queuewatch's code)."""
+        """The floor for one steady tick, from the fleet's shape alone (not from queuewatch's code).
+
+        GetMetricData: first the age of each queue holding a job (the others' is 0), which the rule
+        judges; then the triage's evidence for the runner types that breach it, here the queue-depth
+        history alone (the config names no other signal). Each is ceil(M/500) calls per region.
+        """
+        ages = {r: sum(1 for i in self.in_region(r) if self.queued(i)) for r in REGIONS}
+        evidence = {r: EVIDENCE_QUERIES * sum(1 for i in self.in_region(r) if self.firing(i)) for r in REGIONS}
         return {
             "sqs.ListQueues": sum(max(1, math.ceil(len(self.in_region(r)) / 1000)) for r in REGIONS),
             "sqs.GetQueueAttributes": self.size,
-            # only queues holding a job have an oldest job; the age of the others is 0
-            "cloudwatch.GetMetricData": sum(
-                math.ceil(sum(1 for i in self.in_region(r) if self.queued(i)) / 500) for r in REGIONS
-            ),
-            "cloudwatch.metrics_requested": self.count("queued"),
+            "cloudwatch.GetMetricData": sum(math.ceil(ages[r] / 500) + math.ceil(evidence[r] / 500) for r in REGIONS),
+            "cloudwatch.metrics_requested": sum(ages.values()) + sum(evidence.values()),
             "dynamodb.Query": 1,
             "dynamodb.writes": 0,
             "sns.Publish": 0,

@@ -28,8 +28,15 @@ PROBE = (
     " if l.startswith('VmHWM:'))\n"
     "print(json.dumps({{'wall_ms': _ms, 'ms': _cpu_ms, 'rss_kb': _kb}}))"
 )
+# What every handler imports before any queuewatch code: boto3, and the Powertools Logger and Parser
+# (pydantic) that the handlers are built on. Its ratio to boto3 is the floor of theirs.
+LIBRARIES = (
+    "import boto3; from aws_lambda_powertools import Logger; "
+    "from aws_lambda_powertools.utilities.parser import BaseModel, event_parser"
+)
 SUBJECTS = {
     "import boto3": ("import boto3", REPO_ROOT),
+    "libraries alone": (LIBRARIES, REPO_ROOT),
     "collect handler": ("import app", REPO_ROOT / "functions" / "collect"),
     "evaluate handler": ("import app", REPO_ROOT / "functions" / "evaluate"),
 }
@@ -94,6 +101,6 @@ def measure(runs: int = RUNS) -> dict[str, dict[str, float]]:
         for name, runs_of in samples.items()
     }
     base = out["import boto3"]["ms"]
-    for name in ("collect handler", "evaluate handler"):
+    for name in ("libraries alone", "collect handler", "evaluate handler"):
         out[name]["ratio"] = out[name]["ms"] / base
     return out

@@ -169,34 +169,55 @@ def test_a_datapoint_older_than_the_lookback_is_stale_with_its_age(fleet: dict[s
     )
 
 
-def test_calls_per_tick_are_the_minimum(fleet: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("queue_time", "metric_calls"),
+    [
+        # The first round, one call per region: us-east-1 asks 3 ages (AWS/SQS for linux.2xlarge and the
+        # unreadable linux.gone, linux.fork's own metric; windows is empty), eu-west-1 linux.arm64's.
+        # linux.2xlarge (114m) and linux.arm64 (90s) breach 1m: one more call in each region for their
+        # busy runners and queue-depth history.
+        ("1m", 2 + 2),
+        ("3h", 2),  # nothing breaches: no second round
+    ],
+)
+def test_calls_per_tick_are_the_minimum(fleet: dict[str, str], queue_time: str, metric_calls: int) -> None:
     counter = CallCounter()
-    snap = run(counter)
+    snap = run(counter, CONFIG.replace("queue_time: 1m", f"queue_time: {queue_time}"))
     queues = len(snap.runner_types)
     assert counter.calls["GetQueueAttributes"] == queues
-    # one call per region: us-east-1 asks for busy_runners of 4 runner types and 3 ages (AWS/SQS for
-    # linux.2xlarge and the unreadable linux.gone, linux.fork's own metric; windows is empty); eu-west-1 for 2
-    assert counter.calls["GetMetricData"] == 2
+    assert counter.calls["GetMetricData"] == metric_calls
     assert counter.calls["ListQueues"] == 1
     assert set(counter.calls) == {"GetQueueAttributes", "GetMetricData", "ListQueues"}
 
 
 def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
-    for i in range(260):
-        url = sqs.create_queue(QueueName=f"gh-ci-t{i:03d}-queued-builds")["QueueUrl"]
-        if i < 250:
-            sqs.send_message(QueueUrl=url, MessageBody="{}")
+    names = [f"gh-ci-t{i:03d}-queued-builds" for i in range(260)]
+    for name in names:
+        sqs.send_message(QueueUrl=sqs.create_queue(QueueName=name)["QueueUrl"], MessageBody="{}")
+    boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "ApproximateAgeOfOldestMessage",
+                "Dimensions": [{"Name": "QueueName", "Value": name}],
+                "Timestamp": T0 - timedelta(minutes=1),
+                "Value": 600,
+            }
+            for name in names
+        ],
+    )
     config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
         "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
     )
     counter = CallCounter()
     snap = run(counter, config)
-    queries = 260 + 250  # busy_runners for each, queue_time for each queue that holds a job
+    judged = 260  # the age of each queue: every one holds a job
+    evidence = 260 + 260  # every one breaches: its busy runners and its queue-depth history
     assert len(snap.runner_types) == 260
     assert counter.calls["GetQueueAttributes"] == 260
-    assert counter.calls["GetMetricData"] == math.ceil(queries / 500) == 2
+    assert counter.calls["GetMetricData"] == math.ceil(judged / 500) + math.ceil(evidence / 500) == 3
 
 
 def test_an_empty_queues_age_is_not_requested(fleet: dict[str, str]) -> None:
@@ -226,7 +247,11 @@ def test_an_empty_queues_age_is_not_requested(fleet: dict[str, str]) -> None:
     ]
     windows = by_name(snap)["windows"]
     assert windows.value(SignalName.QUEUE_SIZE) == 0 and windows.value(SignalName.QUEUE_TIME) == 0
-    assert len([r for r in requested if r.startswith("BusyRunners")]) == 5  # other signals still read for all
+    # The triage's other signals, only for the runner types that breach a rule.
+    assert sorted(r for r in requested if r.startswith("BusyRunners")) == [
+        "BusyRunners:linux.2xlarge",
+        "BusyRunners:linux.arm64",
+    ]
 
 
 def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -> None:
@@ -284,7 +309,7 @@ HISTORY = CONFIG.replace(
 )
 
 
-def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> None:
+def test_the_triage_evidence_comes_in_a_second_round_for_breaching_runner_types(fleet: dict[str, str]) -> None:
     queue = {"QueueName": "gh-ci-linux-2xlarge-queued-builds"}
     cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
     points = [("NumberOfMessagesSent", ago, 2.0) for ago in range(16, 196)]  # the 3h baseline: 2 a minute
@@ -319,11 +344,11 @@ def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> No
         account_id="123456789012",
         snapshot_id="h",
     )
-    # One call for us-east-1. linux.2xlarge queues and linux.gone's depth is unknown: queue depth history,
-    # queue time, busy runners and arrivals each. linux.fork and windows are empty: no triage history;
-    # linux.fork's own queue-time metric and busy runners, windows' busy runners only (an empty queue's
-    # AWS/SQS age is not asked for). The fleet-wide creation failures: asked once for all.
-    assert queries == [4 + 4 + 2 + 1 + 1]
+    # Two calls for us-east-1. First what the rules judge: the AWS/SQS age of linux.2xlarge and of
+    # linux.gone (its depth is unknown), linux.fork's own queue-time metric; windows is empty, so its
+    # age is not asked. Then the evidence, for linux.2xlarge only, the one runner type that breaches:
+    # its queue-depth history, busy runners and arrivals, and the fleet-wide creation failures.
+    assert queries == [3, 3 + 1]
     xl = by_name(snap)["linux.2xlarge"]
     arrivals = xl.signals[SignalName.JOB_ARRIVALS]
     assert (arrivals.window_sum, arrivals.baseline_sum) == (75, 30)  # 15 x 5 now, 180 x 2 / 12 usually
@@ -331,6 +356,5 @@ def test_the_triage_history_comes_in_the_same_calls(fleet: dict[str, str]) -> No
     assert (size.value, size.window_first, size.window_last) == (15, 3, 14)  # the value is still SQS's own
     failures = xl.signals[SignalName.CREATION_FAILURES]
     assert (failures.window_sum, failures.fleet_wide) == (3, True)
-    gone = by_name(snap)["linux.gone"].signals[SignalName.CREATION_FAILURES]
-    assert gone.window_sum == 3 and gone.fleet_wide  # one fleet, one answer for every runner type
-    assert SignalName.CREATION_FAILURES not in by_name(snap)["windows"].signals  # empty: nothing to explain
+    for calm in ("linux.gone", "linux.fork", "windows"):  # none breaches: nothing to explain
+        assert SignalName.CREATION_FAILURES not in by_name(snap)[calm].signals

@@ -215,9 +215,11 @@ def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, st
     east = clients.cloudwatch("us-east-1")
     with Stubber(east) as stubber:
         pages = [
-            # q1: 2xlarge's depth history, q2: its age; 4xlarge's queue is empty, so its age is not asked for
-            ({"q2": (1, 6900.0), "q1": (1, 14.0)}, "PartialData", "next"),
-            ({"q2": (4, 6720.0)}, "Complete", None),
+            # The first round, over two pages: q1 is 2xlarge's age (4xlarge's queue is empty: no age asked).
+            ({"q1": (1, 6900.0)}, "PartialData", "next"),
+            ({"q1": (4, 6720.0)}, "Complete", None),
+            # 2xlarge breaches, so a second round asks its evidence: q1 is its queue-depth history.
+            ({"q1": (1, 14.0)}, "Complete", None),
         ]
         for points, status, token in pages:
             results = [
@@ -233,6 +235,7 @@ def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, st
     age = by_name["linux.2xlarge"].signals[SignalName.QUEUE_TIME]
     assert (age.value, age.age_seconds) == (6900.0, 60.0)  # the newest point, from the first page
     assert by_name["linux.2xlarge"].value(SignalName.QUEUE_SIZE) == 14
+    assert by_name["linux.2xlarge"].signals[SignalName.QUEUE_SIZE].window_last == 14  # the history arrived
 
 
 def test_the_tick_deadline_degrades_what_it_did_not_read_and_sends_nothing_after_it(fleet: dict[str, str]) -> None:

@@ -1,17 +1,21 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
 Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
-queue (concurrently), then ceil(M/500) GetMetricData calls per region for M
-distinct metric queries. A failed call degrades only the runner types that read
-it. The GetMetricData calls reach back over the triage's baseline, so the history
-the triage compares with arrives in the same calls as the current values; queues
-found empty skip the queries only the triage needs.
+queue (concurrently), then GetMetricData in two rounds, each ceil(M/500) calls per
+region for its M distinct metric queries. The first asks what the rules judge:
+queue size and time (the AWS/SQS age only for queues holding a job). The second
+asks the triage's evidence (every other signal, and the queue-depth history) for
+the runner types that breach a rule, and is skipped when none does: a busy fleet's
+queues hold jobs on most ticks, and evidence for each would multiply the bill,
+which is per metric requested. A failed call degrades only the runner types that
+read it. The calls reach back over the triage's baseline, so each signal's history
+arrives with its current value.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,6 +34,7 @@ from queuewatch.config import (
     SignalSource,
 )
 from queuewatch.durations import format_duration
+from queuewatch.rules import judge
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 
 if TYPE_CHECKING:
@@ -40,6 +45,8 @@ MAX_THREADS = 32
 QUEUE_DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
 LEVEL_HISTORY_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME, SignalName.JOB_DURATION})
 """Signals whose level over the triage window (growing, or above its baseline) the triage reads."""
+RULE_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME})
+"""What the rules judge (rules.judge); every other signal is the triage's evidence."""
 
 
 @dataclass(frozen=True)
@@ -105,12 +112,17 @@ def collect(config: Config, clients: Clients, *, now: datetime, account_id: str,
             if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE
         }
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
-        # An empty queue needs no triage: its history is not asked for, which keeps a quiet fleet's
-        # GetMetricData bill where it was before the triage.
-        quiet = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
-        series = _read_metrics(clients, targets, spans, pool, quiet)
+        empty = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
+        judged = _read_metrics(clients, metric_requests(targets, empty), spans, pool)
+        breaching = {
+            index
+            for index, target in enumerate(targets)
+            if _breaches(config, _assemble(target, depths.get(index), judged.get(index, []), spans))
+        }
+        evidence = _read_metrics(clients, metric_requests(targets, empty, breaching), spans, pool) if breaching else {}
     runner_types = [
-        _assemble(target, depths.get(index), series.get(index, []), spans) for index, target in enumerate(targets)
+        _assemble(target, depths.get(index), judged.get(index, []) + evidence.get(index, []), spans)
+        for index, target in enumerate(targets)
     ]
     return Snapshot(
         snapshot_id=snapshot_id,
@@ -185,73 +197,84 @@ _RequestKey = tuple[str, str, tuple[tuple[str, str], ...], str, int]
 
 
 def metric_requests(
-    targets: Iterable[WatchTarget], quiet: Set[int] = frozenset()
+    targets: Iterable[WatchTarget], empty: Set[int] = frozenset(), evidence_for: Set[int] | None = None
 ) -> dict[str, list[tuple[MetricRequest, list[_MetricSlot]]]]:
-    """Every metric query of the tick, grouped by the region that answers it.
+    """One round's metric queries, grouped by the region that answers them.
 
-    A query that several runner types share (a fleet-wide metric, a shared queue)
-    is asked once and its answer given to each of them. Runner types in `quiet`
-    (their queue is empty) get no triage-only queries: no counts, no depth history.
+    Without `evidence_for`: what the rules judge, for every runner type except the AWS/SQS age
+    of a queue in `empty`. With it: the triage's evidence, for those runner types only. A query
+    that several runner types share (a fleet-wide metric, a shared queue) is asked once and its
+    answer given to each of them.
     """
     by_region: dict[str, dict[_RequestKey, tuple[MetricRequest, list[_MetricSlot]]]] = defaultdict(dict)
-
-    def add(region: str, query: MetricQuery, slot: _MetricSlot) -> None:
-        entries = by_region[region]
-        key = (query.namespace, query.metric, tuple(sorted(query.dimensions.items())), query.stat, query.period)
-        if key not in entries:
-            request = MetricRequest(
-                query_id=f"q{len(entries) + 1}",
-                namespace=query.namespace,
-                metric=query.metric,
-                dimensions=key[2],
-                stat=query.stat,
-                period=query.period,
-            )
-            entries[key] = (request, [])
-        entries[key][1].append(slot)
-
     for index, target in enumerate(targets):
-        for signal, source in target.signals.items():
-            if index in quiet and signal in COUNT_SIGNALS:
+        if evidence_for is not None and index not in evidence_for:
+            continue
+        for is_evidence, region, query, slot in _queries(index, target, index in empty):
+            if is_evidence != (evidence_for is not None):
                 continue
-            if index in quiet and source == SQS_SOURCE and signal == SignalName.QUEUE_TIME:
-                continue  # no job queued, so no oldest job: queue time 0, and a metric not billed
-            if isinstance(source, MetricQuery):
-                query = source.for_runner_type(target.runner_type)
-                region = query.region or target.region
-                zero = query.missing == "zero"
-                fleet = not source.per_runner_type
-                if signal == SignalName.EC2_EXCEPTIONS:
-                    for name in query.exceptions:
-                        slot = _MetricSlot(index, signal, 1, zero, fleet, exception=name)
-                        add(region, query.for_exception(name), slot)
-                else:
-                    add(region, query, _MetricSlot(index, signal, query.seconds_per_unit, zero, fleet))
-                continue
-            queue_dimensions = {"QueueName": target.queue_name}
-            if signal == SignalName.QUEUE_SIZE:
-                if index in quiet:
-                    continue
-                # The size itself is read from GetQueueAttributes; its recent history from AWS/SQS.
-                depth = MetricQuery(
-                    namespace="AWS/SQS", metric=QUEUE_DEPTH_METRIC, dimensions=queue_dimensions, stat="Maximum"
+            entries = by_region[region]
+            key = (query.namespace, query.metric, tuple(sorted(query.dimensions.items())), query.stat, query.period)
+            if key not in entries:
+                request = MetricRequest(
+                    query_id=f"q{len(entries) + 1}",
+                    namespace=query.namespace,
+                    metric=query.metric,
+                    dimensions=key[2],
+                    stat=query.stat,
+                    period=query.period,
                 )
-                add(target.region, depth, _MetricSlot(index, signal, 1, False, depth_history=True))
-                continue
-            metric, stat = SQS_METRICS[signal]
-            query = MetricQuery(namespace="AWS/SQS", metric=metric, dimensions=queue_dimensions, stat=stat)
-            # AWS/SQS publishes zeros for an active queue and nothing for an idle one: no datapoint is zero.
-            add(target.region, query, _MetricSlot(index, signal, 1, signal in COUNT_SIGNALS))
+                entries[key] = (request, [])
+            entries[key][1].append(slot)
     return {region: list(entries.values()) for region, entries in by_region.items()}
 
 
+def _queries(index: int, target: WatchTarget, empty: bool) -> Iterator[tuple[bool, str, MetricQuery, _MetricSlot]]:
+    """Every metric query one runner type can need: (is the triage's evidence, region, query, slot)."""
+    for signal, source in target.signals.items():
+        is_evidence = signal not in RULE_SIGNALS
+        if isinstance(source, MetricQuery):
+            query = source.for_runner_type(target.runner_type)
+            region = query.region or target.region
+            zero = query.missing == "zero"
+            fleet = not source.per_runner_type
+            if signal == SignalName.EC2_EXCEPTIONS:
+                for name in query.exceptions:
+                    slot = _MetricSlot(index, signal, 1, zero, fleet, exception=name)
+                    yield is_evidence, region, query.for_exception(name), slot
+            else:
+                yield is_evidence, region, query, _MetricSlot(index, signal, query.seconds_per_unit, zero, fleet)
+            continue
+        queue_dimensions = {"QueueName": target.queue_name}
+        if signal == SignalName.QUEUE_SIZE:
+            # The size itself is read from GetQueueAttributes; its recent history from AWS/SQS.
+            depth = MetricQuery(
+                namespace="AWS/SQS", metric=QUEUE_DEPTH_METRIC, dimensions=queue_dimensions, stat="Maximum"
+            )
+            yield True, target.region, depth, _MetricSlot(index, signal, 1, False, depth_history=True)
+            continue
+        if empty and signal == SignalName.QUEUE_TIME:
+            continue  # no job queued, so no oldest job: queue time 0, and a metric not billed
+        metric, stat = SQS_METRICS[signal]
+        query = MetricQuery(namespace="AWS/SQS", metric=metric, dimensions=queue_dimensions, stat=stat)
+        # AWS/SQS publishes zeros for an active queue and nothing for an idle one: no datapoint is zero.
+        yield is_evidence, target.region, query, _MetricSlot(index, signal, 1, signal in COUNT_SIGNALS)
+
+
+def _breaches(config: Config, runner_type: RunnerTypeSnapshot) -> bool:
+    """Whether a rule breaches now on what the first round read: the pages that need the triage."""
+    return any(judge(rule, runner_type).breached for rule in config.rules_for(runner_type.name))
+
+
 def _read_metrics(
-    clients: Clients, targets: list[WatchTarget], spans: _Spans, pool: ThreadPoolExecutor, quiet: Set[int]
+    clients: Clients,
+    by_region: dict[str, list[tuple[MetricRequest, list[_MetricSlot]]]],
+    spans: _Spans,
+    pool: ThreadPoolExecutor,
 ) -> dict[int, list[tuple[MetricSeries, _MetricSlot]]]:
     # One time range for the whole call: long enough for the triage's baseline, which costs
     # datapoints in the answer but no extra calls.
     start = spans.now - timedelta(seconds=spans.fetched)
-    by_region = metric_requests(targets, quiet)
     futures = {
         region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, spans.now)
         for region, pairs in by_region.items()
