@@ -209,7 +209,8 @@ def evaluate(
     label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
     state = load_state(dynamodb, target.table)
     result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
-    _retry_unsent(state, dynamodb, sns, target, now, result, published, writer)
+    delivery = _Delivery(dynamodb, sns, target, now, result, published, writer)
+    delivery.retry_unsent(state)
     if state.applied_at is not None and now < state.applied_at:
         result.outcome = "stale"
         return result
@@ -242,101 +243,95 @@ def evaluate(
             result.outcome = "conflict"
             continue
         if record.outbox is not None:
-            _send(record, expected_version + 1, dynamodb, sns, target, now, result, published, writer)
+            delivery.send(record, expected_version + 1)
     return result
 
 
-def _retry_unsent(
-    state: StoredState,
-    dynamodb: DynamoDBClient,
-    sns: SNSClient,
-    target: Target,
-    now: datetime,
-    result: EvaluationResult,
-    published: PublishedPages,
-    writer: str,
-) -> None:
-    for key, record in list(state.groups.items()):
+@dataclass
+class _Delivery:
+    """One evaluation's way to the state table and the topics, and the result it adds to."""
+
+    dynamodb: DynamoDBClient
+    sns: SNSClient
+    target: Target
+    now: datetime
+    result: EvaluationResult
+    published: PublishedPages
+    writer: str  # stamps this evaluation's writes: see adapters/state_table.py
+
+    def retry_unsent(self, state: StoredState) -> None:
+        """Re-send each page whose sender's lease on its outbox has run out."""
+        for key, record in list(state.groups.items()):
+            outbox = record.outbox
+            if outbox is None or (self.now - outbox.claimed_at).total_seconds() < self.target.outbox_lease_seconds:
+                continue  # nothing unsent, or its sender may still be at work
+            reclaimed = replace(record, outbox=replace(outbox, claimed_at=self.now))
+            try:
+                put_group(self.dynamodb, self.target.table, reclaimed, record.version, self.now, self.writer)
+            except WriteConflict:
+                continue
+            self.result.writes += 1
+            self.result.pages_retried.append(outbox.notification_id)
+            stored = self.send(reclaimed, record.version + 1)
+            if stored is None:
+                del state.groups[key]
+            else:
+                state.groups[key] = stored
+
+    def send(self, record: GroupRecord, version: int) -> GroupRecord | None:
+        """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
+
+        A topic that refuses keeps the page pending for it alone, so the next tick
+        re-publishes there and not where it was accepted. Returns what is stored.
+        """
         outbox = record.outbox
-        if outbox is None or (now - outbox.claimed_at).total_seconds() < target.outbox_lease_seconds:
-            continue  # nothing unsent, or its sender may still be at work
-        reclaimed = replace(record, outbox=replace(outbox, claimed_at=now))
+        assert outbox is not None
+        accepted: list[str] = []
+        for destination in outbox.pending:
+            topic_arn = self.target.topic(destination)
+            if topic_arn is None:  # the stack no longer has that topic
+                accepted.append(destination)
+                continue
+            if self.published.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
+                accepted.append(destination)
+                continue
+            chat = destination == CHAT_TOPIC
+            try:
+                publish(
+                    self.sns,
+                    topic_arn,
+                    subject=outbox.subject,
+                    message=(outbox.chat_message or "") if chat else outbox.message,
+                    attributes=outbox.attributes,
+                    message_structure=None if chat else outbox.message_structure,
+                )
+            except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+                failure = f"{outbox.notification_id} to the {destination} topic: {describe(error)}"
+                self.result.pages_failed.append(failure)
+                continue
+            self.published.remember(outbox, destination)
+            accepted.append(destination)
+            if destination == ALERT_TOPIC:
+                self.result.pages_sent.append(outbox.notification_id)
+        pending = tuple(d for d in outbox.pending if d not in accepted)
         try:
-            put_group(dynamodb, target.table, reclaimed, record.version, now, writer)
+            if pending:
+                if not accepted:
+                    return replace(record, version=version)
+                narrowed = replace(record, outbox=replace(outbox, pending=pending))
+                put_group(self.dynamodb, self.target.table, narrowed, version, self.now, self.writer)
+                self.result.writes += 1
+                return replace(narrowed, version=version + 1)
+            if record.status is None:
+                delete_group(self.dynamodb, self.target.table, record.key, version, self.writer)
+                self.result.writes += 1
+                return None
+            cleared = replace(record, outbox=None)
+            put_group(self.dynamodb, self.target.table, cleared, version, self.now, self.writer)
+            self.result.writes += 1
+            return replace(cleared, version=version + 1)
         except WriteConflict:
-            continue
-        result.writes += 1
-        result.pages_retried.append(outbox.notification_id)
-        stored = _send(reclaimed, record.version + 1, dynamodb, sns, target, now, result, published, writer)
-        if stored is None:
-            del state.groups[key]
-        else:
-            state.groups[key] = stored
-
-
-def _send(
-    record: GroupRecord,
-    version: int,
-    dynamodb: DynamoDBClient,
-    sns: SNSClient,
-    target: Target,
-    now: datetime,
-    result: EvaluationResult,
-    published: PublishedPages,
-    writer: str,
-) -> GroupRecord | None:
-    """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
-
-    A topic that refuses keeps the page pending for it alone, so the next tick
-    re-publishes there and not where it was accepted. Returns what is stored.
-    """
-    outbox = record.outbox
-    assert outbox is not None
-    accepted: list[str] = []
-    for destination in outbox.pending:
-        topic_arn = target.topic(destination)
-        if topic_arn is None:  # the stack no longer has that topic
-            accepted.append(destination)
-            continue
-        if published.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
-            accepted.append(destination)
-            continue
-        chat = destination == CHAT_TOPIC
-        try:
-            publish(
-                sns,
-                topic_arn,
-                subject=outbox.subject,
-                message=(outbox.chat_message or "") if chat else outbox.message,
-                attributes=outbox.attributes,
-                message_structure=None if chat else outbox.message_structure,
-            )
-        except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-            result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
-            continue
-        published.remember(outbox, destination)
-        accepted.append(destination)
-        if destination == ALERT_TOPIC:
-            result.pages_sent.append(outbox.notification_id)
-    pending = tuple(d for d in outbox.pending if d not in accepted)
-    try:
-        if pending:
-            if not accepted:
-                return replace(record, version=version)
-            narrowed = replace(record, outbox=replace(outbox, pending=pending))
-            put_group(dynamodb, target.table, narrowed, version, now, writer)
-            result.writes += 1
-            return replace(narrowed, version=version + 1)
-        if record.status is None:
-            delete_group(dynamodb, target.table, record.key, version, writer)
-            result.writes += 1
-            return None
-        cleared = replace(record, outbox=None)
-        put_group(dynamodb, target.table, cleared, version, now, writer)
-        result.writes += 1
-        return replace(cleared, version=version + 1)
-    except WriteConflict:
-        return replace(record, version=version)
+            return replace(record, version=version)
 
 
 class _Plan:
