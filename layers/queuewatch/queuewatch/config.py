@@ -182,7 +182,7 @@ class MetricQuery(_Strict):
 SignalSource = Literal["sqs"] | MetricQuery
 
 
-def _check_signal_sources(signals: Mapping[SignalName, SignalSource]) -> None:
+def _check_signal_sources(signals: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
     for name, source in signals.items():
         if source == SQS_SOURCE and name not in SQS_METRICS and name != SignalName.QUEUE_SIZE:
             raise ValueError(
@@ -201,6 +201,10 @@ def _check_signal_sources(signals: Mapping[SignalName, SignalSource]) -> None:
             raise ValueError(
                 f"signal {name.value!r}: found 'exceptions' or '{{exception}}', which only ec2_exceptions takes"
             )
+    return signals
+
+
+Signals = Annotated[dict[SignalName, SignalSource], AfterValidator(_check_signal_sources)]
 
 
 class QueueRef(_Strict):
@@ -261,7 +265,7 @@ class RunnerTypeSpec(_Strict):
     name: str
     queue: QueueRef
     team: str | None = None
-    signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
+    signals: Signals = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -270,12 +274,6 @@ class RunnerTypeSpec(_Strict):
             raise ValueError(
                 f"found {value!r}, expected a runner type name of letters, digits, '.', '_' or '-' (at most 128)"
             )
-        return value
-
-    @field_validator("signals")
-    @classmethod
-    def _valid_sources(cls, value: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
-        _check_signal_sources(value)
         return value
 
 
@@ -291,7 +289,7 @@ class DiscoverySpec(_Strict):
     region: Region | None = None
     account_id: AccountId | None = None
     team: str | None = None
-    signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
+    signals: Signals = Field(default_factory=dict)
     match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
     exclude: list[str] = Field(default_factory=list)
 
@@ -306,12 +304,6 @@ class DiscoverySpec(_Strict):
         rest = value.replace("{runner_type}", "x").replace("{prefix}", "x")
         if not _QUEUE_NAME.match(rest):
             raise ValueError(f"found {value!r}, expected only letters, digits, '-', '_' around the placeholders")
-        return value
-
-    @field_validator("signals")
-    @classmethod
-    def _valid_sources(cls, value: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
-        _check_signal_sources(value)
         return value
 
     @cached_property
@@ -440,15 +432,9 @@ class Defaults(_Strict):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
     metric_lookback: Duration = 600
-    signals: dict[SignalName, SignalSource] = Field(default_factory=dict)
+    signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()
-
-    @field_validator("signals")
-    @classmethod
-    def _valid_sources(cls, value: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
-        _check_signal_sources(value)
-        return value
 
 
 BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
