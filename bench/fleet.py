@@ -13,13 +13,14 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config as BotoConfig
 
 from queuewatch.adapters.state_table import create_table
+from queuewatch.demo import put_queue_ages
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -142,24 +143,8 @@ def _enqueue(sqs: SQSClient, url: str, jobs: int) -> None:
 
 def _put_ages(fleet: Fleet, region: str, indexes: Sequence[int]) -> None:
     cloudwatch = boto3.client("cloudwatch", region_name=region, config=SEED_CLIENT)
-
-    def age(i: int) -> float:
-        return FIRING_AGE_SECONDS if fleet.firing(i) else YOUNG_AGE_SECONDS
-
-    for start in range(0, len(indexes), 500):
-        cloudwatch.put_metric_data(
-            Namespace="AWS/SQS",
-            MetricData=[
-                {
-                    "MetricName": "ApproximateAgeOfOldestMessage",
-                    "Dimensions": [{"Name": "QueueName", "Value": fleet.queue(i)}],
-                    "Timestamp": T0 - timedelta(minutes=1),
-                    "Value": age(i),
-                    "Unit": "Seconds",
-                }
-                for i in indexes[start : start + 500]
-            ],
-        )
+    ages = {fleet.queue(i): FIRING_AGE_SECONDS if fleet.firing(i) else YOUNG_AGE_SECONDS for i in indexes}
+    put_queue_ages(cloudwatch, ages, T0)
 
 
 def drain_inbox(inbox_url: str) -> int:

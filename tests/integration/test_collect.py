@@ -15,6 +15,7 @@ from support import T0
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect import Clients, collect
 from queuewatch.config import SignalName, parse_config
+from queuewatch.demo import put_queue_ages
 from queuewatch.snapshot import Snapshot
 
 CONFIG = """
@@ -195,18 +196,7 @@ def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     names = [f"gh-ci-t{i:03d}-queued-builds" for i in range(260)]
     for name in names:
         sqs.send_message(QueueUrl=sqs.create_queue(QueueName=name)["QueueUrl"], MessageBody="{}")
-    boto3.client("cloudwatch", region_name="us-east-1").put_metric_data(
-        Namespace="AWS/SQS",
-        MetricData=[
-            {
-                "MetricName": "ApproximateAgeOfOldestMessage",
-                "Dimensions": [{"Name": "QueueName", "Value": name}],
-                "Timestamp": T0 - timedelta(minutes=1),
-                "Value": 600,
-            }
-            for name in names
-        ],
-    )
+    put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), dict.fromkeys(names, 600.0), T0)
     config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
         "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"

@@ -24,6 +24,7 @@ from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.collect import Clients, collect
 from queuewatch.config import Config, SignalName, parse_config
+from queuewatch.demo import put_queue_ages
 from queuewatch.evaluate import EvaluationResult, PublishedPages, Target, evaluate
 from queuewatch.snapshot import Snapshot
 
@@ -89,17 +90,7 @@ def fleet(aws: None) -> dict[str, str]:
         urls[name] = sqs.create_queue(QueueName=name)["QueueUrl"]
         queue_jobs(sqs, urls[name], jobs)
         if age is not None:
-            session().client("cloudwatch", region_name=region).put_metric_data(
-                Namespace="AWS/SQS",
-                MetricData=[
-                    {
-                        "MetricName": "ApproximateAgeOfOldestMessage",
-                        "Dimensions": [{"Name": "QueueName", "Value": name}],
-                        "Timestamp": T0 - timedelta(minutes=1),
-                        "Value": age,
-                    }
-                ],
-            )
+            put_queue_ages(session().client("cloudwatch", region_name=region), {name: age}, T0)
     return urls
 
 

@@ -24,6 +24,7 @@ from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
 from queuewatch.collect import Clients, collect
 from queuewatch.config import Config, parse_config
+from queuewatch.demo import put_queue_ages
 from queuewatch.evaluate import EvaluationResult, Target, evaluate
 from queuewatch.localrun import ACCOUNT_ID, FakeContext, destination_record, load_handler_module, scheduled_event
 from queuewatch.snapshot import Snapshot, SnapshotTooLarge
@@ -87,17 +88,7 @@ def queue(region: str, name: str, jobs: int = 0, age_seconds: float = 0) -> str:
     for n in range(jobs):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": n}))
     if jobs:
-        boto3.client("cloudwatch", region_name=region).put_metric_data(
-            Namespace="AWS/SQS",
-            MetricData=[
-                {
-                    "MetricName": "ApproximateAgeOfOldestMessage",
-                    "Dimensions": [{"Name": "QueueName", "Value": name}],
-                    "Timestamp": T0 - timedelta(minutes=1),
-                    "Value": age_seconds,
-                }
-            ],
-        )
+        put_queue_ages(boto3.client("cloudwatch", region_name=region), {name: age_seconds}, T0)
     return url
 
 
