@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
@@ -122,3 +123,31 @@ def count(window_sum: float, usual: float, *, fleet_wide: bool | None = None) ->
 def level(value: float, *, first: float | None = None, last: float | None = None, mean: float | None = None) -> Reading:
     """A level signal: its latest value, where it stood over the window, and its baseline mean."""
     return Reading(value=value, age_seconds=60, window_first=first, window_last=last, baseline_mean=mean)
+
+
+def race[T](copies: int, prepare: Callable[[], Callable[[], T]]) -> list[T]:
+    """Prepare `copies` calls, each in its own thread, then release them together; their results.
+
+    A call that raises fails the test here (with the first error), rather than vanishing with its thread.
+    """
+    barrier = threading.Barrier(copies)
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call = prepare()
+            barrier.wait()
+            results.append(call())
+        except BaseException as error:  # noqa: BLE001 - re-raised below, in the test's own thread
+            errors.append(error)
+            barrier.abort()  # the others stop waiting for this one
+
+    threads = [threading.Thread(target=run) for _ in range(copies)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
-from support import T0, minutes, runner_type, snapshot
+from support import T0, minutes, race, runner_type, snapshot
 
 from queuewatch.adapters.state_table import SilenceRecord, create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
@@ -242,22 +242,14 @@ def test_a_failed_resolve_is_retried_before_a_new_episode(world: World, failing_
 def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) -> None:
     ticks = [queueing(0), queueing(1), quiet(2), quiet(8), queueing(9), queueing(10), queueing(70), queueing(71)]
     for snap in ticks:
-        barrier = threading.Barrier(2)
-        results: list[EvaluationResult] = []
 
-        def run(
-            snap: Snapshot = snap, barrier: threading.Barrier = barrier, results: list[EvaluationResult] = results
-        ) -> None:
+        def prepare(snap: Snapshot = snap) -> Callable[[], EvaluationResult]:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
-            barrier.wait()
-            results.append(evaluate(snap, world.config, dynamodb, sns, world.target))
+            return lambda: evaluate(snap, world.config, dynamodb, sns, world.target)
 
-        threads = [threading.Thread(target=run) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        results = race(2, prepare)
+        assert len(results) == 2
         sent = [n for r in results for n in r.pages_sent]
         assert len(sent) == len(set(sent))
     assert [p["page"] for p in world.pages()] == ["new", "resolved", "new", "repeat"]

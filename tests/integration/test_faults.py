@@ -5,9 +5,8 @@ retried page, never a lost or doubled one. Faults come from tests/faults.py, bel
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import count
@@ -18,7 +17,7 @@ import pytest
 from botocore.stub import Stubber
 from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
-from support import T0, Inbox, minutes, runner_type, session, snapshot
+from support import T0, Inbox, minutes, race, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import create_table, load_state
@@ -429,26 +428,16 @@ def test_concurrent_evaluations_under_throttling_page_exactly_once(aws: None) ->
     config = parse_config(SWEEP_CONFIG)
     primary = Evaluator(config, "state")
     for observation in observations():
-        barrier = threading.Barrier(3)
-        results: list[EvaluationResult] = []
 
-        def run(
-            observation: Snapshot = observation,
-            barrier: threading.Barrier = barrier,
-            results: list[EvaluationResult] = results,
-        ) -> None:
+        def prepare(observation: Snapshot = observation) -> Callable[[], EvaluationResult]:
             clients = AwsClients(session())
             dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
             primary.inbox.attach(sns)
             inject(dynamodb, "PutItem", "throttling", failing_attempts=1)  # every write is throttled once
-            barrier.wait()
-            results.append(evaluate(observation, config, dynamodb, sns, primary.target))
+            return lambda: evaluate(observation, config, dynamodb, sns, primary.target)
 
-        threads = [threading.Thread(target=run) for _ in range(3)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        results = race(3, prepare)
+        assert len(results) == 3
         sent = [n for r in results for n in r.pages_sent]
         assert len(sent) == len(set(sent))
     pages = primary.inbox.drain()
