@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.destination import DestinationRecord
-from queuewatch.evaluate import PublishedPages, Target, evaluate, observation_from
+from queuewatch.evaluate import EvaluatorMemory, Target, evaluate, observation_from
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick
@@ -18,7 +18,7 @@ from queuewatch.telemetry import record_tick
 logger = Logger()
 metrics = Metrics()
 aws = AwsClients()
-published = PublishedPages()  # survives warm invocations: see PublishedPages
+memory = EvaluatorMemory()  # survives warm invocations: see EvaluatorMemory
 
 
 @metrics.log_metrics
@@ -41,7 +41,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
-    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, published=published)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, memory=memory)
     snapshot = observation if isinstance(observation, Snapshot) else None
     record_tick(metrics, snapshot, result, settings.runner_type_metrics)
     log = logger.error if result.pages_failed else logger.info

@@ -16,7 +16,7 @@ from support import T0, minutes, race, runner_type, snapshot
 from queuewatch.adapters.state_table import SilenceRecord, create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
 from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import CollectorFailure, EvaluationResult, Target, evaluate
+from queuewatch.evaluate import CollectorFailure, EvaluationResult, EvaluatorMemory, Target, evaluate
 from queuewatch.snapshot import Snapshot
 
 CONFIG = """
@@ -191,6 +191,20 @@ def test_stale_snapshot_is_ignored(world: World) -> None:
     assert result.outcome == "stale" and result.writes == 0
     assert list(load_state(world.dynamodb, "state").instances) == ["jobs-queueing#linux.2xlarge"]
     assert world.pages() == []
+
+
+def test_a_late_snapshot_is_ignored_after_a_newer_tick_that_changed_nothing(world: World) -> None:
+    memory = EvaluatorMemory()  # the warm container's
+
+    def tick(observation: Snapshot) -> EvaluationResult:
+        return evaluate(observation, world.config, world.dynamodb, world.sns, world.target, memory=memory)
+
+    assert tick(queueing(0)).outcome == "applied"
+    assert tick(queueing(5)).outcome == "unchanged"  # steady: nothing written, the table's cursor stays at 0
+    late = tick(quiet(3))
+    assert late.outcome == "stale" and late.writes == 0
+    [instance] = load_state(world.dynamodb, "state").instances.values()
+    assert instance.clear_since is None  # a quiet minute 3 did not start clearing an alert minute 5 saw firing
 
 
 def test_the_same_snapshot_twice_pages_once(world: World) -> None:

@@ -24,7 +24,7 @@ from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.collect import Clients, collect
 from queuewatch.config import Config, SignalName, parse_config
 from queuewatch.demo import put_queue_ages
-from queuewatch.evaluate import EvaluationResult, PublishedPages, Target, evaluate
+from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Target, evaluate
 from queuewatch.snapshot import Snapshot
 
 ACCOUNT = "123456789012"
@@ -64,15 +64,13 @@ class Evaluator:
         topic = self.sns.create_topic(Name=name)["TopicArn"]
         self.inbox = Inbox(self.sns)
         self.target = Target(table=name, topic_arn=topic, stack="test", region="us-east-1")
-        self.published = PublishedPages()
+        self.memory = EvaluatorMemory()
         self.failures: list[str] = []
 
     def tick(self, observation: Snapshot) -> EvaluationResult | None:
         for _ in range(3):  # the invocation, then Lambda's MaximumRetryAttempts: 2
             try:
-                return evaluate(
-                    observation, self.config, self.dynamodb, self.sns, self.target, published=self.published
-                )
+                return evaluate(observation, self.config, self.dynamodb, self.sns, self.target, memory=self.memory)
             except Exception as error:  # noqa: BLE001 - the invocation fails; Lambda retries it
                 self.failures.append(f"{observation.snapshot_id}: {type(error).__name__}: {error}")
         return None
@@ -394,7 +392,7 @@ def test_after_a_cold_start_the_unconfirmed_page_is_resent_with_the_same_notific
     evaluator = Evaluator(parse_config(SWEEP_CONFIG), "state")
     inject(evaluator.dynamodb, "PutItem", "5xx", when=clears_an_outbox, only_call=0)
     evaluator.tick(observations()[0])
-    evaluator.published = PublishedPages()  # a new container remembers nothing
+    evaluator.memory = EvaluatorMemory()  # a new container remembers nothing
     evaluator.tick(observations()[1])
     pages = evaluator.inbox.drain()
     # At least once: the repeat is identical, so a pager deduplicating on notification_id pages once.

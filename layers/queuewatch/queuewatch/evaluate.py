@@ -106,19 +106,27 @@ class Target:
         return f"{self.account_id}/{self.region}"
 
 
-class PublishedPages:
-    """Pages SNS accepted, remembered by this process so that an outbox left uncleared is not sent again.
+class EvaluatorMemory:
+    """What this process remembers between ticks: the pages SNS accepted, and the newest tick it judged.
 
-    If DynamoDB fails right after SNS accepted a page, the outbox still holds it. Kept in
-    the handler's module, this survives warm invocations (the evaluator runs one at a
-    time, so usually in one container): the next tick then clears the outbox without
-    publishing. After a cold start it is empty, and that page goes out a second time,
-    with the same notification_id and dedup_key, so pagers merge it.
+    Kept in the handler's module, this survives warm invocations (the evaluator runs one at a
+    time, so usually in one container). Pages: if DynamoDB fails right after SNS accepted a
+    page, the outbox still holds it; the next tick then clears the outbox without publishing.
+    Newest tick: the state table's cursor advances only when a tick changes state (so steady
+    ticks write nothing); remembering every judged tick here keeps a late snapshot from being
+    applied over newer ones that changed nothing. After a cold start both are empty: that page
+    goes out a second time, with the same notification_id and dedup_key, so pagers merge it,
+    and a snapshot later than the cursor but older than the last unchanged tick still applies.
     """
 
     def __init__(self, limit: int = 256) -> None:
         self._keys: OrderedDict[str, None] = OrderedDict()
         self._limit = limit
+        self.newest_tick: datetime | None = None
+
+    def judged(self, tick: datetime) -> None:
+        if self.newest_tick is None or tick > self.newest_tick:
+            self.newest_tick = tick
 
     @staticmethod
     def _key(outbox: Outbox, destination: str) -> str:
@@ -201,21 +209,23 @@ def evaluate(
     sns: SNSClient,
     target: Target,
     *,
-    published: PublishedPages | None = None,
+    memory: EvaluatorMemory | None = None,
 ) -> EvaluationResult:
-    published = PublishedPages() if published is None else published
+    memory = EvaluatorMemory() if memory is None else memory
     writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table.py
     now = observation.collected_at if isinstance(observation, Snapshot) else observation.at
     label = observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
     state = load_state(dynamodb, target.table)
     result = EvaluationResult(outcome="applied", evaluated_at=now, observation=label, read_units=state.read_units)
-    delivery = _Delivery(dynamodb, sns, target, now, result, published, writer)
+    delivery = _Delivery(dynamodb, sns, target, now, result, memory, writer)
     delivery.retry_unsent(state)
-    if state.applied_at is not None and now < state.applied_at:
+    newest = max((t for t in (state.applied_at, memory.newest_tick) if t is not None), default=None)
+    if newest is not None and now < newest:
         result.outcome = "stale"
         return result
 
     plan = _Plan(config, state, observation, now, target)
+    memory.judged(now)
     result.firing = sorted(k for k, s in plan.instances.items() if s.status is Status.FIRING)
     result.pending = sorted(k for k, s in plan.instances.items() if s.status is Status.PENDING)
     result.degraded = sorted(plan.degraded)
@@ -256,7 +266,7 @@ class _Delivery:
     target: Target
     now: datetime
     result: EvaluationResult
-    published: PublishedPages
+    memory: EvaluatorMemory
     writer: str  # stamps this evaluation's writes: see adapters/state_table.py
 
     def retry_unsent(self, state: StoredState) -> None:
@@ -292,7 +302,7 @@ class _Delivery:
             if topic_arn is None:  # the stack no longer has that topic
                 accepted.append(destination)
                 continue
-            if self.published.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
+            if self.memory.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
                 accepted.append(destination)
                 continue
             chat = destination == CHAT_TOPIC
@@ -309,7 +319,7 @@ class _Delivery:
                 failure = f"{outbox.notification_id} to the {destination} topic: {describe(error)}"
                 self.result.pages_failed.append(failure)
                 continue
-            self.published.remember(outbox, destination)
+            self.memory.remember(outbox, destination)
             accepted.append(destination)
             if destination == ALERT_TOPIC:
                 self.result.pages_sent.append(outbox.notification_id)
