@@ -1,15 +1,18 @@
-"""Shared fixtures: fake credentials, an in-process moto, no retry sleeps; hypothesis profiles."""
+"""Shared fixtures: fake credentials, an in-process moto with atomic conditional writes, no retry sleeps;
+hypothesis profiles."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 
 import botocore.endpoint
 import pytest
 from hypothesis import HealthCheck, settings
 from moto import mock_aws
+from moto.dynamodb.models import DynamoDBBackend
 
 # Property tests: modest by default so `make test` stays quick; HYPOTHESIS_PROFILE=thorough digs deeper.
 settings.register_profile("default", max_examples=15, deadline=None, print_blob=True)
@@ -17,6 +20,26 @@ settings.register_profile(
     "thorough", max_examples=400, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def atomic_dynamodb_writes() -> Iterator[None]:
+    """DynamoDB applies each conditional write atomically; moto checks the condition, then writes,
+    with nothing between, so two threads can both pass `version = :expected`. One lock around
+    moto's writes gives the tests that race real threads DynamoDB's guarantee back."""
+    lock = threading.Lock()
+
+    def locked(write: Callable[..., object]) -> Callable[..., object]:
+        def under_lock(*args: object, **kwargs: object) -> object:
+            with lock:
+                return write(*args, **kwargs)
+
+        return under_lock
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+            patch.setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
+        yield
 
 
 @pytest.fixture(autouse=True)
