@@ -45,15 +45,8 @@ SUBJECTS = {
 def lambda_environment(pycache: str) -> dict[str, str]:
     """The variables template.yaml sets that change what an import does, and no bytecode suppression."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(
-        PYTHONPYCACHEPREFIX=pycache,
-        POWERTOOLS_SERVICE_NAME="queuewatch",
-        POWERTOOLS_METRICS_NAMESPACE="Queuewatch",
-        POWERTOOLS_LOG_LEVEL="INFO",
-        AWS_REGION="us-east-1",
-        AWS_DEFAULT_REGION="us-east-1",
-    )
-    env.update(template_variables())
+    env.update(PYTHONPYCACHEPREFIX=pycache, AWS_REGION="us-east-1", AWS_DEFAULT_REGION="us-east-1")
+    env.update(template_variables())  # the Powertools settings among them
     return env
 
 

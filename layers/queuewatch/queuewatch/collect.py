@@ -114,16 +114,15 @@ def collect(config: Config, clients: Clients, *, now: datetime, account_id: str,
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
         empty = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
         judged = _read_metrics(clients, metric_requests(targets, empty), spans, pool)
-        breaching = {
-            index
-            for index, target in enumerate(targets)
-            if _breaches(config, _assemble(target, depths.get(index), judged.get(index, []), spans))
-        }
-        evidence = _read_metrics(clients, metric_requests(targets, empty, breaching), spans, pool) if breaching else {}
-    runner_types = [
-        _assemble(target, depths.get(index), judged.get(index, []) + evidence.get(index, []), spans)
-        for index, target in enumerate(targets)
-    ]
+        runner_types = [
+            _assemble(target, depths.get(index), judged.get(index, []), spans) for index, target in enumerate(targets)
+        ]
+        breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
+        if breaching:
+            evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
+            for index in breaching:  # only these gained series: the others stand as the first round read them
+                series = judged.get(index, []) + evidence.get(index, [])
+                runner_types[index] = _assemble(targets[index], depths.get(index), series, spans)
     return Snapshot(
         snapshot_id=snapshot_id,
         collected_at=now,
