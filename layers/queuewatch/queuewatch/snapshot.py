@@ -11,7 +11,6 @@ import base64
 import binascii
 import json
 import zlib
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
@@ -99,10 +98,6 @@ class Snapshot(_Model):
     @property
     def failed_discovery_regions(self) -> set[str]:
         return {d.region for d in self.discovery if d.error is not None}
-
-
-def utc_iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 class CompressedSnapshot(_Model):
