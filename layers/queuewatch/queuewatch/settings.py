@@ -1,4 +1,5 @@
-"""Settings each function reads from its environment, validated once at cold start."""
+"""Settings each function reads from its environment, validated on each invocation (microseconds);
+the config file they name is parsed once per container."""
 
 from __future__ import annotations
 
