@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, lambda_seconds
-from queuewatch.localrun import REPO_ROOT
+from queuewatch_cli.localrun import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"

@@ -20,7 +20,7 @@ import boto3
 from botocore.config import Config as BotoConfig
 
 from queuewatch.adapters.state_table import create_table
-from queuewatch.demo import put_queue_ages
+from queuewatch_cli.seed import put_queue_ages
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -12,8 +12,7 @@ from typing import Any
 
 from bench.counting import CallLog, LogSink, counting_session
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.collect import Clients
-from queuewatch.localrun import REPO_ROOT, FakeContext, load_handler_module
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_handler_module
 
 LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
 
@@ -58,8 +57,6 @@ class Functions:
         self.modules = {stage: load_handler_module(stage) for stage in stages}
         for module in self.modules.values():
             setattr(module, "aws", aws)  # noqa: B010 - the handler module's own global
-        if "collect" in self.modules:
-            setattr(self.modules["collect"], "clients", Clients(sqs=aws.sqs, cloudwatch=aws.cloudwatch))  # noqa: B010
 
     def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
         module = self.modules[stage]

@@ -15,12 +15,15 @@ from typing import TYPE_CHECKING
 
 import boto3
 
+from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.cloudwatch import get_metric_data
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
 from queuewatch.alert_state import InstanceState, Status, step
-from queuewatch.collect import Clients, metric_requests, resolve_targets
-from queuewatch.config import Config, SignalName
+from queuewatch.collect import resolve_queues
+from queuewatch.collect.queries import metric_requests
+from queuewatch.config import Config
 from queuewatch.rules import judge
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 
 if TYPE_CHECKING:
@@ -39,12 +42,12 @@ class NaiveWatcher:
         self._cloudwatch = {r: session.client("cloudwatch", region_name=r) for r in ("us-east-1", "us-west-2")}
         self.dynamodb: DynamoDBClient = session.client("dynamodb", region_name=region)
         self.sns: SNSClient = session.client("sns", region_name=region)
-        self.clients = Clients(sqs=self._sqs.__getitem__, cloudwatch=self._cloudwatch.__getitem__)
+        self.aws = AwsClients(session)  # for the queue listing, which it shares with queuewatch
 
     def tick(self, now: datetime, account_id: str) -> int:
         """One tick; returns the pages it sent."""
         with ThreadPoolExecutor(max_workers=1) as one_at_a_time:
-            targets, _ = resolve_targets(self.config, self.clients, account_id, one_at_a_time)
+            targets, _ = resolve_queues(self.config, self.aws, account_id, one_at_a_time)
         depths: list[QueueDepth | None] = []
         for target in targets:
             try:
@@ -58,7 +61,7 @@ class NaiveWatcher:
                 series = get_metric_data(self._cloudwatch[region], [request], start, now)[request.query_id]
                 for slot in slots:  # a query several runner types share answers each of them
                     if slot.signal is SignalName.QUEUE_TIME:
-                        ages[slot.target] = series.points[0][1] if series.points else None
+                        ages[slot.runner_index] = series.points[0][1] if series.points else None
         pages = 0
         for index, target in enumerate(targets):
             depth = depths[index]

@@ -34,8 +34,8 @@ from bench.imports import template_variables
 from bench.motoserver import MotoServer
 from bench.naive import NaiveWatcher
 from queuewatch.config import load_config
-from queuewatch.localrun import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
-from queuewatch.snapshot import decode_snapshot
+from queuewatch.wire import decode_snapshot
+from queuewatch_cli.localrun import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
 
 DEFAULT_FLEETS = (10, 100, 1000, 5000)
 RESULTS = REPO_ROOT / "bench" / "results.json"

@@ -12,9 +12,9 @@ from typing import Any
 import boto3
 import yaml
 
-from queuewatch.config import SignalName
-from queuewatch.localrun import REPO_ROOT
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch_cli.localrun import REPO_ROOT
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 

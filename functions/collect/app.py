@@ -10,13 +10,12 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.collect import Clients, collect
+from queuewatch.collect import collect
 from queuewatch.settings import CollectSettings, cached_config
-from queuewatch.snapshot import encode_snapshot
+from queuewatch.wire import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations
-clients = Clients(sqs=aws.sqs, cloudwatch=aws.cloudwatch)
 
 
 @logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
@@ -28,7 +27,7 @@ def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str,
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     snapshot = collect(
         config,
-        clients,
+        aws,
         now=event.time,  # the tick's scheduled time: ticks order by it, and tests pick any clock
         account_id=context.invoked_function_arn.split(":")[4],
         snapshot_id=event.id,

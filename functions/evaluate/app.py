@@ -9,11 +9,11 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.destination import DestinationRecord
-from queuewatch.evaluate import EvaluatorMemory, Target, evaluate, observation_from
+from queuewatch.evaluate import EvaluatorMemory, Stack, evaluate
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick
+from queuewatch.wire import DestinationRecord, observation_from
 
 logger = Logger()
 metrics = Metrics()
@@ -29,10 +29,10 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     settings = EvaluateSettings.from_env()
     config = cached_config(settings.config_file)
     observation = observation_from(record)
-    target = Target(
+    stack = Stack(
+        name=settings.stack_name,
         table=settings.state_table,
         topic_arn=settings.alert_topic_arn,
-        stack=settings.stack_name,
         region=settings.region,
         outbox_lease_seconds=settings.outbox_lease_seconds,
         chat_topic_arn=settings.chat_topic_arn,
@@ -41,7 +41,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
-    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, target, memory=memory)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory)
     snapshot = observation if isinstance(observation, Snapshot) else None
     record_tick(metrics, snapshot, result, settings.runner_type_metrics)
     log = logger.error if result.pages_failed else logger.info

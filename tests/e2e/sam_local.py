@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 import boto3
 
 from queuewatch.adapters.state_table import create_table
-from queuewatch.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
+from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -27,9 +27,9 @@ from e2e.sam_local import (
     import_times,
     load_json,
 )
-from queuewatch.config import SignalName
-from queuewatch.localrun import destination_record
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.localrun import destination_record
 
 pytestmark = pytest.mark.e2e
 

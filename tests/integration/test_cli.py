@@ -9,8 +9,8 @@ import boto3
 import pytest
 
 from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.cli import main
-from queuewatch.localrun import REPO_ROOT
+from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.main import main
 
 
 def test_check_config_passes_the_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:

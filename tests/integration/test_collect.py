@@ -13,10 +13,11 @@ from botocore.exceptions import ClientError
 from support import T0
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.collect import Clients, collect
-from queuewatch.config import SignalName, parse_config
-from queuewatch.demo import put_queue_ages
+from queuewatch.collect import collect
+from queuewatch.config import parse_config
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.seed import put_queue_ages
 
 CONFIG = """
 version: 1
@@ -51,20 +52,12 @@ class CallCounter:
         self.calls[event_name.rsplit(".", 1)[-1]] += 1
 
 
-def counting_clients(counter: CallCounter) -> Clients:
-    aws = AwsClients()
-
-    def sqs(region: str) -> Any:
-        client = aws.sqs(region)
-        client.meta.events.register_first("before-call.sqs", counter, unique_id="qw-count-sqs")
-        return client
-
-    def cloudwatch(region: str) -> Any:
-        client = aws.cloudwatch(region)
-        client.meta.events.register_first("before-call.cloudwatch", counter, unique_id="qw-count-cw")
-        return client
-
-    return Clients(sqs=sqs, cloudwatch=cloudwatch)
+def counting_clients(counter: CallCounter) -> AwsClients:
+    """Clients whose every SQS and CloudWatch call the counter sees (registered on their session)."""
+    session = boto3.Session()
+    session.events.register_first("before-call.sqs", counter, unique_id="qw-count-sqs")
+    session.events.register_first("before-call.cloudwatch", counter, unique_id="qw-count-cw")
+    return AwsClients(session)
 
 
 def put_metric(
@@ -225,9 +218,7 @@ def test_an_empty_queues_age_is_not_requested(fleet: dict[str, str]) -> None:
     put_metric(
         "us-east-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "gh-ci-windows-queued-builds"}, 600
     )
-    snap = collect(
-        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
-    )
+    snap = collect(parse_config(CONFIG), aws, now=T0, account_id="123456789012", snapshot_id="s")
     ages = sorted(r for r in requested if r.startswith("ApproximateAgeOfOldestMessage"))
     # linux.2xlarge and linux.arm64 hold jobs; linux.gone could not be read, so its age is still asked for.
     assert ages == [
@@ -252,9 +243,7 @@ def test_a_denied_metric_call_degrades_that_region_only(fleet: dict[str, str]) -
 
     west = aws.cloudwatch("eu-west-1")
     west.meta.events.register("before-call.cloudwatch.GetMetricData", deny)
-    snap = collect(
-        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
-    )
+    snap = collect(parse_config(CONFIG), aws, now=T0, account_id="123456789012", snapshot_id="s")
     types = by_name(snap)
     assert "AccessDenied" in (types["linux.arm64"].signals[SignalName.QUEUE_TIME].error or "")
     assert types["linux.arm64"].value(SignalName.QUEUE_SIZE) == 1  # SQS still answered
@@ -268,9 +257,7 @@ def test_a_failed_discovery_is_reported_and_named_runner_types_still_collected(f
         raise ClientError({"Error": {"Code": "AccessDenied", "Message": "no ListQueues"}}, "ListQueues")
 
     aws.sqs("us-east-1").meta.events.register("before-call.sqs.ListQueues", deny)
-    snap = collect(
-        parse_config(CONFIG), Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s"
-    )
+    snap = collect(parse_config(CONFIG), aws, now=T0, account_id="123456789012", snapshot_id="s")
     assert snap.failed_discovery_regions == {"us-east-1"}
     assert "AccessDenied" in (snap.discovery[0].error or "")
     assert "linux.2xlarge" in by_name(snap) and "windows" not in by_name(snap)
@@ -329,7 +316,7 @@ def test_the_triage_evidence_comes_in_a_second_round_for_breaching_runner_types(
     )
     snap = collect(
         parse_config(HISTORY),
-        Clients(clients.sqs, lambda region: east if region == "us-east-1" else clients.cloudwatch(region)),
+        clients,
         now=T0,
         account_id="123456789012",
         snapshot_id="h",

@@ -19,11 +19,13 @@ from consumers import CHATBOT, check_pager_envelope, check_structured, check_sub
 from jsonschema import Draft202012Validator
 from support import T0, count, level, minutes, runner_type, snapshot, with_signals
 
-from queuewatch.adapters.state_table import SilenceRecord, create_table, load_state, put_silence
+from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
+from queuewatch.alert_state import InstanceKey
 from queuewatch.config import parse_config
-from queuewatch.evaluate import CollectorFailure, EvaluationResult, Target, evaluate
-from queuewatch.snapshot import Snapshot
+from queuewatch.evaluate import EvaluationResult, Stack, evaluate
+from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import CollectorFailure, Snapshot
 
 CONFIG = """
 version: 1
@@ -81,7 +83,7 @@ class Pager:
         self.thread.join()
 
 
-class Stack:
+class Subscribed:
     """The topics and subscriptions template.yaml wires, in moto, with one of each kind of subscriber."""
 
     def __init__(self, pager: Pager) -> None:
@@ -102,8 +104,8 @@ class Stack:
             Endpoint=pager.url,
             Attributes={"FilterPolicy": json.dumps(PAGER_FILTER)},
         )
-        self.target = Target(
-            table="state", topic_arn=alert_topic, chat_topic_arn=chat_topic, stack="prod", region="us-east-1"
+        self.stack = Stack(
+            table="state", topic_arn=alert_topic, chat_topic_arn=chat_topic, name="prod", region="us-east-1"
         )
         self.publishes: list[dict[str, Any]] = []
         self.sns.meta.events.register("provide-client-params.sns.Publish", self._record)
@@ -118,7 +120,7 @@ class Stack:
         return url
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.target)
+        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
 
     def drain(self, url: str) -> list[str]:
         bodies: list[str] = []
@@ -159,7 +161,7 @@ class Stack:
         """What SNS would e-mail: the subject, and the `email` body of each structured publish to the alert topic."""
         out = []
         for params in self.publishes:
-            if params["TopicArn"] == self.target.topic_arn:
+            if params["TopicArn"] == self.stack.topic_arn:
                 assert params["MessageStructure"] == "json"
                 structure = check_structured(params["Message"])
                 # Every page's https body is a valid alarm notification, filtered from this pager or not.
@@ -177,8 +179,8 @@ def pager() -> Iterator[Pager]:
 
 
 @pytest.fixture
-def stack(aws: None, pager: Pager) -> Stack:
-    return Stack(pager)
+def stack(aws: None, pager: Pager) -> Subscribed:
+    return Subscribed(pager)
 
 
 def busy_fleet(minute: float, size: float = 14, age: float = 114 * 60, busy: float = 40) -> Snapshot:
@@ -196,11 +198,11 @@ def busy_fleet(minute: float, size: float = 14, age: float = 114 * 60, busy: flo
     )
 
 
-def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Stack) -> None:
+def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Subscribed) -> None:
     result = stack.tick(busy_fleet(0))
     [alert_topic_publish, chat_publish] = stack.publishes
     assert alert_topic_publish["MessageStructure"] == "json"
-    assert chat_publish["TopicArn"] == stack.target.chat_topic_arn and "MessageStructure" not in chat_publish
+    assert chat_publish["TopicArn"] == stack.stack.chat_topic_arn and "MessageStructure" not in chat_publish
     [(subject, email)] = stack.emails()
     [alert] = stack.alerts(stack.inbox)
     [(pager_subject, alarm)] = stack.pages()
@@ -230,7 +232,7 @@ def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Stack) ->
     assert "40 of 40 runners busy" in chat["content"]["description"]
 
 
-def test_pager_and_chat_keep_one_identity_from_first_page_to_resolve(stack: Stack) -> None:
+def test_pager_and_chat_keep_one_identity_from_first_page_to_resolve(stack: Subscribed) -> None:
     stack.tick(busy_fleet(0))
     stack.tick(busy_fleet(60, size=20, age=174 * 60))  # repeat_interval 1h: a repeat, with new figures
     stack.tick(busy_fleet(61, size=0, age=0, busy=3))
@@ -249,7 +251,7 @@ def test_pager_and_chat_keep_one_identity_from_first_page_to_resolve(stack: Stac
     assert "Recovered" in pages[2][1]["NewStateReason"]
 
 
-def test_filter_policies_route_by_priority_and_team(stack: Stack) -> None:
+def test_filter_policies_route_by_priority_and_team(stack: Subscribed) -> None:
     stack.tick(snapshot(minutes(0), runner_type("linux.2xlarge", 0, 0), runner_type("rocm.gpu", 3, 400, team="rocm")))
     [rocm_page] = stack.alerts(stack.rocm)
     assert rocm_page["team"] == "rocm" and [r["runner_type"] for r in rocm_page["runner_types"]] == ["rocm.gpu"]
@@ -270,23 +272,23 @@ def test_filter_policies_route_by_priority_and_team(stack: Stack) -> None:
     assert stack.alerts(stack.rocm) == []  # not rocm's team
 
 
-def test_a_silence_pages_no_topic_and_keeps_the_state(stack: Stack) -> None:
+def test_a_silence_pages_no_topic_and_keeps_the_state(stack: Subscribed) -> None:
     put_silence(
         stack.dynamodb,
         "state",
         SilenceRecord("s1", ("linux.*",), None, None, T0, minutes(30), "alice", "AMI rollout, INC-123"),
     )
     result = stack.tick(busy_fleet(0))
-    assert result.firing == ["jobs-queueing#linux.2xlarge"]
+    assert result.firing == [InstanceKey("jobs-queueing", "linux.2xlarge")]
     assert stack.publishes == [] and stack.pages() == [] and stack.chats() == []
-    assert "jobs-queueing#linux.2xlarge" in load_state(stack.dynamodb, "state").instances
+    assert InstanceKey("jobs-queueing", "linux.2xlarge") in load_state(stack.dynamodb, "state").instances
 
 
-def test_a_chat_topic_that_refuses_is_retried_without_paging_twice(stack: Stack) -> None:
+def test_a_chat_topic_that_refuses_is_retried_without_paging_twice(stack: Subscribed) -> None:
     refusals = [1]
 
     def refuse_chat(params: dict[str, Any], **_: Any) -> None:
-        if params["TopicArn"] == stack.target.chat_topic_arn and refusals[0]:
+        if params["TopicArn"] == stack.stack.chat_topic_arn and refusals[0]:
             refusals[0] -= 1
             raise ClientError({"Error": {"Code": "Throttling", "Message": "Rate exceeded"}}, "Publish")
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from queuewatch.demo import DEMO_ENV, run_demo
+from queuewatch_cli.demo import DEMO_ENV, run_demo
 
 
 def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,11 +13,13 @@ from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
 from support import T0, minutes, race, runner_type, snapshot
 
-from queuewatch.adapters.state_table import SilenceRecord, create_table, load_state, put_silence
+from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
+from queuewatch.alert_state import InstanceKey
 from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import CollectorFailure, EvaluationResult, EvaluatorMemory, Target, evaluate
-from queuewatch.snapshot import Snapshot
+from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import CollectorFailure, Snapshot
 
 CONFIG = """
 version: 1
@@ -57,10 +59,10 @@ class World:
             "QueueArn"
         ]
         self.sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
-        self.target = Target(table="state", topic_arn=topic_arn, stack="test", region="us-east-1")
+        self.stack = Stack(table="state", topic_arn=topic_arn, name="test", region="us-east-1")
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.target)
+        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
 
     def pages(self) -> list[dict[str, Any]]:
         """Every alert received since the last call, each checked against the shipped schema."""
@@ -157,7 +159,7 @@ def test_flapping_within_keep_firing_for_is_one_alert(world: World) -> None:
 def test_pending_period_then_recovery_never_pages(aws: None) -> None:
     world = World(CONFIG.replace("priority: P2", "priority: P2\n    for: 3m"))
     for minute in range(3):
-        assert world.tick(queueing(minute)).pending == ["jobs-queueing#linux.2xlarge"]
+        assert world.tick(queueing(minute)).pending == [InstanceKey("jobs-queueing", "linux.2xlarge")]
     world.tick(quiet(3))
     assert world.pages() == []
     for minute in range(4, 8):
@@ -189,7 +191,7 @@ def test_stale_snapshot_is_ignored(world: World) -> None:
     world.pages()
     result = world.tick(quiet(3))
     assert result.outcome == "stale" and result.writes == 0
-    assert list(load_state(world.dynamodb, "state").instances) == ["jobs-queueing#linux.2xlarge"]
+    assert list(load_state(world.dynamodb, "state").instances) == [InstanceKey("jobs-queueing", "linux.2xlarge")]
     assert world.pages() == []
 
 
@@ -197,7 +199,7 @@ def test_a_late_snapshot_is_ignored_after_a_newer_tick_that_changed_nothing(worl
     memory = EvaluatorMemory()  # the warm container's
 
     def tick(observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, world.config, world.dynamodb, world.sns, world.target, memory=memory)
+        return evaluate(observation, world.config, world.dynamodb, world.sns, world.stack, memory=memory)
 
     assert tick(queueing(0)).outcome == "applied"
     assert tick(queueing(5)).outcome == "unchanged"  # steady: nothing written, the table's cursor stays at 0
@@ -260,7 +262,7 @@ def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) 
         def prepare(snap: Snapshot = snap) -> Callable[[], EvaluationResult]:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
-            return lambda: evaluate(snap, world.config, dynamodb, sns, world.target)
+            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack)
 
         results = race(2, prepare)
         assert len(results) == 2
@@ -318,7 +320,7 @@ def test_missing_data_holds_a_firing_alert_instead_of_resolving_it(world: World)
     pages = world.pages()
     assert [p["rule"] for p in pages] == ["jobs-queueing", "queuewatch-health"]
     assert (
-        "jobs-queueing#linux.2xlarge"
+        InstanceKey("jobs-queueing", "linux.2xlarge")
         in world.tick(snapshot(minutes(10), runner_type("linux.2xlarge", None, None))).firing
     )
 
@@ -330,7 +332,7 @@ def test_a_silence_suppresses_the_page_but_keeps_the_state(world: World) -> None
         SilenceRecord("s1", ("linux.*",), "jobs-queueing", None, T0, minutes(30), "alice", "known AMI rollout"),
     )
     result = world.tick(queueing(0))
-    assert result.firing == ["jobs-queueing#linux.2xlarge"]
+    assert result.firing == [InstanceKey("jobs-queueing", "linux.2xlarge")]
     world.tick(queueing(29))
     assert world.pages() == []
     world.tick(queueing(30))  # the silence has ended: a still-firing alert pages again

@@ -19,9 +19,11 @@ from moto import mock_aws
 from support import Inbox, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import SilenceRecord, create_table, load_state, put_silence
+from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.alert_state import InstanceKey
 from queuewatch.config import parse_config
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Target, evaluate
+from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
 
 CONFIG = parse_config("""
@@ -61,7 +63,7 @@ def moto() -> Iterator[None]:
         yield
 
 
-class Stack:
+class World:
     def __init__(self) -> None:
         name = f"prop-{next(_names)}"
         clients = AwsClients(session())
@@ -69,15 +71,15 @@ class Stack:
         create_table(self.dynamodb, name)
         self.inbox = Inbox(self.sns)
         topic = self.sns.create_topic(Name=name)["TopicArn"]
-        self.target = Target(table=name, topic_arn=topic, stack="prop", region="us-east-1")
+        self.stack = Stack(table=name, topic_arn=topic, name="prop", region="us-east-1")
         self.memory = EvaluatorMemory()
 
     def tick(self, observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, CONFIG, self.dynamodb, self.sns, self.target, memory=self.memory)
+        return evaluate(observation, CONFIG, self.dynamodb, self.sns, self.stack, memory=self.memory)
 
     def instances(self) -> dict[str, tuple[Any, ...]]:
-        state = load_state(self.dynamodb, self.target.table)
-        return {k: (s.status, s.since, s.clear_since) for k, s in state.instances.items()}
+        state = load_state(self.dynamodb, self.stack.table)
+        return {str(k): (s.status, s.since, s.clear_since) for k, s in state.instances.items()}
 
 
 def observations(ticks: list[tuple[int, tuple[str, str]]]) -> Iterator[tuple[int, Snapshot]]:
@@ -112,7 +114,7 @@ def check_episodes(pages: list[dict[str, Any]]) -> None:
 def test_no_transition_pages_twice_and_every_alert_resolves_once_clear_past_keep_firing_for(
     ticks: list[tuple[int, tuple[str, str]]],
 ) -> None:
-    stack = Stack()
+    stack = World()
     last = 0
     for minute, observation in observations(ticks):
         stack.tick(observation)
@@ -124,7 +126,7 @@ def test_no_transition_pages_twice_and_every_alert_resolves_once_clear_past_keep
     check_episodes(pages)
     for kinds in [[p["page"] for p in pages if p["dedup_key"] == key] for key in {p["dedup_key"] for p in pages}]:
         assert kinds[-1] == "resolved", kinds  # every alert that paged has resolved
-    state = load_state(stack.dynamodb, stack.target.table)
+    state = load_state(stack.dynamodb, stack.stack.table)
     assert (state.instances, state.groups) == ({}, {})
 
 
@@ -144,11 +146,11 @@ def test_no_transition_pages_twice_and_every_alert_resolves_once_clear_past_keep
 def test_a_silence_never_loses_state(
     ticks: list[tuple[int, tuple[str, str]]], silence_start: int, silence_minutes: int
 ) -> None:
-    plain, silenced = Stack(), Stack()
+    plain, silenced = World(), World()
     start, end = minutes(silence_start), minutes(silence_start + silence_minutes)
     put_silence(
         silenced.dynamodb,
-        silenced.target.table,
+        silenced.stack.table,
         SilenceRecord("s1", ("linux.*",), "jobs-queueing", None, start, end, "prop", "property test"),
     )
     applied_until = minutes(-1)
@@ -162,11 +164,11 @@ def test_a_silence_never_loses_state(
             assert all(r["runner_type"] != "linux.2xlarge" for p in during for r in p["runner_types"])
         if result.outcome != "stale":
             applied_until = max(applied_until, now)
-        if now >= end and now == applied_until and "jobs-queueing#linux.2xlarge" in result.firing:
+        if now >= end and now == applied_until and InstanceKey("jobs-queueing", "linux.2xlarge") in result.firing:
             # The silence is over and it still fires: it has been paged.
             [group] = [
                 g
-                for g in load_state(silenced.dynamodb, silenced.target.table).groups.values()
+                for g in load_state(silenced.dynamodb, silenced.stack.table).groups.values()
                 if g.rule == "jobs-queueing"
             ]
             assert group.status is not None and group.status.value == "firing" and "linux.2xlarge" in group.members

@@ -17,10 +17,10 @@ from support import T0
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
-from queuewatch.collect import Clients, collect
+from queuewatch.collect import collect
 from queuewatch.config import Config, load_config
-from queuewatch.evaluate import Target, evaluate
-from queuewatch.localrun import REPO_ROOT
+from queuewatch.evaluate import Stack, evaluate
+from queuewatch_cli.localrun import REPO_ROOT
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef
@@ -57,8 +57,8 @@ def page_for(config: Config, region: str) -> dict[str, Any]:
     arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
     aws = AwsClients()
-    snap = collect(config, Clients(aws.sqs, aws.cloudwatch), now=T0, account_id="123456789012", snapshot_id="s1")
-    evaluate(snap, config, dynamodb, sns, Target(table="state", topic_arn=topic, stack="prod", region=region))
+    snap = collect(config, aws, now=T0, account_id="123456789012", snapshot_id="s1")
+    evaluate(snap, config, dynamodb, sns, Stack(table="state", topic_arn=topic, name="prod", region=region))
     [message] = sqs.receive_message(QueueUrl=inbox).get("Messages", [])
     return json.loads(json.loads(message["Body"])["Message"])  # type: ignore[no-any-return]
 

@@ -21,11 +21,13 @@ from support import T0, Inbox, minutes, race, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.collect import Clients, collect
-from queuewatch.config import Config, SignalName, parse_config
-from queuewatch.demo import put_queue_ages
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Target, evaluate
+from queuewatch.alert_state import InstanceKey
+from queuewatch.collect import collect
+from queuewatch.config import Config, parse_config
+from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.seed import put_queue_ages
 
 ACCOUNT = "123456789012"
 FLEET_CONFIG = """
@@ -63,14 +65,14 @@ class Evaluator:
         create_table(self.dynamodb, name)
         topic = self.sns.create_topic(Name=name)["TopicArn"]
         self.inbox = Inbox(self.sns)
-        self.target = Target(table=name, topic_arn=topic, stack="test", region="us-east-1")
+        self.stack = Stack(table=name, topic_arn=topic, name="test", region="us-east-1")
         self.memory = EvaluatorMemory()
         self.failures: list[str] = []
 
     def tick(self, observation: Snapshot) -> EvaluationResult | None:
         for _ in range(3):  # the invocation, then Lambda's MaximumRetryAttempts: 2
             try:
-                return evaluate(observation, self.config, self.dynamodb, self.sns, self.target, memory=self.memory)
+                return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack, memory=self.memory)
             except Exception as error:  # noqa: BLE001 - the invocation fails; Lambda retries it
                 self.failures.append(f"{observation.snapshot_id}: {type(error).__name__}: {error}")
         return None
@@ -143,7 +145,7 @@ def test_a_collector_fault_degrades_only_what_depends_on_the_call_and_never_repo
     def tick(minute: int) -> EvaluationResult:
         snap = collect(
             config,
-            Clients(clients.sqs, clients.cloudwatch),
+            clients,
             now=minutes(minute),
             account_id=ACCOUNT,
             snapshot_id=f"s{minute}",
@@ -165,7 +167,7 @@ def test_a_collector_fault_degrades_only_what_depends_on_the_call_and_never_repo
     for minute in (1, 2):
         result = tick(minute)
         assert result.degraded == [degraded]  # that one, and only that one
-        assert result.firing == [f"jobs-queueing#{name}" for name in sorted(QUEUEING)]  # held, not resolved
+        assert result.firing == [InstanceKey("jobs-queueing", name) for name in sorted(QUEUEING)]  # held, not resolved
         assert evaluator.inbox.drain() == []  # past keep_firing_for (1m), yet no resolve: unknown is not clear
     tick(3)  # degraded for monitor.for (2m): the health page
     [health] = evaluator.inbox.drain()
@@ -217,7 +219,7 @@ def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, st
             stubber.add_response(
                 "get_metric_data", {"MetricDataResults": results, **({"NextToken": token} if token else {})}
             )
-        snap = collect(config, Clients(clients.sqs, clients.cloudwatch), now=T0, account_id=ACCOUNT, snapshot_id="s")
+        snap = collect(config, clients, now=T0, account_id=ACCOUNT, snapshot_id="s")
         stubber.assert_no_pending_responses()
     by_name = {rt.name: rt for rt in snap.runner_types}
     age = by_name["linux.2xlarge"].signals[SignalName.QUEUE_TIME]
@@ -231,7 +233,7 @@ def test_the_tick_deadline_degrades_what_it_did_not_read_and_sends_nothing_after
     clients = AwsClients(session())
     sent = [inject(clients.sqs(r), "GetQueueAttributes", "5xx", failing_attempts=0) for r in ("us-east-1", "eu-west-1")]
     clients.start_tick(Deadline(at=0.0, clock=lambda: 1.0))  # spent before the tick began
-    snap = collect(config, Clients(clients.sqs, clients.cloudwatch), now=T0, account_id=ACCOUNT, snapshot_id="late")
+    snap = collect(config, clients, now=T0, account_id=ACCOUNT, snapshot_id="late")
     assert sum(fault.attempts for fault in sent) == 0
     assert {rt.name for rt in snap.runner_types} == {"linux.2xlarge", "linux.4xlarge", "linux.arm64"}
     for rt in snap.runner_types:  # nothing read, so nothing may look healthy
@@ -308,7 +310,7 @@ def run_observations(operation: str | None = None, kind: str = "5xx", call: int 
         run.received += [(tick, page) for page in evaluator.inbox.drain()]
     run.calls = Counter({name: fault.calls for name, fault in counters.items()})
     run.failures = evaluator.failures
-    state = load_state(evaluator.dynamodb, evaluator.target.table)
+    state = load_state(evaluator.dynamodb, evaluator.stack.table)
     run.leftover = (len(state.instances), len(state.groups))
     return run
 
@@ -432,7 +434,7 @@ def test_concurrent_evaluations_under_throttling_page_exactly_once(aws: None) ->
             dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
             primary.inbox.attach(sns)
             inject(dynamodb, "PutItem", "throttling", failing_attempts=1)  # every write is throttled once
-            return lambda: evaluate(observation, config, dynamodb, sns, primary.target)
+            return lambda: evaluate(observation, config, dynamodb, sns, primary.stack)
 
         results = race(3, prepare)
         assert len(results) == 3

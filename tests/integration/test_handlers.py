@@ -11,8 +11,8 @@ import pytest
 from aws_lambda_powertools.utilities.parser import ValidationError
 
 from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 from queuewatch.settings import SettingsError
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
 

@@ -10,7 +10,7 @@ from support import Inbox, minutes, runner_type, session, snapshot
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.config import parse_config
-from queuewatch.evaluate import Target, evaluate
+from queuewatch.evaluate import Stack, evaluate
 
 COUNT = 5000
 
@@ -40,14 +40,12 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
     create_table(dynamodb, "state")
     inbox = Inbox(sns)
-    target = Target(
-        table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], stack="big", region="us-east-1"
-    )
+    stack = Stack(table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], name="big", region="us-east-1")
     names = [spec.name for spec in config.runner_types]
 
     quiet = snapshot(minutes(0), *[runner_type(name) for name in names])
     started = time.perf_counter()
-    steady = evaluate(quiet, config, dynamodb, sns, target)
+    steady = evaluate(quiet, config, dynamodb, sns, stack)
     quiet_seconds = time.perf_counter() - started
     assert (steady.outcome, steady.writes, steady.firing) == ("unchanged", 0, [])
 
@@ -55,7 +53,7 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     queueing = set(names[::20]) | set(names[1::20])
     incident = snapshot(minutes(1), *[runner_type(n, 7, 900) if n in queueing else runner_type(n) for n in names])
     started = time.perf_counter()
-    result = evaluate(incident, config, dynamodb, sns, target)
+    result = evaluate(incident, config, dynamodb, sns, stack)
     incident_seconds = time.perf_counter() - started
     assert len(result.firing) == len(queueing) == COUNT // 10
     pages = {page["rule"]: page for page in inbox.drain()}

@@ -10,7 +10,7 @@ import pytest
 from faults import inject
 
 from queuewatch.adapters.state_table import create_table
-from queuewatch.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
 CANARY = "canary-5e1f"
 

@@ -19,15 +19,16 @@ import boto3
 import pytest
 from support import T0, minutes
 
-from queuewatch import snapshot as snapshot_module
+from queuewatch import wire as wire_module
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
-from queuewatch.collect import Clients, collect
+from queuewatch.collect import collect
 from queuewatch.config import Config, parse_config
-from queuewatch.demo import put_queue_ages
-from queuewatch.evaluate import EvaluationResult, Target, evaluate
-from queuewatch.localrun import ACCOUNT_ID, FakeContext, destination_record, load_handler_module, scheduled_event
-from queuewatch.snapshot import Snapshot, SnapshotTooLarge
+from queuewatch.evaluate import EvaluationResult, Stack, evaluate
+from queuewatch.snapshot import Snapshot
+from queuewatch.wire import SnapshotTooLarge
+from queuewatch_cli.localrun import ACCOUNT_ID, FakeContext, destination_record, load_handler_module, scheduled_event
+from queuewatch_cli.seed import put_queue_ages
 
 RULES = """
 defaults:
@@ -48,17 +49,15 @@ class Shard:
     """One stack: its config, its own state table, and the topic every shard shares."""
 
     config: Config
-    target: Target
+    stack: Stack
 
     def tick(self, at_minute: float) -> tuple[Snapshot, EvaluationResult]:
         aws = AwsClients()
         now = minutes(at_minute)
-        snap = collect(
-            self.config, Clients(aws.sqs, aws.cloudwatch), now=now, account_id=ACCOUNT_ID, snapshot_id=f"s{at_minute}"
-        )
-        dynamodb = boto3.client("dynamodb", region_name=self.target.region)
-        sns = boto3.client("sns", region_name=self.target.topic_arn.split(":")[3])
-        return snap, evaluate(snap, self.config, dynamodb, sns, self.target)
+        snap = collect(self.config, aws, now=now, account_id=ACCOUNT_ID, snapshot_id=f"s{at_minute}")
+        dynamodb = boto3.client("dynamodb", region_name=self.stack.region)
+        sns = boto3.client("sns", region_name=self.stack.topic_arn.split(":")[3])
+        return snap, evaluate(snap, self.config, dynamodb, sns, self.stack)
 
 
 class Topic:
@@ -112,7 +111,7 @@ def per_region(aws: None) -> tuple[Topic, dict[str, Shard], dict[str, str]]:
         create_table(boto3.client("dynamodb", region_name=region), table)
         shards[region] = Shard(
             shard_config(f"{{queue_name_pattern: 'gh-ci-{{runner_type}}-queued-builds', region: {region}}}"),
-            Target(table=table, topic_arn=topic.arn, stack="queuewatch", region=region, account_id=ACCOUNT_ID),
+            Stack(table=table, topic_arn=topic.arn, name="queuewatch", region=region, account_id=ACCOUNT_ID),
         )
     return topic, shards, urls
 
@@ -162,7 +161,7 @@ def test_shards_by_runner_type_pattern_split_one_region_without_overlap(aws: Non
         shards.append(
             Shard(
                 shard_config(f"{{{pattern}, {selection}}}"),
-                Target(table=f"{stack}-state", topic_arn=topic.arn, stack=stack, region="us-east-1"),
+                Stack(table=f"{stack}-state", topic_arn=topic.arn, name=stack, region="us-east-1"),
             )
         )
     watched = [{rt.name for rt in shard.tick(0)[0].runner_types} for shard in shards]
@@ -193,7 +192,7 @@ def test_a_stack_publishes_into_a_topic_in_another_region(aws: None, monkeypatch
 
 
 def test_a_large_fleet_travels_compressed_through_the_real_handlers(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(snapshot_module, "COMPRESS_ABOVE_BYTES", 4096)  # the real threshold: tests/unit
+    monkeypatch.setattr(wire_module, "COMPRESS_ABOVE_BYTES", 4096)  # the real threshold: tests/unit
     for i in range(60):
         queue("us-east-1", f"gh-ci-linux-c5-large-v{i:04d}-queued-builds", jobs=int(i == 7), age_seconds=600)
     topic = Topic("us-east-1")
@@ -224,8 +223,8 @@ def test_a_snapshot_too_large_to_deliver_fails_the_collection_and_pages_the_moni
     config = Path(__file__).resolve().parents[2] / "config" / "queuewatch.yaml"
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic.arn}.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr(snapshot_module, "COMPRESS_ABOVE_BYTES", 1_000)
-    monkeypatch.setattr(snapshot_module, "MAX_PAYLOAD_BYTES", 500)
+    monkeypatch.setattr(wire_module, "COMPRESS_ABOVE_BYTES", 1_000)
+    monkeypatch.setattr(wire_module, "MAX_PAYLOAD_BYTES", 500)
     collect_handler = load_handler_module("collect").lambda_handler
     evaluate_handler = load_handler_module("evaluate").lambda_handler
     for minute in range(6):  # the shipped config's monitor.for is 5m

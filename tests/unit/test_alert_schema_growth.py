@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from queuewatch.alert import alert_json_schema, shipped_alert_schema
-from queuewatch.cli import main
+from queuewatch_cli.main import main
 
 V1_BEFORE_TRIAGE: dict[str, Any] = {
     "version": "queuewatch.alert/v1",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queuewatch.alert_state import GroupStatus, InstanceState, PageKind, Status, decide_group, step
+from queuewatch.alert_state import GroupStatus, InstanceKey, InstanceState, PageKind, Status, decide_group, step
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 
@@ -52,7 +52,7 @@ def test_pending_for_zero_fires_at_once() -> None:
     states = run(every_minute(False, True))
     assert statuses(states) == ["ok", "firing"]
     assert states[1] is not None and states[1].since == at(60)
-    assert states[1].key == "jobs-queueing#linux.2xlarge"
+    assert states[1].key == InstanceKey("jobs-queueing", "linux.2xlarge")
 
 
 def test_ok_pending_firing_honours_pending_for() -> None:

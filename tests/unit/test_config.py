@@ -6,16 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.config import (
-    ConfigError,
-    DiscoverySpec,
-    MetricQuery,
-    QueueRef,
-    Rule,
-    SignalName,
-    load_config,
-    parse_config,
-)
+from queuewatch.config import ConfigError, DiscoverySpec, MetricQuery, load_config, parse_config
+from queuewatch.config.schema import QueueRef
+from queuewatch.rules import Rule
+from queuewatch.signals import SignalName
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (REPO_ROOT / "config" / "examples").glob("*") if p.suffix in {".yaml", ".yml"})

@@ -83,7 +83,7 @@ def test_two_rules_paging_the_same_runner_type_at_the_same_priority_and_threshol
     [problem] = problems(text)
     assert problem.startswith("8:rules[1]: rule 'linux-queueing' overlaps rules[0] 'jobs-queueing'")
     assert "on runner type 'linux.2xlarge' (and 1 more)" in problem
-    assert "both page at P2 when queue_time > 1m, queue_size > 0, breach_when all, so one breach pages twice" in problem
+    assert "both page at P2 when queue size > 0 and queue time > 1m, so one breach pages twice" in problem
 
 
 @pytest.mark.parametrize(
@@ -133,6 +133,6 @@ def test_every_rule_problem_is_reported_at_once_with_its_line() -> None:
 
 def test_the_shipped_config_has_no_rule_problem() -> None:
     from queuewatch.config import load_config
-    from queuewatch.localrun import REPO_ROOT
+    from queuewatch_cli.localrun import REPO_ROOT
 
     assert load_config(REPO_ROOT / "config" / "queuewatch.yaml").resolved_rules

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.cli import main
-from queuewatch.config import ConfigError, SignalName, parse_config
-from queuewatch.localrun import REPO_ROOT
+from queuewatch.config import ConfigError, parse_config
+from queuewatch.signals import SignalName
+from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.main import main
 
 RULES = """
 runner_types: [{name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}]

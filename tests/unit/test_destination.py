@@ -11,10 +11,9 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import ValidationError
 
-from queuewatch.config import SignalName
-from queuewatch.destination import DestinationRecord
-from queuewatch.evaluate import CollectorFailure, observation_from
-from queuewatch.snapshot import Snapshot
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import CollectorFailure, Snapshot
+from queuewatch.wire import DestinationRecord, observation_from
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

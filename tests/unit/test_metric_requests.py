@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from queuewatch.adapters.cloudwatch import MetricRequest
-from queuewatch.collect import WatchTarget, metric_requests
-from queuewatch.config import SignalName, parse_config
+from queuewatch.collect import WatchedQueue
+from queuewatch.collect.queries import metric_requests
+from queuewatch.config import parse_config
+from queuewatch.signals import SignalName
 
 CONFIG = """
 version: 1
@@ -25,10 +27,10 @@ rules:
 """
 
 
-def targets() -> list[WatchTarget]:
+def targets() -> list[WatchedQueue]:
     config = parse_config(CONFIG)
     return [
-        WatchTarget(spec.name, "us-east-1", "123456789012", spec.queue.queue_name, None, config.signals_for({}))
+        WatchedQueue(spec.name, "us-east-1", "123456789012", spec.queue.queue_name, None, config.signals_for({}))
         for spec in config.runner_types
     ]
 
@@ -39,7 +41,7 @@ def asked(requests: dict[str, list[tuple[MetricRequest, list[Any]]]]) -> dict[st
     for pairs in requests.values():
         for request, slots in pairs:
             name = f"{request.metric}:{next(iter(dict(request.dimensions).values()), '')}"
-            out[name] = [(str(s.target), s.signal.value) for s in slots]
+            out[name] = [(str(s.runner_index), s.signal.value) for s in slots]
     return out
 
 

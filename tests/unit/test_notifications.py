@@ -17,10 +17,8 @@ from consumers import (
 from jsonschema import Draft202012Validator
 from support import T0, count, level, runner_type, with_signals
 
-from queuewatch import notifications
 from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
 from queuewatch.notifications import (
-    ALARM_DESCRIPTION_LIMIT,
     MESSAGE_BUDGET,
     Origin,
     cloudwatch_alarm,
@@ -28,6 +26,8 @@ from queuewatch.notifications import (
     render,
     sns_message,
 )
+from queuewatch.notifications import message as message_module
+from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
 from queuewatch.snapshot import Reading
 from queuewatch.triage import triage
 
@@ -239,7 +239,7 @@ def test_fifty_runner_types_with_every_finding_fit_sns_whole() -> None:
 
 
 def test_a_page_too_big_for_sns_lists_fewer_runner_types_and_still_counts_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(notifications, "MESSAGE_BUDGET", 40_000)
+    monkeypatch.setattr(message_module, "MESSAGE_BUDGET", 40_000)
     rendered = render(_crowded(50), ORIGIN)
     assert len(rendered.message.encode()) <= 40_000
     assert 1 <= rendered.listed < 50

@@ -6,8 +6,9 @@ from typing import Literal
 
 import pytest
 
-from queuewatch.config import Priority, Rule, SignalName, parse_config
-from queuewatch.rules import judge
+from queuewatch.config import parse_config
+from queuewatch.rules import Priority, Rule, judge
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 
 BreachWhen = Literal["all", "any"]

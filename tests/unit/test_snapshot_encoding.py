@@ -10,15 +10,9 @@ import random
 import pytest
 from support import T0, runner_type, snapshot
 
-from queuewatch import snapshot as snapshot_module
-from queuewatch.snapshot import (
-    COMPRESS_ABOVE_BYTES,
-    MAX_PAYLOAD_BYTES,
-    Snapshot,
-    SnapshotTooLarge,
-    decode_snapshot,
-    encode_snapshot,
-)
+from queuewatch import wire as wire_module
+from queuewatch.snapshot import Snapshot
+from queuewatch.wire import COMPRESS_ABOVE_BYTES, MAX_PAYLOAD_BYTES, SnapshotTooLarge, decode_snapshot, encode_snapshot
 
 FAMILIES = ["linux", "linux.arm64", "windows", "linux.g5.4xlarge.nvidia.gpu", "linux.rocm.gpu", "macos.m1"]
 
@@ -72,7 +66,7 @@ def test_the_switch_is_at_the_threshold() -> None:
 
 
 def test_a_snapshot_too_large_to_deliver_is_refused_with_the_remedy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(snapshot_module, "MAX_PAYLOAD_BYTES", 20_000)
+    monkeypatch.setattr(wire_module, "MAX_PAYLOAD_BYTES", 20_000)
     with pytest.raises(SnapshotTooLarge, match=r"5000 runner types is [\d,]+ bytes compressed.*SCALE_OUT"):
         encode_snapshot(fleet(5000))
 
@@ -95,6 +89,6 @@ def test_a_damaged_compressed_snapshot_is_rejected(change: dict[str, object], re
 
 def test_a_payload_that_expands_without_bound_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     payload = encode_snapshot(fleet(5000))
-    monkeypatch.setattr(snapshot_module, "MAX_DECODED_BYTES", 100_000)
+    monkeypatch.setattr(wire_module, "MAX_DECODED_BYTES", 100_000)
     with pytest.raises(ValueError, match="expands past"):
         decode_snapshot(payload)

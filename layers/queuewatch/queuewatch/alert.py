@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-from datetime import datetime
 from importlib import resources
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
+from queuewatch.frozen import FrozenModel
 from queuewatch.triage import Triage
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
@@ -23,11 +23,7 @@ ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
 SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RunnerTypeFigures(_Model):
+class RunnerTypeFigures(FrozenModel):
     """One runner type in a page, with the numbers that put it there."""
 
     runner_type: str
@@ -48,13 +44,19 @@ class RunnerTypeFigures(_Model):
     )
     triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
 
+    def queue_text(self) -> str:
+        """'14 queued, oldest 1h54m', as every body words a runner type's queue."""
+        size = "no data" if self.queue_size is None else f"{self.queue_size:g} queued"
+        age = "no data" if self.queue_time_seconds is None else f"oldest {format_duration(self.queue_time_seconds)}"
+        return f"{size}, {age}"
 
-class Silence(_Model):
+
+class Silence(FrozenModel):
     command: str = Field(description="the exact command that silences this alert")
     match: list[str]
 
 
-class Alert(_Model):
+class Alert(FrozenModel):
     version: Literal["queuewatch.alert/v1"] = ALERT_VERSION
     status: Literal["firing", "resolved"]
     page: Literal["new", "update", "repeat", "resolved"]
@@ -149,7 +151,8 @@ def silence_command(rule: str, runner_types: list[str], table: str, region: str)
     return shlex.join(parts)
 
 
-def sqs_console_url(region: str, queue_name: str) -> str:
+def queue_metrics_url(region: str, queue_name: str) -> str:
+    """The queue's AWS/SQS metrics in the CloudWatch console."""
     return (
         f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();"
         f"query=~'*7bAWS*2fSQS*2cQueueName*7d*20{queue_name}"
@@ -172,7 +175,3 @@ def worst(values: list[tuple[str, float | None]]) -> tuple[float | None, str | N
         return None, None
     value, name = max(known)
     return value, name
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")

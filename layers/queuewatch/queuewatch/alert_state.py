@@ -1,17 +1,38 @@
-"""The alert state machine, pure: one step per rule and runner type, and the paging decision per group.
+"""Alert state, pure: the state machine per instance, the paging decision per group, and what is stored.
 
-Instance: OK -> PENDING (breached, waiting `for`) -> FIRING -> (clear for
-`keep_firing_for`) -> OK, which is the resolve. An OK instance is stored as
-nothing. Group: the page that lists the firing instances of one rule and group
-key; it decides when to page, repeat, resolve, or stay quiet for silences.
+Instance: one rule judging one runner type. OK -> PENDING (breached, waiting
+`for`) -> FIRING -> (clear for `keep_firing_for`) -> OK, which is the resolve.
+An OK instance is stored as nothing. Group: the page that lists the firing
+instances of one rule and group key; it decides when to page, repeat, resolve,
+or stay quiet for silences, and holds the page it is sending in its outbox.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+
+from queuewatch.silences import SilenceRecord
+
+
+@dataclass(frozen=True, order=True)
+class InstanceKey:
+    """One alert instance: a rule and the runner type it judges (or, for the health rule, what it watches)."""
+
+    rule: str
+    runner_type: str
+
+    def __str__(self) -> str:
+        return f"{self.rule}#{self.runner_type}"  # how logs, results and the state table name it
+
+    @classmethod
+    def parse(cls, text: str) -> InstanceKey:
+        rule, separator, runner_type = text.partition("#")
+        if not (separator and rule and runner_type):
+            raise ValueError(f"found {text!r}, expected an instance key 'rule#runner_type'")
+        return cls(rule, runner_type)
 
 
 class Status(StrEnum):
@@ -29,8 +50,8 @@ class InstanceState:
     version: int = 0
 
     @property
-    def key(self) -> str:
-        return f"{self.rule}#{self.runner_type}"
+    def key(self) -> InstanceKey:
+        return InstanceKey(self.rule, self.runner_type)
 
 
 def step(
@@ -114,3 +135,54 @@ def decide_group(
     if status is GroupStatus.SILENCED and not firing:
         return GroupDecision(None, None, started_at, notified)  # a silenced alert resolves quietly
     return GroupDecision(None, status, started_at, notified)
+
+
+class Topic(StrEnum):
+    """The topics a page goes to: every subscriber's, and AWS Chatbot's."""
+
+    ALERT = "alert"
+    CHAT = "chat"
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """A page written before it is published; cleared only once SNS has accepted it on every topic."""
+
+    notification_id: str
+    subject: str
+    message: str
+    attributes: dict[str, str]
+    message_structure: str | None
+    claimed_at: datetime
+    chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
+    pending: tuple[Topic, ...] = (Topic.ALERT,)  # the topics that have not accepted it yet
+
+
+@dataclass(frozen=True)
+class GroupRecord:
+    """One group's page as stored: what was paged, when, and the page waiting to be sent."""
+
+    rule: str
+    group: str
+    status: GroupStatus | None
+    started_at: datetime | None
+    members: tuple[str, ...]
+    last_notified_at: datetime | None
+    sequence: int
+    version: int = 0
+    outbox: Outbox | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule}#{self.group}"
+
+
+@dataclass
+class StoredState:
+    """Everything the evaluator keeps: the newest tick applied, instances not OK, groups, silences."""
+
+    applied_at: datetime | None = None
+    instances: dict[InstanceKey, InstanceState] = field(default_factory=dict)
+    groups: dict[str, GroupRecord] = field(default_factory=dict)
+    silences: list[SilenceRecord] = field(default_factory=list)
+    read_units: float = 0.0

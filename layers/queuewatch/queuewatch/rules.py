@@ -1,11 +1,63 @@
-"""Judge one runner type against one rule: breached, clear, or cannot tell."""
+"""Alert rules with their defaults applied, and judging one runner type against one: breached, clear, or cannot tell."""
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
 
-from queuewatch.config import Rule, SignalName
+from queuewatch.durations import format_duration
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot
+
+HEALTH_RULE = "queuewatch-health"
+"""The reserved rule of queuewatch's own page: collection failing, signals missing."""
+
+
+class Priority(StrEnum):
+    P0 = "P0"
+    P1 = "P1"
+    P2 = "P2"
+    P3 = "P3"
+
+    @property
+    def severity(self) -> str:
+        return {"P0": "critical", "P1": "critical", "P2": "warning", "P3": "info"}[self.value]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule with its defaults applied: every field has a value."""
+
+    name: str
+    match: tuple[str, ...]
+    exclude: tuple[str, ...]
+    queue_time_threshold: int | None
+    queue_size_threshold: int | None
+    breach_when: Literal["all", "any"]
+    pending_for: int
+    keep_firing_for: int
+    repeat_interval: int
+    priority: Priority
+    team: str
+    runbook_url: str | None
+    dashboard_url: str | None
+    group_by: Literal["all", "team", "runner_type"]
+
+    def applies_to(self, runner_type: str) -> bool:
+        return any(fnmatch.fnmatchcase(runner_type, p) for p in self.match) and not any(
+            fnmatch.fnmatchcase(runner_type, p) for p in self.exclude
+        )
+
+    def condition(self) -> str:
+        """The thresholds as pages and config errors word them: 'queue size > 0 and queue time > 1m'."""
+        parts = []
+        if self.queue_size_threshold is not None:
+            parts.append(f"queue size > {self.queue_size_threshold}")
+        if self.queue_time_threshold is not None:
+            parts.append(f"queue time > {format_duration(self.queue_time_threshold)}")
+        return (" and " if self.breach_when == "all" else " or ").join(parts)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from queuewatch.config import Config, load_config
+from queuewatch.errors import QueuewatchError
 
 # Which runner types get their own QueueSize and QueueTime metrics: those whose queue holds jobs, those
 # in a pending or firing alert, or none. They are the largest line of the bill at scale (docs/COST.md),
@@ -19,7 +20,7 @@ from queuewatch.config import Config, load_config
 RunnerTypeMetrics = Literal["queued", "alerting", "off"]
 
 
-class SettingsError(Exception):
+class SettingsError(QueuewatchError):
     """An environment variable is missing or malformed; names the variable."""
 
 

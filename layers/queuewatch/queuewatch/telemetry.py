@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 
-from queuewatch.config import SignalName
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.settings import RunnerTypeMetrics
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 
 
@@ -24,7 +24,7 @@ def record_tick(
     metrics.add_metric(name="PagesFailed", unit=MetricUnit.Count, value=len(result.pages_failed))
     if snapshot is None or runner_type_metrics == "off":
         return
-    alerting = {key.split("#", 1)[1] for key in (*result.firing, *result.pending)}
+    alerting = {key.runner_type for key in (*result.firing, *result.pending)}
     for runner_type in snapshot.runner_types:
         if runner_type_metrics == "alerting" and runner_type.name not in alerting:
             continue

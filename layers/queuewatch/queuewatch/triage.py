@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from queuewatch.config import SignalName
 from queuewatch.durations import format_duration
+from queuewatch.frozen import FrozenModel
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 
 Cause = Literal[
@@ -47,18 +48,14 @@ LONGER_FACTOR = 1.5  # jobs take at least this many times their usual duration
 AGED_THROUGH = 0.8  # the oldest job aged through this share of the window: nobody took it
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Finding(_Model):
+class Finding(FrozenModel):
     cause: Cause
     title: str
     detail: str = Field(description="the evidence, in numbers")
     evidence: dict[str, float] = Field(description="the same numbers, by name")
 
 
-class Triage(_Model):
+class Triage(FrozenModel):
     findings: list[Finding] = Field(description="likely cause first")
     not_checked: list[str] = Field(
         default_factory=list, description="causes no configured signal can show, and what would show them"

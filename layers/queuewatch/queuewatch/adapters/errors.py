@@ -10,6 +10,8 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from queuewatch.errors import QueuewatchError
+
 THROTTLING_CODES = frozenset(
     {
         "Throttling",
@@ -23,7 +25,7 @@ THROTTLING_CODES = frozenset(
 )
 
 
-class DeadlineExceeded(Exception):
+class DeadlineExceeded(QueuewatchError):
     """A request not sent because the tick's time budget ran out. Not retryable, by design."""
 
 

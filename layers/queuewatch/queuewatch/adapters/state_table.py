@@ -1,4 +1,5 @@
-"""Alert state, pending pages and silences in one DynamoDB partition.
+"""The state table: alert state, pending pages and silences (alert_state.py, silences.py) as items of
+one DynamoDB partition. This module maps them to items and back, and nothing more.
 
 One Query reads everything the evaluator needs. Items exist only for what is not
 OK, so a quiet fleet reads almost nothing. Every write is conditional on the
@@ -15,14 +16,26 @@ a conflict. Another evaluation's item never matches: that stays a WriteConflict.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from queuewatch.alert_state import GroupStatus, InstanceState, Status
+from queuewatch.alert_state import (
+    GroupRecord,
+    GroupStatus,
+    InstanceKey,
+    InstanceState,
+    Outbox,
+    Status,
+    StoredState,
+    Topic,
+)
+from queuewatch.errors import QueuewatchError
+from queuewatch.silences import SilenceRecord
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,64 +48,8 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
-class WriteConflict(Exception):
+class WriteConflict(QueuewatchError):
     """Another evaluation changed the item first, or a newer snapshot was applied."""
-
-
-ALERT_TOPIC = "alert"
-CHAT_TOPIC = "chat"
-
-
-@dataclass(frozen=True)
-class Outbox:
-    """A page written before it is published; cleared only once SNS has accepted it on every topic."""
-
-    notification_id: str
-    subject: str
-    message: str
-    attributes: dict[str, str]
-    message_structure: str | None
-    claimed_at: datetime
-    chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
-    pending: tuple[str, ...] = (ALERT_TOPIC,)  # the topics that have not accepted it yet
-
-
-@dataclass(frozen=True)
-class GroupRecord:
-    rule: str
-    group: str
-    status: GroupStatus | None
-    started_at: datetime | None
-    members: tuple[str, ...]
-    last_notified_at: datetime | None
-    sequence: int
-    version: int = 0
-    outbox: Outbox | None = None
-
-    @property
-    def key(self) -> str:
-        return f"{self.rule}#{self.group}"
-
-
-@dataclass(frozen=True)
-class SilenceRecord:
-    silence_id: str
-    matchers: tuple[str, ...]
-    rule: str | None
-    team: str | None
-    starts_at: datetime
-    ends_at: datetime
-    author: str
-    comment: str
-
-
-@dataclass
-class StoredState:
-    applied_at: datetime | None = None
-    instances: dict[str, InstanceState] = field(default_factory=dict)
-    groups: dict[str, GroupRecord] = field(default_factory=dict)
-    silences: list[SilenceRecord] = field(default_factory=list)
-    read_units: float = 0.0
 
 
 def _dt(value: str | None) -> datetime | None:
@@ -133,7 +90,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
     if kind == CURSOR:
         state.applied_at = _dt(item.get("applied_at"))
     elif kind == "instance":
-        state.instances[key] = InstanceState(
+        state.instances[InstanceKey.parse(key)] = InstanceState(
             rule=item["rule"],
             runner_type=item["runner_type"],
             status=Status(item["status"]),
@@ -153,7 +110,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 message_structure=raw.get("message_structure"),
                 claimed_at=datetime.fromisoformat(raw["claimed_at"]),
                 chat_message=raw.get("chat_message"),
-                pending=tuple(raw.get("pending", [ALERT_TOPIC])),
+                pending=tuple(Topic(t) for t in raw.get("pending", [Topic.ALERT])),
             )
         status = item.get("status")
         state.groups[key] = GroupRecord(
@@ -182,6 +139,18 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
         )
 
 
+@contextmanager
+def _conditional(conflict: str, took_effect: Callable[[Any], bool] = lambda _found: False) -> Iterator[None]:
+    """A failed condition is a WriteConflict, unless the item found (None: none) shows the write took effect."""
+    try:
+        yield
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise
+        if not took_effect(error.response.get("Item")):
+            raise WriteConflict(conflict) from error
+
+
 def _put(
     client: DynamoDBClient,
     table: str,
@@ -200,14 +169,9 @@ def _put(
     }
     if values:
         kwargs["ExpressionAttributeValues"] = {k: _serializer.serialize(v) for k, v in values.items()}
-    try:
+    # Found exactly as this writer wrote it: an earlier attempt of this very write took effect.
+    with _conditional(f"{item['sk']} changed underneath", lambda found: writer is not None and found == serialized):
         client.put_item(**kwargs)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            if writer is not None and error.response.get("Item") == serialized:
-                return  # an earlier attempt of this very write took effect
-            raise WriteConflict(f"{item['sk']} changed underneath") from error
-        raise
 
 
 def _delete(
@@ -218,7 +182,8 @@ def _delete(
     values: dict[str, Any],
     writer: str | None = None,
 ) -> None:
-    try:
+    # Gone, as this delete wanted: an earlier attempt (or a twin of this tick) removed it.
+    with _conditional(f"{sort_key} changed underneath", lambda found: writer is not None and found is None):
         client.delete_item(
             TableName=table,
             Key={"pk": {"S": PARTITION}, "sk": {"S": sort_key}},
@@ -226,12 +191,6 @@ def _delete(
             ExpressionAttributeValues={k: _serializer.serialize(v) for k, v in values.items()},
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            if writer is not None and "Item" not in error.response:
-                return  # gone, as this delete wanted: an earlier attempt (or a twin of this tick) removed it
-            raise WriteConflict(f"{sort_key} changed underneath") from error
-        raise
 
 
 def _version_condition(expected: int) -> tuple[str, dict[str, Any]]:
@@ -275,7 +234,7 @@ def put_instance(
 
 
 def delete_instance(
-    client: DynamoDBClient, table: str, key: str, expected_version: int, writer: str | None = None
+    client: DynamoDBClient, table: str, key: InstanceKey, expected_version: int, writer: str | None = None
 ) -> None:
     _delete(client, table, f"instance#{key}", "version = :expected", {":expected": expected_version}, writer)
 
@@ -298,7 +257,7 @@ def put_group(
             "message_structure": group.outbox.message_structure,
             "claimed_at": group.outbox.claimed_at.isoformat(),
             "chat_message": group.outbox.chat_message,
-            "pending": list(group.outbox.pending),
+            "pending": [str(t) for t in group.outbox.pending],
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
     item = {
@@ -345,7 +304,7 @@ def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> N
 
 def end_silence(client: DynamoDBClient, table: str, silence_id: str, at: datetime) -> None:
     """Set a silence's end to `at`; raises WriteConflict if there is no such silence."""
-    try:
+    with _conditional(f"no silence {silence_id!r}"):
         client.update_item(
             TableName=table,
             Key={"pk": {"S": PARTITION}, "sk": {"S": f"silence#{silence_id}"}},
@@ -353,10 +312,6 @@ def end_silence(client: DynamoDBClient, table: str, silence_id: str, at: datetim
             ConditionExpression="attribute_exists(sk)",
             ExpressionAttributeValues={":at": {"S": at.isoformat()}, ":ttl": {"N": str(_ttl(at))}},
         )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            raise WriteConflict(f"no silence {silence_id!r}") from error
-        raise
 
 
 def create_table(client: DynamoDBClient, table: str) -> None:

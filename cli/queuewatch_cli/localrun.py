@@ -1,6 +1,6 @@
 """Run the real Lambda handlers in this process, with the events Lambda would send them.
 
-Used by the demo, the tests and the benchmark; never by the deployed functions.
+Used by the demo, the tests and the benchmark, from a checkout; never by the deployed functions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]  # a checkout: cli/queuewatch_cli/localrun.py
 EVENTS_DIR = REPO_ROOT / "events"
 ACCOUNT_ID = "123456789012"  # moto's default account
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -23,8 +23,9 @@ import boto3
 
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
-from queuewatch.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
 from queuewatch.notifications import email_text
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
+from queuewatch_cli.seed import put_queue_ages
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -72,25 +73,6 @@ def job_message(job_id: int) -> str:
 def put_age_datapoints(cloudwatch: CloudWatchClient, at: datetime, incident_age: float) -> None:
     """The demo's queues' ages: the incident's, and the healthy queues' young ones."""
     put_queue_ages(cloudwatch, {INCIDENT_QUEUE: incident_age, **HEALTHY_QUEUES}, at)
-
-
-def put_queue_ages(cloudwatch: CloudWatchClient, ages: Mapping[str, float], at: datetime) -> None:
-    """CloudWatch's AWS/SQS age metric, which moto does not make: each queue's datapoint of the minute before `at`."""
-    names = list(ages)
-    for start in range(0, len(names), 500):  # kept well under PutMetricData's 1,000 metrics a call
-        cloudwatch.put_metric_data(
-            Namespace="AWS/SQS",
-            MetricData=[
-                {
-                    "MetricName": "ApproximateAgeOfOldestMessage",
-                    "Dimensions": [{"Name": "QueueName", "Value": name}],
-                    "Timestamp": at - timedelta(minutes=1),
-                    "Value": ages[name],
-                    "Unit": "Seconds",
-                }
-                for name in names[start : start + 500]
-            ],
-        )
 
 
 class Demo:

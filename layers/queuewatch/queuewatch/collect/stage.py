@@ -1,0 +1,100 @@
+"""The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
+
+Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
+queue (concurrently), then GetMetricData in two rounds, each ceil(M/500) calls per
+region for its M distinct metric queries. The first asks what the rules judge:
+queue size and time (the AWS/SQS age only for queues holding a job). The second
+asks the triage's evidence (every other signal, and the queue-depth history) for
+the runner types that breach a rule, and is skipped when none does: a busy fleet's
+queues hold jobs on most ticks, and evidence for each would multiply the bill,
+which is per metric requested. A failed call degrades only the runner types that
+read it. The calls reach back over the triage's baseline, so each signal's history
+arrives with its current value.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
+from queuewatch.adapters.errors import describe
+from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
+from queuewatch.collect.queries import MetricSlot, metric_requests
+from queuewatch.collect.queues import resolve_queues
+from queuewatch.collect.readings import Spans, assemble
+from queuewatch.config import Config
+from queuewatch.rules import judge
+from queuewatch.signals import SQS_SOURCE, SignalName
+from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+
+MAX_THREADS = 32
+
+
+def collect(config: Config, clients: AwsClients, *, now: datetime, account_id: str, snapshot_id: str) -> Snapshot:
+    triage = config.defaults.triage
+    spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
+    with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
+        targets, discovery = resolve_queues(config, clients, account_id, pool)
+        # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
+        depth_futures = {
+            index: pool.submit(read_queue_depth, clients.sqs(t.region), t.url)
+            for index, t in enumerate(targets)
+            if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE
+        }
+        depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        empty = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
+        judged = _read_metrics(clients, metric_requests(targets, empty), spans, pool)
+        runner_types = [
+            assemble(target, depths.get(index), judged.get(index, []), spans) for index, target in enumerate(targets)
+        ]
+        breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
+        if breaching:
+            evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
+            for index in breaching:  # only these gained series: the others stand as the first round read them
+                series = judged.get(index, []) + evidence.get(index, [])
+                runner_types[index] = assemble(targets[index], depths.get(index), series, spans)
+    return Snapshot(
+        snapshot_id=snapshot_id,
+        collected_at=now,
+        runner_types=runner_types,
+        discovery=discovery,
+        triage_window_seconds=triage.window,
+        baseline_seconds=triage.baseline,
+    )
+
+
+def _breaches(config: Config, runner_type: RunnerTypeSnapshot) -> bool:
+    """Whether a rule breaches now on what the first round read: the pages that need the triage."""
+    return any(judge(rule, runner_type).breached for rule in config.rules_for(runner_type.name))
+
+
+def _read_metrics(
+    clients: AwsClients,
+    by_region: dict[str, list[tuple[MetricRequest, list[MetricSlot]]]],
+    spans: Spans,
+    pool: ThreadPoolExecutor,
+) -> dict[int, list[tuple[MetricSeries, MetricSlot]]]:
+    # One time range for the whole call: long enough for the triage's baseline, which costs
+    # datapoints in the answer but no extra calls.
+    start = spans.now - timedelta(seconds=spans.fetched)
+    futures = {
+        region: pool.submit(get_metric_data, clients.cloudwatch(region), [r for r, _ in pairs], start, spans.now)
+        for region, pairs in by_region.items()
+    }
+    out: dict[int, list[tuple[MetricSeries, MetricSlot]]] = defaultdict(list)
+    for region, pairs in by_region.items():
+        answered = futures[region].result()  # get_metric_data reports failures in the series
+        for request, slots in pairs:
+            for slot in slots:
+                out[slot.runner_index].append((answered[request.query_id], slot))
+    return out
+
+
+def _outcome(future: Future[QueueDepth]) -> QueueDepth | str:
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - a failed queue read degrades its runner type only
+        return describe(error)

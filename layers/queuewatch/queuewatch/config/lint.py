@@ -1,0 +1,124 @@
+"""Checks across entries: duplicate names, the reserved rule, rules that never apply or page twice."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from queuewatch.config.names import RUNNER_TYPE
+from queuewatch.config.schema import Config
+from queuewatch.rules import HEALTH_RULE
+
+Location = tuple[str | int, ...]
+
+
+def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
+    """Duplicate names, the reserved rule name, rules without thresholds, nothing to watch."""
+    problems: list[tuple[Location, str]] = []
+
+    def entries(key: str) -> list[tuple[int, Mapping[str, Any]]]:
+        value = data.get(key)
+        return [(i, e) for i, e in enumerate(value) if isinstance(e, Mapping)] if isinstance(value, list) else []
+
+    for key in ("runner_types", "rules"):
+        seen: dict[object, int] = {}
+        for index, entry in entries(key):
+            name = entry.get("name")
+            if isinstance(name, str) and name in seen:
+                problems.append(((key, index, "name"), f"{name!r} is already {key}[{seen[name]}]"))
+            elif isinstance(name, str):
+                seen[name] = index
+    defaults = data.get("defaults")
+    default_rule = defaults.get("rule") if isinstance(defaults, Mapping) else None
+    inherited = default_rule.get("thresholds") if isinstance(default_rule, Mapping) else None
+    for index, entry in entries("rules"):
+        if entry.get("name") == HEALTH_RULE:
+            problems.append((("rules", index, "name"), f"{HEALTH_RULE!r} is reserved for queuewatch's own health page"))
+        thresholds = entry.get("thresholds", inherited)
+        if not isinstance(thresholds, Mapping) or all(thresholds.get(k) is None for k in ("queue_time", "queue_size")):
+            problems.append(
+                (("rules", index, "thresholds"), "expected queue_time, queue_size or both (here or in defaults.rule)")
+            )
+    if not data.get("runner_types") and not data.get("discovery"):
+        problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))
+    return problems
+
+
+_PLAIN_GLOB = re.compile(r"^[^?\[\]]*$")  # literal characters and '*' only
+
+
+def _covers(exclude: str, pattern: str) -> bool:
+    """True if every name `pattern` selects is also excluded by `exclude`.
+
+    Exact for literal names and '*' globs: a '*'-only glob covers another such glob
+    exactly when it matches that glob's text. Patterns with '?' or '[...]' are never
+    claimed to be covered, so the check errs towards accepting a config.
+    """
+    return bool(_PLAIN_GLOB.match(exclude) and _PLAIN_GLOB.match(pattern)) and fnmatch.fnmatchcase(pattern, exclude)
+
+
+def _sample_name(pattern: str) -> str:
+    """A runner type name the pattern selects: each wildcard stands for 'x'."""
+    return re.sub(r"\[!?([^\]]).*?\]", r"\1", pattern).replace("*", "x").replace("?", "x")
+
+
+def rule_coverage_problems(config: Config) -> list[tuple[Location, str]]:
+    """Rules that can never apply (unreachable) and pairs that page twice for one breach (overlapping).
+
+    Unreachable: the rule's `exclude` removes everything its `match` selects; or the
+    config has no `discovery` and the rule selects none of `runner_types`.
+    Overlapping: two rules with the same thresholds, `breach_when` and priority select
+    one runner type queuewatch can watch: a configured one, or, when discovery may find
+    any name, a name both rules' patterns select.
+    """
+    problems: list[tuple[Location, str]] = []
+    names = [spec.name for spec in config.runner_types]
+    rules = config.resolved_rules
+    for index, rule in enumerate(rules):
+        covered = [p for p in rule.match if any(_covers(e, p) for e in rule.exclude)]
+        if len(covered) == len(rule.match):
+            problems.append(
+                (
+                    ("rules", index, "exclude"),
+                    f"rule {rule.name!r} can never apply: exclude {list(rule.exclude)} removes everything "
+                    f"match {list(rule.match)} selects; expected exclude to leave some runner types",
+                )
+            )
+        elif not config.discovery and not any(rule.applies_to(name) for name in names):
+            problems.append(
+                (
+                    ("rules", index, "match"),
+                    f"rule {rule.name!r} can never apply: match {list(rule.match)}"
+                    + (f" minus exclude {list(rule.exclude)}" if rule.exclude else "")
+                    + " selects none of runner_types, and there is no discovery entry to find more; "
+                    "expected a name or glob of a configured runner type",
+                )
+            )
+    candidates = list(names)
+    if config.discovery:
+        samples = {(_sample_name(p), p) for rule in rules for p in rule.match}
+        known = set(names)
+        candidates += sorted(
+            {s for s, p in samples if fnmatch.fnmatchcase(s, p) and RUNNER_TYPE.match(s) and s not in known}
+        )
+    for later in range(len(rules)):
+        for earlier in range(later):
+            first, second = rules[earlier], rules[later]
+            if (first.priority, first.condition()) != (second.priority, second.condition()):
+                continue
+            shared = [name for name in candidates if first.applies_to(name) and second.applies_to(name)]
+            if not shared:
+                continue
+            more = f" (and {len(shared) - 1} more)" if len(shared) > 1 else ""
+            problems.append(
+                (
+                    ("rules", later),
+                    f"rule {second.name!r} overlaps rules[{earlier}] {first.name!r} on runner type "
+                    f"{shared[0]!r}{more}: both page at {first.priority.value} when {first.condition()}, "
+                    "so one breach pages twice; expected match/exclude that give each runner type one such "
+                    "rule, or different thresholds or priorities (to escalate)",
+                )
+            )
+    return problems

@@ -1,0 +1,33 @@
+"""The names a config may use: AWS regions and accounts, queues, runner types, rules, statistics."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
+QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
+QUEUE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?/(?P<account>\d{12})/(?P<name>[^/]+)$")
+SQS_HOST_REGION = re.compile(r"^https?://sqs\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
+RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+STAT = re.compile(r"^(SampleCount|Average|Sum|Minimum|Maximum|p\d{1,2}(\.\d+)?|tm\d{1,2}|IQM)$")
+ACCOUNT = re.compile(r"^\d{12}$")
+
+
+def _check_region(value: str) -> str:
+    if not REGION.match(value):
+        raise ValueError(f"found {value!r}, expected an AWS region such as us-east-1")
+    return value
+
+
+def _check_account(value: str) -> str:
+    if not ACCOUNT.match(value):
+        raise ValueError(f"found {value!r}, expected a 12-digit AWS account id")
+    return value
+
+
+Region = Annotated[str, AfterValidator(_check_region)]
+AccountId = Annotated[str, AfterValidator(_check_account)]

@@ -1,0 +1,306 @@
+"""The config file's schema: runner types, where each signal comes from, rules, and their defaults.
+
+A rule names only what it changes; `resolved_rules` applies `defaults.rule` and the
+built-in defaults, so the evaluator sees each rule whole (rules.Rule).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from queuewatch.config.names import (
+    QUEUE_NAME,
+    QUEUE_URL,
+    RULE_NAME,
+    RUNNER_TYPE,
+    SQS_HOST_REGION,
+    AccountId,
+    Region,
+)
+from queuewatch.config.sources import Signals, SignalSource
+from queuewatch.durations import Duration
+from queuewatch.frozen import FrozenModel
+from queuewatch.rules import Priority, Rule
+from queuewatch.signals import SignalName
+
+CONFIG_VERSION = 1
+
+
+class QueueRef(FrozenModel):
+    """The autoscaler's queue for one runner type: by name (with region) or by URL."""
+
+    name: str | None = None
+    url: str | None = None
+    region: Region | None = None
+    account_id: AccountId | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str | None) -> str | None:
+        if value is not None and not QUEUE_NAME.match(value):
+            raise ValueError(
+                f"found {value!r}, expected an SQS queue name: 1 to 80 letters, digits, '-' or '_', "
+                "with an optional '.fifo' ending"
+            )
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _valid_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        match = QUEUE_URL.match(value)
+        if not match or not QUEUE_NAME.match(match["name"]):
+            raise ValueError(
+                f"found {value!r}, expected a queue URL such as "
+                "https://sqs.us-east-1.amazonaws.com/123456789012/my-queue"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _name_or_url(self) -> QueueRef:
+        if (self.name is None) == (self.url is None):
+            raise ValueError("expected exactly one of 'name' or 'url'")
+        if self.url and self.account_id:
+            raise ValueError("'account_id' goes with 'name'; a URL already names its account")
+        return self
+
+    @property
+    def queue_name(self) -> str:
+        if self.name is not None:
+            return self.name
+        match = QUEUE_URL.match(self.url or "")
+        assert match  # checked by the validator
+        return match["name"]
+
+    def region_or(self, default: str) -> str:
+        if self.region:
+            return self.region
+        host = SQS_HOST_REGION.match(self.url or "")
+        return host["region"] if host else default
+
+
+class RunnerTypeSpec(FrozenModel):
+    name: str
+    queue: QueueRef
+    team: str | None = None
+    signals: Signals = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        if not RUNNER_TYPE.match(value):
+            raise ValueError(
+                f"found {value!r}, expected a runner type name of letters, digits, '.', '_' or '-' (at most 128)"
+            )
+        return value
+
+
+class DiscoverySpec(FrozenModel):
+    """Watch every queue whose name matches a pattern; the pattern's `{runner_type}` names it.
+
+    `match` and `exclude` (runner type globs) keep only some of the runner types found, so that
+    collectors can split one fleet between them (docs/SCALE_OUT.md).
+    """
+
+    queue_name_pattern: str
+    prefix: str = ""
+    region: Region | None = None
+    account_id: AccountId | None = None
+    team: str | None = None
+    signals: Signals = Field(default_factory=dict)
+    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[str] = Field(default_factory=list)
+
+    @field_validator("queue_name_pattern")
+    @classmethod
+    def _one_placeholder(cls, value: str) -> str:
+        if value.count("{runner_type}") != 1:
+            raise ValueError(
+                f"found {value!r}, expected a queue name pattern with one '{{runner_type}}', "
+                "such as '{prefix}-{runner_type}-queued-builds'"
+            )
+        rest = value.replace("{runner_type}", "x").replace("{prefix}", "x")
+        if not QUEUE_NAME.match(rest):
+            raise ValueError(f"found {value!r}, expected only letters, digits, '-', '_' around the placeholders")
+        return value
+
+    @cached_property
+    def _regex(self) -> re.Pattern[str]:
+        literal = self.queue_name_pattern.replace("{prefix}", self.prefix)
+        before, after = literal.split("{runner_type}")
+        return re.compile(f"^{re.escape(before)}(?P<runner_type>[A-Za-z0-9._-]+?){re.escape(after)}$")
+
+    @property
+    def name_prefix(self) -> str:
+        """The literal start of every matching queue name, for ListQueues' QueueNamePrefix."""
+        return self.queue_name_pattern.replace("{prefix}", self.prefix).split("{runner_type}")[0]
+
+    def runner_type_of(self, queue_name: str) -> str | None:
+        """The runner type the queue name stands for, if the pattern, `match` and `exclude` select it."""
+        found = self._regex.match(queue_name)
+        if found is None:
+            return None
+        name = found["runner_type"]
+        selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
+            fnmatch.fnmatchcase(name, p) for p in self.exclude
+        )
+        return name if selected else None
+
+
+class Thresholds(FrozenModel):
+    """A signal breaches its threshold when its value is above it."""
+
+    queue_time: Duration | None = None
+    queue_size: Annotated[int, Field(ge=0)] | None = None
+
+
+class RuleSettings(FrozenModel):
+    """What a rule may leave to `defaults.rule`."""
+
+    thresholds: Thresholds | None = None
+    breach_when: Literal["all", "any"] | None = None
+    for_: Duration | None = Field(default=None, alias="for")
+    keep_firing_for: Duration | None = None
+    repeat_interval: Duration | None = None
+    priority: Priority | None = None
+    team: str | None = None
+    runbook_url: str | None = None
+    dashboard_url: str | None = None
+    group_by: Literal["all", "team", "runner_type"] | None = None
+
+    @field_validator("runbook_url", "dashboard_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://\S+$", value):
+            raise ValueError(f"found {value!r}, expected an http(s) URL")
+        return value
+
+    @field_validator("repeat_interval")
+    @classmethod
+    def _repeat_positive(cls, value: int | None) -> int | None:
+        if value is not None and value < 60:
+            raise ValueError(f"found {value}s, expected a repeat interval of at least 1m")
+        return value
+
+
+class RuleSpec(RuleSettings):
+    name: str
+    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, value: str) -> str:
+        if not RULE_NAME.match(value):
+            raise ValueError(f"found {value!r}, expected a rule name of lower-case letters, digits and '-'")
+        return value
+
+
+class MonitorSettings(FrozenModel):
+    """The page queuewatch sends about itself: collection failing, signals missing."""
+
+    priority: Priority = Priority.P3
+    team: str | None = None
+    for_: Duration = Field(default=300, alias="for")
+    repeat_interval: Duration = 14400
+    runbook_url: str | None = None
+
+
+class TriageSettings(FrozenModel):
+    """How far back the triage looks: its window, and the baseline before it that "usual" means."""
+
+    window: Duration = 900
+    baseline: Duration = 10800
+
+    @model_validator(mode="after")
+    def _spans(self) -> TriageSettings:
+        if self.window < 300 or self.window % 60:
+            raise ValueError(f"window: found {self.window}s, expected whole minutes, at least 5m")
+        if self.baseline % 60 or not 2 * self.window <= self.baseline <= 86400:
+            raise ValueError(f"baseline: found {self.baseline}s, expected whole minutes from twice the window to 24h")
+        return self
+
+
+class Defaults(FrozenModel):
+    region: Region = "us-east-1"
+    account_id: AccountId | None = None
+    metric_lookback: Duration = 600
+    signals: Signals = Field(default_factory=dict)
+    rule: RuleSettings = RuleSettings()
+    triage: TriageSettings = TriageSettings()
+
+
+BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
+    "breach_when": "all",
+    "for_": 0,
+    "keep_firing_for": 300,
+    "repeat_interval": 14400,
+    "priority": Priority.P2,
+    "team": "ci-infra",
+    "group_by": "all",
+}
+
+
+class Config(FrozenModel):
+    version: int
+    defaults: Defaults = Defaults()
+    runner_types: list[RunnerTypeSpec] = Field(default_factory=list)
+    discovery: list[DiscoverySpec] = Field(default_factory=list)
+    rules: list[RuleSpec] = Field(min_length=1)
+    monitor: MonitorSettings = MonitorSettings()
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != CONFIG_VERSION:
+            raise ValueError(f"found {value}, expected version {CONFIG_VERSION}")
+        return value
+
+    @cached_property
+    def resolved_rules(self) -> tuple[Rule, ...]:
+        return tuple(self._resolve(spec) for spec in self.rules)
+
+    def _resolve(self, spec: RuleSpec) -> Rule:
+        base = self.defaults.rule
+
+        def pick(field: str) -> Any:
+            own = getattr(spec, field)
+            if own is not None:
+                return own
+            inherited = getattr(base, field)
+            return inherited if inherited is not None else BUILTIN_RULE_DEFAULTS.get(field)
+
+        thresholds = spec.thresholds or base.thresholds or Thresholds()
+        return Rule(
+            name=spec.name,
+            match=tuple(spec.match),
+            exclude=tuple(spec.exclude),
+            queue_time_threshold=thresholds.queue_time,
+            queue_size_threshold=thresholds.queue_size,
+            breach_when=pick("breach_when"),
+            pending_for=pick("for_"),
+            keep_firing_for=pick("keep_firing_for"),
+            repeat_interval=pick("repeat_interval"),
+            priority=pick("priority"),
+            team=pick("team"),
+            runbook_url=pick("runbook_url"),
+            dashboard_url=pick("dashboard_url"),
+            group_by=pick("group_by"),
+        )
+
+    def signals_for(self, own: Mapping[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
+        """Defaults, then the runner type's (or discovery's) own; queue size and time from SQS unless said."""
+        merged: dict[SignalName, SignalSource] = {SignalName.QUEUE_SIZE: "sqs", SignalName.QUEUE_TIME: "sqs"}
+        merged.update(self.defaults.signals)
+        merged.update(own)
+        return merged
+
+    def rules_for(self, runner_type: str) -> list[Rule]:
+        return [rule for rule in self.resolved_rules if rule.applies_to(runner_type)]

@@ -1,0 +1,165 @@
+"""Delivering pages: the outbox written before publishing, one publish per topic, retries next tick.
+
+A page is first written into its group's outbox (conditionally), then published,
+then cleared. A topic that refuses keeps the page pending for it alone, so the next
+tick re-publishes there and not where it was accepted. A failed publish is never
+recorded as sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from queuewatch.adapters.errors import describe
+from queuewatch.adapters.sns import publish
+from queuewatch.adapters.state_table import WriteConflict, delete_group, put_group
+from queuewatch.alert import Alert
+from queuewatch.alert_state import GroupRecord, Outbox, StoredState, Topic
+from queuewatch.evaluate.result import EvaluationResult
+from queuewatch.evaluate.stack import Stack
+from queuewatch.notifications import Origin, render
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sns import SNSClient
+
+
+class EvaluatorMemory:
+    """What this process remembers between ticks: the pages SNS accepted, and the newest tick it judged.
+
+    Kept in the handler's module, this survives warm invocations (the evaluator runs one at a
+    time, so usually in one container). Pages: if DynamoDB fails right after SNS accepted a
+    page, the outbox still holds it; the next tick then clears the outbox without publishing.
+    Newest tick: the state table's cursor advances only when a tick changes state (so steady
+    ticks write nothing); remembering every judged tick here keeps a late snapshot from being
+    applied over newer ones that changed nothing. After a cold start both are empty: that page
+    goes out a second time, with the same notification_id and dedup_key, so pagers merge it,
+    and a snapshot later than the cursor but older than the last unchanged tick still applies.
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+        self.newest_tick: datetime | None = None
+
+    def judged(self, tick: datetime) -> None:
+        if self.newest_tick is None or tick > self.newest_tick:
+            self.newest_tick = tick
+
+    @staticmethod
+    def _key(outbox: Outbox, destination: Topic) -> str:
+        # The message carries evaluated_at, so a later page with the same sequence differs.
+        return hashlib.sha256(f"{destination}\n{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
+
+    def remember(self, outbox: Outbox, destination: Topic = Topic.ALERT) -> None:
+        self._keys[self._key(outbox, destination)] = None
+        while len(self._keys) > self._limit:
+            self._keys.popitem(last=False)
+
+    def holds(self, outbox: Outbox, destination: Topic = Topic.ALERT) -> bool:
+        return self._key(outbox, destination) in self._keys
+
+
+def outbox_for(alert: Alert, stack: Stack, now: datetime) -> Outbox:
+    """The page as it waits to be published: every body rendered, pending on each of the stack's topics."""
+    bodies = render(alert, Origin.of_topic(stack.topic_arn, stack.metrics_namespace))
+    chat = stack.chat_topic_arn is not None
+    return Outbox(
+        notification_id=alert.notification_id,
+        subject=bodies.subject,
+        message=bodies.message,
+        attributes=alert.message_attributes(),
+        message_structure="json",
+        claimed_at=now,
+        chat_message=bodies.chat if chat else None,
+        pending=(Topic.ALERT, Topic.CHAT) if chat else (Topic.ALERT,),
+    )
+
+
+@dataclass
+class Delivery:
+    """One evaluation's way to the state table and the topics, and the result it adds to."""
+
+    dynamodb: DynamoDBClient
+    sns: SNSClient
+    stack: Stack
+    now: datetime
+    result: EvaluationResult
+    memory: EvaluatorMemory
+    writer: str  # stamps this evaluation's writes: see adapters/state_table.py
+
+    def retry_unsent(self, state: StoredState) -> None:
+        """Re-send each page whose sender's lease on its outbox has run out."""
+        for key, record in list(state.groups.items()):
+            outbox = record.outbox
+            if outbox is None or (self.now - outbox.claimed_at).total_seconds() < self.stack.outbox_lease_seconds:
+                continue  # nothing unsent, or its sender may still be at work
+            reclaimed = replace(record, outbox=replace(outbox, claimed_at=self.now))
+            try:
+                put_group(self.dynamodb, self.stack.table, reclaimed, record.version, self.now, self.writer)
+            except WriteConflict:
+                continue
+            self.result.writes += 1
+            self.result.pages_retried.append(outbox.notification_id)
+            stored = self.send(reclaimed, record.version + 1)
+            if stored is None:
+                del state.groups[key]
+            else:
+                state.groups[key] = stored
+
+    def send(self, record: GroupRecord, version: int) -> GroupRecord | None:
+        """Publish the outbox to every topic still pending; on success clear it, or drop a finished group.
+
+        Returns what is stored afterwards (None: the group's item is gone).
+        """
+        outbox = record.outbox
+        assert outbox is not None
+        accepted = [destination for destination in outbox.pending if self._publish(outbox, destination)]
+        pending = tuple(d for d in outbox.pending if d not in accepted)
+        try:
+            if pending:
+                if not accepted:
+                    return replace(record, version=version)
+                narrowed = replace(record, outbox=replace(outbox, pending=pending))
+                put_group(self.dynamodb, self.stack.table, narrowed, version, self.now, self.writer)
+                self.result.writes += 1
+                return replace(narrowed, version=version + 1)
+            if record.status is None:
+                delete_group(self.dynamodb, self.stack.table, record.key, version, self.writer)
+                self.result.writes += 1
+                return None
+            cleared = replace(record, outbox=None)
+            put_group(self.dynamodb, self.stack.table, cleared, version, self.now, self.writer)
+            self.result.writes += 1
+            return replace(cleared, version=version + 1)
+        except WriteConflict:
+            return replace(record, version=version)
+
+    def _publish(self, outbox: Outbox, destination: Topic) -> bool:
+        """Whether the topic has the page now; a refusal is reported and left pending."""
+        topic_arn = self.stack.topic(destination)
+        if topic_arn is None:  # the stack no longer has that topic
+            return True
+        if self.memory.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
+            return True
+        chat = destination == Topic.CHAT
+        try:
+            publish(
+                self.sns,
+                topic_arn,
+                subject=outbox.subject,
+                message=(outbox.chat_message or "") if chat else outbox.message,
+                attributes=outbox.attributes,
+                message_structure=None if chat else outbox.message_structure,
+            )
+        except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
+            self.result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
+            return False
+        self.memory.remember(outbox, destination)
+        if destination == Topic.ALERT:
+            self.result.pages_sent.append(outbox.notification_id)
+        return True

@@ -1,0 +1,135 @@
+"""Wording a page: one group's decision -> the Alert every body is rendered from.
+
+Figures come from the observation the plan judged; the triage explains each
+queueing runner type of a firing page, likely cause first.
+"""
+
+from __future__ import annotations
+
+from queuewatch.alert import Alert, RunnerTypeFigures, Silence, dedup_key, queue_metrics_url, silence_command, worst
+from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.evaluate.plan import GroupPlan, Plan
+from queuewatch.evaluate.stack import Stack
+from queuewatch.rules import HEALTH_RULE, Rule
+from queuewatch.signals import RULE_SIGNALS, SignalName
+from queuewatch.triage import triage
+
+MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
+
+
+def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
+    decision, rule, record = group.decision, group.rule, group.record
+    assert decision.page is not None and decision.started_at is not None
+    now = plan.context.now
+    resolved = decision.page is PageKind.RESOLVED
+    figures = [_figures(plan, rule, name, resolved, stack) for name in decision.members]
+    figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
+    max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
+    max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
+    key = dedup_key(stack.name, rule.name, record.group, stack.scope)
+    likely = next(
+        (
+            f"{f.runner_type}: {f.triage.findings[0].title}: {f.triage.findings[0].detail}"
+            for f in figures
+            if f.triage and f.triage.findings
+        ),
+        None,
+    )
+    snapshot = plan.context.snapshot
+    return Alert(
+        status="resolved" if resolved else "firing",
+        page=decision.page.value,
+        priority=rule.priority.value,
+        severity=rule.priority.severity,
+        title=_title(rule, record.group),
+        summary=_summary(rule, figures, resolved),
+        rule=rule.name,
+        team=rule.team if rule.group_by != "team" else record.group,
+        group_by=rule.group_by,
+        group=record.group,
+        dedup_key=key,
+        notification_id=f"{key}#{record.sequence}",
+        sequence=record.sequence,
+        started_at=decision.started_at,
+        evaluated_at=now,
+        resolved_at=now if resolved else None,
+        runner_types=figures[:MAX_LISTED],
+        runner_types_affected=len(figures),
+        max_queue_size=max_size,
+        max_queue_size_runner_type=max_size_at,
+        max_queue_time_seconds=max_time,
+        max_queue_time_runner_type=max_time_at,
+        runbook_url=rule.runbook_url,
+        dashboard_url=rule.dashboard_url,
+        silence=Silence(
+            command=silence_command(rule.name, list(decision.members), stack.table, stack.region),
+            match=list(decision.members),
+        ),
+        source={
+            "stack": stack.name,
+            "region": stack.region,
+            "observation": snapshot.snapshot_id if snapshot else "collector-failure",
+        },
+        likely_cause=likely,
+    )
+
+
+def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack) -> RunnerTypeFigures:
+    context = plan.context
+    found = context.by_name.get(runner_type)
+    key = InstanceKey(rule.name, runner_type)
+    verdict = plan.verdicts.get(key)
+    instance = plan.instances.get(key) or context.state.instances.get(key)
+    others: dict[str, float] = {}
+    explanation = None
+    if found is not None:
+        others = {
+            name.value: reading.value
+            for name, reading in sorted(found.signals.items())
+            if reading.value is not None and name not in RULE_SIGNALS
+        }
+        queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
+        snapshot = context.snapshot
+        if snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
+            explanation = triage(found, window=snapshot.triage_window_seconds, baseline=snapshot.baseline_seconds)
+    return RunnerTypeFigures(
+        runner_type=runner_type,
+        region=found.region if found else stack.region,
+        queue=found.queue_name if found else "",
+        team=context.team(rule, runner_type),
+        status="resolved" if resolved or instance is None else "firing",
+        since=instance.since if instance else None,
+        queue_size=found.value(SignalName.QUEUE_SIZE) if found else None,
+        queue_time_seconds=found.value(SignalName.QUEUE_TIME) if found else None,
+        queue_size_threshold=rule.queue_size_threshold,
+        queue_time_threshold_seconds=rule.queue_time_threshold,
+        breached=list(verdict.breached_signals) if verdict and not resolved else [],
+        missing=dict(verdict.missing) if verdict else {},
+        console_url=queue_metrics_url(found.region, found.queue_name) if found else None,
+        signals=others,
+        triage=explanation,
+    )
+
+
+def _title(rule: Rule, group: str) -> str:
+    if rule.name == HEALTH_RULE:
+        return "queuewatch monitor degraded"
+    title = f"Jobs are queueing ({rule.name})"
+    if rule.group_by == "team":
+        title += f" team {group}"
+    elif rule.group_by == "runner_type":
+        title += f" on {group}"
+    return title
+
+
+def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> str:
+    more = f" and {len(figures) - 5} more" if len(figures) > 5 else ""
+    if rule.name == HEALTH_RULE:
+        parts = [
+            f"{f.runner_type}: {'; '.join(f'{k} {v}' for k, v in f.missing.items()) or 'no data'}" for f in figures
+        ]
+        head = "queuewatch can see again" if resolved else "queuewatch cannot see"
+        return f"{head}: " + " | ".join(parts[:5]) + more
+    lines = [f"{f.runner_type}: {f.queue_text()}" for f in figures[:5]]
+    verb = "recovered" if resolved else "queueing"
+    return f"{len(figures)} runner type(s) {verb} ({rule.condition()}): " + "; ".join(lines) + more

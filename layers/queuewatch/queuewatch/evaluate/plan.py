@@ -1,0 +1,295 @@
+"""Planning one tick, pure: stored state + an observation -> every state change and page it implies.
+
+Nothing here writes, publishes or renders: the stage (stage.py) words the pages
+(page.py) and delivers them (delivery.py) once the plan is made. A backtest drives
+the same function over recorded history.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from queuewatch.alert_state import (
+    GroupDecision,
+    GroupRecord,
+    InstanceKey,
+    InstanceState,
+    PageKind,
+    Status,
+    StoredState,
+    decide_group,
+    step,
+)
+from queuewatch.config import Config
+from queuewatch.rules import HEALTH_RULE, Rule, Verdict, judge
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
+
+COLLECTOR = "collector"  # the health instance that stands for collection itself
+DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
+
+
+def health_rule(config: Config) -> Rule:
+    """The reserved rule of queuewatch's own page, from the config's `monitor` section."""
+    monitor = config.monitor
+    return Rule(
+        name=HEALTH_RULE,
+        match=("*",),
+        exclude=(),
+        queue_time_threshold=None,
+        queue_size_threshold=None,
+        breach_when="any",
+        pending_for=monitor.for_,
+        keep_firing_for=0,
+        repeat_interval=monitor.repeat_interval,
+        priority=monitor.priority,
+        team=monitor.team or config.resolved_rules[0].team,
+        runbook_url=monitor.runbook_url,
+        dashboard_url=None,
+        group_by="all",
+    )
+
+
+@dataclass(frozen=True)
+class InstanceChange:
+    key: InstanceKey
+    previous: InstanceState | None  # None: it was OK
+    new: InstanceState | None  # None: it is OK now (its item goes)
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One group's next record; `page` says a page is due, whose outbox the stage fills in."""
+
+    rule: Rule
+    record: GroupRecord
+    expected_version: int  # the version read: the write is conditional on it
+    page: PageKind | None
+    decision: GroupDecision
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one tick judges: the stored state, the observation and the rules, with the lookups on them."""
+
+    config: Config
+    state: StoredState
+    now: datetime
+    snapshot: Snapshot | None
+    failure: CollectorFailure | None
+    health: Rule
+    rules: dict[str, Rule]
+    by_name: dict[str, RunnerTypeSnapshot]
+
+    @classmethod
+    def of(cls, config: Config, state: StoredState, observation: Observation, now: datetime) -> Context:
+        snapshot = observation if isinstance(observation, Snapshot) else None
+        health = health_rule(config)
+        return cls(
+            config=config,
+            state=state,
+            now=now,
+            snapshot=snapshot,
+            failure=observation if isinstance(observation, CollectorFailure) else None,
+            health=health,
+            rules={rule.name: rule for rule in (*config.resolved_rules, health)},
+            by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
+        )
+
+    def rule(self, name: str) -> Rule:
+        """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
+        if name in self.rules:
+            return self.rules[name]
+        return replace(self.health, name=name, pending_for=0, keep_firing_for=0, runbook_url=None)
+
+    def team(self, rule: Rule, runner_type: str) -> str:
+        found = self.by_name.get(runner_type)
+        return (found.team if found and found.team else None) or rule.team
+
+    def gone(self, runner_type: str, rule: Rule) -> bool:
+        if self.snapshot is None:
+            return False
+        if runner_type in self.by_name:
+            return not rule.applies_to(runner_type) if rule.name != HEALTH_RULE else False
+        # A failed discovery listing may have hidden it: only a clean listing proves it is gone.
+        return not self.snapshot.failed_discovery_regions
+
+    def group_of(self, rule: Rule, runner_type: str) -> str:
+        if rule.group_by == "runner_type":
+            return runner_type
+        if rule.group_by == "team":
+            if runner_type not in self.by_name:
+                # Not seen this tick (a failed collection): it stays in the team page it was listed in,
+                # rather than moving to the rule's default team, which would resolve one page and open another.
+                for record in self.state.groups.values():
+                    if record.rule == rule.name and runner_type in record.members:
+                        return record.group
+            return self.team(rule, runner_type)
+        return "all"
+
+    def silenced(self, rule: Rule, runner_type: str) -> bool:
+        team = self.team(rule, runner_type)
+        return any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences)
+
+
+@dataclass
+class Plan:
+    """Every state change one observation implies, computed before anything is written."""
+
+    context: Context
+    verdicts: dict[InstanceKey, Verdict] = field(default_factory=dict)
+    instances: dict[InstanceKey, InstanceState] = field(default_factory=dict)  # after this tick; OK ones absent
+    instance_changes: list[InstanceChange] = field(default_factory=list)
+    groups: list[GroupPlan] = field(default_factory=list)
+    degraded: set[str] = field(default_factory=set)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.instance_changes or self.groups)
+
+    def with_status(self, status: Status) -> list[InstanceKey]:
+        return sorted(key for key, state in self.instances.items() if state.status is status)
+
+
+def plan(config: Config, state: StoredState, observation: Observation, now: datetime) -> Plan:
+    """Step every (rule, runner type) instance on the observation, then decide each group's page."""
+    result = Plan(Context.of(config, state, observation, now))
+    seen = _step_observed(result)
+    for key, previous in state.instances.items():
+        if key in seen:
+            continue
+        known = result.context.rule(previous.rule)
+        if previous.rule not in result.context.rules or result.context.gone(previous.runner_type, known):
+            # The runner type (or the rule) no longer exists: its alert still resolves.
+            _step(result, known, previous.runner_type, False)
+        else:
+            result.instances[key] = previous  # unknown this tick: hold
+    _decide_groups(result)
+    return result
+
+
+def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> InstanceKey:
+    key = InstanceKey(rule.name, runner_type)
+    previous = result.context.state.instances.get(key)
+    new = step(
+        previous,
+        breached,
+        result.context.now,
+        rule=rule.name,
+        runner_type=runner_type,
+        pending_for=rule.pending_for,
+        keep_firing_for=rule.keep_firing_for,
+    )
+    if new is not None:
+        result.instances[key] = new
+    if new != previous:
+        result.instance_changes.append(InstanceChange(key, previous, new))
+    return key
+
+
+def _step_observed(result: Plan) -> set[InstanceKey]:
+    """Step what this observation says something about; returns the instances it stepped."""
+    context = result.context
+    seen: set[InstanceKey] = set()
+    for runner_type in context.snapshot.runner_types if context.snapshot else []:
+        missing: dict[str, str] = {}
+        for rule in context.config.rules_for(runner_type.name):
+            verdict = judge(rule, runner_type)
+            result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
+            missing.update(verdict.missing)
+            seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        if missing:
+            result.degraded.add(runner_type.name)
+        result.verdicts[InstanceKey(HEALTH_RULE, runner_type.name)] = Verdict(
+            breached=bool(missing),
+            breached_signals=("no_data",) if missing else (),
+            queue_size=runner_type.value(SignalName.QUEUE_SIZE),
+            queue_time=runner_type.value(SignalName.QUEUE_TIME),
+            missing=missing,
+        )
+        seen.add(_step(result, context.health, runner_type.name, bool(missing)))
+    failure = context.failure
+    result.verdicts[InstanceKey(HEALTH_RULE, COLLECTOR)] = Verdict(
+        breached=failure is not None,
+        breached_signals=("collection_failed",) if failure else (),
+        missing={"collection": f"{failure.error_type}: {failure.error_message}"} if failure else {},
+    )
+    seen.add(_step(result, context.health, COLLECTOR, failure is not None))
+    if context.snapshot is not None:
+        seen |= _step_discovery(result, context.snapshot)
+    return seen
+
+
+def _step_discovery(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
+    """A failed queue listing hides the runner types it would find: report the region as degraded."""
+    errors: dict[str, list[str]] = {}
+    for listing in snapshot.discovery:
+        failed = errors.setdefault(listing.region, [])  # every listed region steps, failed or not
+        if listing.error:
+            failed.append(f"{listing.pattern}: {listing.error}")
+    seen: set[InstanceKey] = set()
+    for region, failed in sorted(errors.items()):
+        name = f"{DISCOVERY}:{region}"
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=bool(failed),
+            breached_signals=("no_data",) if failed else (),  # the listing, not a signal: no data
+            missing={"discovery": "; ".join(failed)} if failed else {},
+        )
+        if failed:
+            result.degraded.add(name)
+        seen.add(_step(result, result.context.health, name, bool(failed)))
+    return seen
+
+
+def _decide_groups(result: Plan) -> None:
+    context = result.context
+    firing: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for state in result.instances.values():
+        if state.status is Status.FIRING:
+            rule = context.rule(state.rule)
+            firing[(rule.name, context.group_of(rule, state.runner_type))].add(state.runner_type)
+    keys = set(firing) | {(r.rule, r.group) for r in context.state.groups.values()}
+    for rule_name, group in sorted(keys):
+        rule = context.rule(rule_name)
+        record = context.state.groups.get(f"{rule_name}#{group}")
+        if record is not None and record.outbox is not None and record.status is None:
+            continue  # a resolve page is still unsent; it goes out first
+        members = firing.get((rule_name, group), set())
+        silenced = {name for name in members if context.silenced(rule, name)}
+        decision = decide_group(
+            record.status if record else None,
+            record.started_at if record else None,
+            record.members if record else (),
+            record.last_notified_at if record else None,
+            members,
+            silenced,
+            context.now,
+            rule.repeat_interval,
+        )
+        planned = _plan_group(context.now, rule, group, record, decision)
+        if planned is not None:
+            result.groups.append(planned)
+
+
+def _plan_group(
+    now: datetime, rule: Rule, group: str, record: GroupRecord | None, decision: GroupDecision
+) -> GroupPlan | None:
+    if record is None and decision.status is None and decision.page is None:
+        return None
+    paging = decision.page is not None
+    new = GroupRecord(
+        rule=rule.name,
+        group=group,
+        status=decision.status,
+        started_at=decision.started_at,
+        members=decision.members,
+        last_notified_at=now if paging else (record.last_notified_at if record else None),
+        sequence=(record.sequence if record else 0) + (1 if paging else 0),
+        version=record.version if record else 0,
+        outbox=None if paging else (record.outbox if record else None),  # a due page's outbox: see the stage
+    )
+    if not paging and new == record:
+        return None
+    return GroupPlan(rule, new, record.version if record else 0, decision.page, decision)

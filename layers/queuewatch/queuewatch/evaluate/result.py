@@ -1,0 +1,25 @@
+"""What one evaluation did: the evaluator's return value, logged and turned into metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, Field, PlainSerializer
+
+from queuewatch.alert_state import InstanceKey
+
+Instance = Annotated[InstanceKey, PlainSerializer(str, return_type=str)]  # "rule#runner_type" in JSON
+
+
+class EvaluationResult(BaseModel):
+    outcome: Literal["applied", "unchanged", "stale", "conflict"]
+    evaluated_at: AwareDatetime
+    observation: str
+    firing: list[Instance] = Field(default_factory=list, description="rule#runner_type now firing")
+    pending: list[Instance] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list, description="runner types with signals missing")
+    pages_sent: list[str] = Field(default_factory=list)
+    pages_failed: list[str] = Field(default_factory=list)
+    pages_retried: list[str] = Field(default_factory=list)
+    writes: int = 0
+    read_units: float = 0.0

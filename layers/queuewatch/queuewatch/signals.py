@@ -1,0 +1,50 @@
+"""What the collector can read for a runner type, and which of those the triage sums over time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Literal
+
+
+class SignalName(StrEnum):
+    """Everything the collector can read for a runner type."""
+
+    QUEUE_SIZE = "queue_size"  # jobs waiting: SQS visible + in flight + delayed, or a metric
+    QUEUE_TIME = "queue_time"  # age of the oldest queued job, seconds
+    TOTAL_RUNNERS = "total_runners"
+    BUSY_RUNNERS = "busy_runners"
+    IDLE_RUNNERS = "idle_runners"
+    MAX_RUNNERS = "max_runners"  # the autoscaler's maximum for the runner type
+    MAX_HIT = "max_hit"  # the autoscaler's own "reached maximum" count
+    CREATION_FAILURES = "creation_failures"
+    JOB_ARRIVALS = "job_arrivals"
+    JOBS_DEQUEUED = "jobs_dequeued"  # the scale-up consumer's throughput
+    JOB_DURATION = "job_duration"
+    EC2_EXCEPTIONS = "ec2_exceptions"  # RunInstances errors, one query per exception name
+
+
+COUNT_SIGNALS = frozenset(
+    {
+        SignalName.JOB_ARRIVALS,
+        SignalName.JOBS_DEQUEUED,
+        SignalName.CREATION_FAILURES,
+        SignalName.MAX_HIT,
+        SignalName.EC2_EXCEPTIONS,
+    }
+)
+"""Events per period: the triage sums them over its window and compares with their baseline."""
+
+RULE_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME})
+"""What the rules judge (rules.judge); every other signal is the triage's evidence."""
+
+SQS_SOURCE: Literal["sqs"] = "sqs"
+"""A signal read from the queue itself: its attributes, or its AWS/SQS metric."""
+
+# The AWS/SQS metric behind each signal whose source is `sqs`; queue size is read
+# from GetQueueAttributes instead, since it is exact and current.
+SQS_METRICS: Mapping[SignalName, tuple[str, str]] = {
+    SignalName.QUEUE_TIME: ("ApproximateAgeOfOldestMessage", "Maximum"),
+    SignalName.JOB_ARRIVALS: ("NumberOfMessagesSent", "Sum"),
+    SignalName.JOBS_DEQUEUED: ("NumberOfMessagesDeleted", "Sum"),
+}
