@@ -33,7 +33,7 @@ from bench.imports import measure as measure_imports
 from bench.imports import template_variables
 from bench.motoserver import MotoServer
 from bench.naive import NaiveWatcher
-from queuewatch.config import load_config
+from queuewatch.config.load import load_config
 from queuewatch.wire import decode_snapshot
 from queuewatch_cli.localrun import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
 

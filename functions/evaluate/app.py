@@ -9,7 +9,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.evaluate import EvaluatorMemory, Stack, evaluate
+from queuewatch.evaluate import Stack
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick

@@ -16,13 +16,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
-from support import Inbox, minutes, runner_type, session, snapshot
+from support import Inbox, StackInMoto, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert_state import InstanceKey
-from queuewatch.config import parse_config
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
 
@@ -66,12 +68,9 @@ def moto() -> Iterator[None]:
 class World:
     def __init__(self) -> None:
         name = f"prop-{next(_names)}"
-        clients = AwsClients(session())
-        self.dynamodb, self.sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-        create_table(self.dynamodb, name)
+        moto = StackInMoto.create(name, name="prop", clients=AwsClients(session()))
+        self.dynamodb, self.sns, self.stack = moto.dynamodb, moto.sns, moto.stack
         self.inbox = Inbox(self.sns)
-        topic = self.sns.create_topic(Name=name)["TopicArn"]
-        self.stack = Stack(table=name, topic_arn=topic, name="prop", region="us-east-1")
         self.memory = EvaluatorMemory()
 
     def tick(self, observation: Snapshot) -> EvaluationResult:

@@ -17,14 +17,17 @@ import pytest
 from botocore.stub import Stubber
 from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
-from support import T0, Inbox, minutes, race, runner_type, session, snapshot
+from support import T0, Inbox, StackInMoto, minutes, race, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import InstanceKey
 from queuewatch.collect import collect
-from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
@@ -60,12 +63,9 @@ class Evaluator:
     def __init__(self, config: Config, name: str) -> None:
         self.config = config
         self.clients = AwsClients(session())
-        self.dynamodb = self.clients.dynamodb("us-east-1")
-        self.sns = self.clients.sns("us-east-1")
-        create_table(self.dynamodb, name)
-        topic = self.sns.create_topic(Name=name)["TopicArn"]
+        moto = StackInMoto.create(name, clients=self.clients)
+        self.dynamodb, self.sns, self.stack = moto.dynamodb, moto.sns, moto.stack
         self.inbox = Inbox(self.sns)
-        self.stack = Stack(table=name, topic_arn=topic, name="test", region="us-east-1")
         self.memory = EvaluatorMemory()
         self.failures: list[str] = []
 

@@ -23,8 +23,10 @@ from queuewatch import wire as wire_module
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
 from queuewatch.collect import collect
-from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import EvaluationResult, Stack, evaluate
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult, Stack
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.snapshot import Snapshot
 from queuewatch.wire import SnapshotTooLarge
 from queuewatch_cli.localrun import ACCOUNT_ID, FakeContext, destination_record, load_handler_module, scheduled_event

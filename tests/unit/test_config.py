@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.config import ConfigError, DiscoverySpec, MetricQuery, load_config, parse_config
+from queuewatch.config import DiscoverySpec, MetricQuery
+from queuewatch.config.load import ConfigError, load_config, parse_config
 from queuewatch.config.schema import QueueRef
 from queuewatch.rules import Rule
 from queuewatch.signals import SignalName
