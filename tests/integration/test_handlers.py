@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.parser import ValidationError
+from support import load_template
 
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
@@ -66,6 +67,39 @@ def test_evaluate_handler_pages_on_the_success_record(
     assert per_type and per_type[0]["QueueSize"] == [14] and per_type[0]["QueueTime"] == [6840]
     # Per runner type only while jobs wait: linux.4xlarge's queue is empty, so it costs no custom metric.
     assert {blob.get("RunnerType") for blob in emf} == {None, "linux.2xlarge", "linux.g5.4xlarge.nvidia.gpu"}
+
+
+def emitted_dimensions(out: str) -> dict[str, dict[str, str]]:
+    """Each metric in a handler's EMF output, by name, with the dimensions it went out under."""
+    found: dict[str, dict[str, str]] = {}
+    for blob in (json.loads(line) for line in out.splitlines() if '"_aws"' in line):
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            [dimension_set] = directive["Dimensions"]
+            for metric in directive["Metrics"]:
+                found.setdefault(metric["Name"], {name: blob[name] for name in dimension_set})
+    return found
+
+
+@pytest.mark.parametrize("stack_name", ["queuewatch-linux", "queuewatch-other"])
+def test_each_stacks_alarms_watch_exactly_the_metrics_its_own_evaluator_emits(
+    stack: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack_name: str
+) -> None:
+    """CloudWatch matches an alarm to a metric by its exact dimension set. Stacks side by side in one account
+    and region must not share one: another stack's heartbeat would keep a dead evaluator "healthy"."""
+    template = load_template()
+    function_env = template["Globals"]["Function"]["Environment"]["Variables"]
+    for key in ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"):
+        monkeypatch.setenv(key, function_env[key])
+    monkeypatch.setenv("STACK_NAME", stack_name)  # template.yaml: !Ref AWS::StackName
+    load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    emitted = emitted_dimensions(capsys.readouterr().out)
+    this_stack = {"Ref": "AWS::StackName"}
+    for alarm in ("HeartbeatAlarm", "PagesFailedAlarm"):
+        props = template["Resources"][alarm]["Properties"]
+        watched = {d["Name"]: stack_name if d["Value"] == this_stack else d["Value"] for d in props["Dimensions"]}
+        assert props["Namespace"] == function_env["POWERTOOLS_METRICS_NAMESPACE"]
+        assert emitted[props["MetricName"]] == watched, alarm
+        assert watched["Stack"] == stack_name
 
 
 def per_runner_type_metrics(out: str) -> set[str]:

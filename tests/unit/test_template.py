@@ -205,6 +205,8 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
         dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
+        if props["Namespace"] == "Queuewatch":  # the evaluator's own metrics: this stack's, not a neighbour's
+            assert dimension["Stack"] == {"Ref": "AWS::StackName"}, props["MetricName"]
         watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
     assert watched == {
         ("Queuewatch", "Heartbeat", ""),
