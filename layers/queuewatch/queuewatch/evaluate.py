@@ -26,8 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AwareDatetime, BaseModel, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, Field
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sns import publish
@@ -61,6 +60,7 @@ from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
 from queuewatch.notifications import Origin, render
 from queuewatch.rules import Verdict, judge
+from queuewatch.schedule import scheduled_time
 from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, decode_snapshot
 from queuewatch.triage import triage
 
@@ -175,10 +175,7 @@ def observation_from(record: DestinationRecord) -> Snapshot | CollectorFailure:
 
 def _scheduled_time(record: DestinationRecord) -> datetime | None:
     """The failed tick's own time, so failures and snapshots order on one clock."""
-    try:
-        return EventBridgeModel.model_validate(record.request_payload).time
-    except ValidationError:
-        return None
+    return scheduled_time(record.request_payload)
 
 
 def health_rule(config: Config) -> Rule:
