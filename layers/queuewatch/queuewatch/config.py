@@ -23,6 +23,11 @@ from queuewatch.durations import Duration, format_duration
 
 CONFIG_VERSION = 1
 RESERVED_RULE = "queuewatch-health"
+# Health instances share the runner types' key space (`queuewatch-health#<name>`): "collector" stands
+# for collection itself, so no runner type may take it. ("discovery:<region>" has a ':', which no
+# runner type name can hold.)
+COLLECTOR_INSTANCE = "collector"
+RESERVED_RUNNER_TYPES = frozenset({COLLECTOR_INSTANCE})
 
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
 _QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
@@ -274,6 +279,11 @@ class RunnerTypeSpec(_Strict):
             raise ValueError(
                 f"found {value!r}, expected a runner type name of letters, digits, '.', '_' or '-' (at most 128)"
             )
+        if value in RESERVED_RUNNER_TYPES:
+            raise ValueError(
+                f"found {value!r}, which queuewatch reserves for its own health page ({RESERVED_RULE}#{value}); "
+                "expected another name (the queue keeps its own)"
+            )
         return value
 
 
@@ -323,6 +333,8 @@ class DiscoverySpec(_Strict):
         if found is None:
             return None
         name = found["runner_type"]
+        if name in RESERVED_RUNNER_TYPES:  # name that queue under runner_types: instead
+            return None
         selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
             fnmatch.fnmatchcase(name, p) for p in self.exclude
         )

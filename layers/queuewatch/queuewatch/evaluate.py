@@ -55,7 +55,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import GroupDecision, InstanceState, PageKind, Status, decide_group, step
-from queuewatch.config import RESERVED_RULE, Config, Rule, SignalName
+from queuewatch.config import COLLECTOR_INSTANCE, RESERVED_RULE, Config, Rule, SignalName
 from queuewatch.destination import DestinationRecord, FunctionError
 from queuewatch.durations import format_duration
 from queuewatch.notifications import Origin, render
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
 
 HEALTH_RULE = RESERVED_RULE
-COLLECTOR = "collector"  # the health instance that stands for collection itself
+COLLECTOR = COLLECTOR_INSTANCE  # the health instance that stands for collection itself
 DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 
