@@ -24,7 +24,7 @@ FLEETS = (10, 150, 1000)
 TICKS_PER_MONTH = 60 * 730  # a 1-minute schedule; AWS prices a month as 730 hours
 PLATFORM_LOG_BYTES = 3 * 120  # Lambda's START, END and REPORT lines per invocation (assumed)
 EPISODES_PER_RUNNER_TYPE = 30  # alert episodes a month (fire, then resolve) per runner type (assumed)
-SERVICE_METRICS = 5  # Heartbeat, AlertsFiring, RunnerTypesDegraded, PagesSent, PagesFailed
+SERVICE_METRICS = 5  # Heartbeat, AlertsFiring, RunnerTypesDegraded, PagesSent, PagesFailed, per stack (Stack dimension)
 
 PRICES_AS_OF = "2026-11-21"
 

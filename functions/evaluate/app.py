@@ -45,7 +45,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
     result = evaluate(observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory)
     snapshot = observation if isinstance(observation, Snapshot) else None
-    record_tick(metrics, snapshot, result, settings.runner_type_metrics)
+    record_tick(metrics, snapshot, result, settings.runner_type_metrics, stack=settings.stack_name)
     log = logger.error if result.pages_failed else logger.info
     log(
         "evaluated",

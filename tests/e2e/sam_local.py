@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 import boto3
 
 from queuewatch.adapters.state_table import create_table
+from queuewatch.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
@@ -280,9 +281,9 @@ def load_json(path: Path) -> Any:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The scheduled tick an event is about: its own `time`, or a destination record's request's."""
-    scheduled = event.get("requestPayload", event)["time"]
-    return datetime.fromisoformat(scheduled)
+    """The tick an event is about, as the collector takes it: the scheduled time its own shape (or a
+    destination record's request) gives, else now, as the collector's clock for Scheduler's default."""
+    return scheduled_time(event.get("requestPayload", event)) or datetime.now(UTC)
 
 
 @dataclass(frozen=True)

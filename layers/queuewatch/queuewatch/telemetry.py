@@ -15,7 +15,12 @@ def record_tick(
     snapshot: Snapshot | None,
     result: EvaluationResult,
     runner_type_metrics: RunnerTypeMetrics = "queued",
+    *,
+    stack: str,
 ) -> None:
+    # Per stack: stacks side by side in one account and region would otherwise share these metrics,
+    # and one stack's heartbeat would keep another's dead evaluator looking healthy.
+    metrics.add_dimension(name="Stack", value=stack)
     # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that ran.
     metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="AlertsFiring", unit=MetricUnit.Count, value=len(result.firing))

@@ -16,11 +16,11 @@ import zlib
 from datetime import datetime
 from typing import Any, Literal
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
+from queuewatch.schedule import scheduled_time
 from queuewatch.snapshot import SNAPSHOT_VERSION, CollectorFailure, Observation, Snapshot
 
 COMPRESSED: Literal["gzip+base64"] = "gzip+base64"
@@ -159,7 +159,4 @@ def observation_from(record: DestinationRecord) -> Observation:
 
 def _scheduled_time(record: DestinationRecord) -> datetime | None:
     """The failed tick's own time, so failures and snapshots order on one clock."""
-    try:
-        return EventBridgeModel.model_validate(record.request_payload).time
-    except ValidationError:
-        return None
+    return scheduled_time(record.request_payload)

@@ -23,11 +23,10 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
-from queuewatch.rules import HEALTH_RULE, Rule, Verdict, judge
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
 
-COLLECTOR = "collector"  # the health instance that stands for collection itself
 DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 
 
