@@ -13,10 +13,15 @@ import boto3
 import yaml
 
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import CollectorFailure, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.localrun import REPO_ROOT
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+
+
+def arriving_now(observation: Snapshot | CollectorFailure) -> Callable[[], datetime]:
+    """The evaluator's wall clock for a tick that arrives as it is made: it reads the observation's own time."""
+    return lambda: observed_at(observation)
 
 
 def minutes(n: float) -> datetime:

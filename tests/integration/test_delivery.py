@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 from consumers import CHATBOT, check_pager_envelope, check_structured, check_subject, description_fields
 from jsonschema import Draft202012Validator
-from support import T0, count, level, minutes, runner_type, snapshot, with_signals
+from support import T0, arriving_now, count, level, minutes, runner_type, snapshot, with_signals
 
 from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
@@ -120,7 +120,7 @@ class Subscribed:
         return url
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
+        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack, clock=arriving_now(observation))
 
     def drain(self, url: str) -> list[str]:
         bodies: list[str] = []

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
-from support import T0, minutes, race, runner_type, snapshot
+from support import T0, arriving_now, minutes, race, runner_type, snapshot
 
 from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
@@ -62,7 +62,7 @@ class World:
         self.stack = Stack(table="state", topic_arn=topic_arn, name="test", region="us-east-1")
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
+        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack, clock=arriving_now(observation))
 
     def pages(self) -> list[dict[str, Any]]:
         """Every alert received since the last call, each checked against the shipped schema."""
@@ -199,7 +199,15 @@ def test_a_late_snapshot_is_ignored_after_a_newer_tick_that_changed_nothing(worl
     memory = EvaluatorMemory()  # the warm container's
 
     def tick(observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, world.config, world.dynamodb, world.sns, world.stack, memory=memory)
+        return evaluate(
+            observation,
+            world.config,
+            world.dynamodb,
+            world.sns,
+            world.stack,
+            memory=memory,
+            clock=arriving_now(observation),
+        )
 
     assert tick(queueing(0)).outcome == "applied"
     assert tick(queueing(5)).outcome == "unchanged"  # steady: nothing written, the table's cursor stays at 0
@@ -262,7 +270,7 @@ def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) 
         def prepare(snap: Snapshot = snap) -> Callable[[], EvaluationResult]:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
-            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack)
+            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack, clock=arriving_now(snap))
 
         results = race(2, prepare)
         assert len(results) == 2

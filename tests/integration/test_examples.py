@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from support import T0
+from support import T0, arriving_now
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
@@ -58,7 +58,14 @@ def page_for(config: Config, region: str) -> dict[str, Any]:
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
     aws = AwsClients()
     snap = collect(config, aws, now=T0, account_id="123456789012", snapshot_id="s1")
-    evaluate(snap, config, dynamodb, sns, Stack(table="state", topic_arn=topic, name="prod", region=region))
+    evaluate(
+        snap,
+        config,
+        dynamodb,
+        sns,
+        Stack(table="state", topic_arn=topic, name="prod", region=region),
+        clock=arriving_now(snap),
+    )
     [message] = sqs.receive_message(QueueUrl=inbox).get("Messages", [])
     return json.loads(json.loads(message["Body"])["Message"])  # type: ignore[no-any-return]
 
