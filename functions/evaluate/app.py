@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +20,11 @@ logger = Logger()
 metrics = Metrics()
 aws = AwsClients()
 memory = EvaluatorMemory()  # survives warm invocations: see EvaluatorMemory
-clock: Callable[[], datetime] = lambda: datetime.now(UTC)  # the wall clock: implausible observations are refused
+
+
+def clock() -> datetime:
+    """The wall clock: an observation implausibly far from it is refused (tests set their own)."""
+    return datetime.now(UTC)
 
 
 @metrics.log_metrics

@@ -39,7 +39,7 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 def evaluate_handler(delay: timedelta = timedelta(seconds=30)) -> Any:
     """The evaluate handler, its wall clock `delay` after the tick the events/ files share."""
     module = load_handler_module("evaluate")
-    module.clock = lambda: EVENT_TICK + delay
+    module.clock = lambda: EVENT_TICK + delay  # type: ignore[attr-defined]
     return module.lambda_handler
 
 
