@@ -20,10 +20,15 @@ from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Observation, Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.localrun import REPO_ROOT
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+
+
+def arriving_now(observation: Snapshot | CollectorFailure) -> Callable[[], datetime]:
+    """The evaluator's wall clock for a tick that arrives as it is made: it reads the observation's own time."""
+    return lambda: observed_at(observation)
 
 
 def minutes(n: float) -> datetime:
@@ -153,9 +158,15 @@ class StackInMoto:
         return url
 
     def evaluate(
-        self, observation: Observation, config: Config, memory: EvaluatorMemory | None = None
+        self,
+        observation: Observation,
+        config: Config,
+        memory: EvaluatorMemory | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> EvaluationResult:
-        return evaluate(observation, config, self.dynamodb, self.sns, self.stack, memory=memory)
+        """One tick; unless a clock is given, it arrives as it is made (the wall clock reads its own time)."""
+        wall = arriving_now(observation) if clock is None else clock
+        return evaluate(observation, config, self.dynamodb, self.sns, self.stack, memory=memory, clock=wall)
 
 
 def with_signals(base: RunnerTypeSnapshot, **readings: Reading) -> RunnerTypeSnapshot:

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
-from support import T0, StackInMoto, minutes, race, runner_type, snapshot
+from support import T0, StackInMoto, arriving_now, minutes, race, runner_type, snapshot
 
 from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
@@ -195,7 +195,15 @@ def test_a_late_snapshot_is_ignored_after_a_newer_tick_that_changed_nothing(worl
     memory = EvaluatorMemory()  # the warm container's
 
     def tick(observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, world.config, world.dynamodb, world.sns, world.stack, memory=memory)
+        return evaluate(
+            observation,
+            world.config,
+            world.dynamodb,
+            world.sns,
+            world.stack,
+            memory=memory,
+            clock=arriving_now(observation),
+        )
 
     assert tick(queueing(0)).outcome == "applied"
     assert tick(queueing(5)).outcome == "unchanged"  # steady: nothing written, the table's cursor stays at 0
@@ -258,7 +266,7 @@ def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) 
         def prepare(snap: Snapshot = snap) -> Callable[[], EvaluationResult]:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
-            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack)
+            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack, clock=arriving_now(snap))
 
         results = race(2, prepare)
         assert len(results) == 2

@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import Stubber
 from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
-from support import T0, Inbox, StackInMoto, minutes, race, runner_type, session, snapshot
+from support import T0, Inbox, StackInMoto, arriving_now, minutes, race, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.adapters.state_table import load_state
@@ -72,7 +72,15 @@ class Evaluator:
     def tick(self, observation: Snapshot) -> EvaluationResult | None:
         for _ in range(3):  # the invocation, then Lambda's MaximumRetryAttempts: 2
             try:
-                return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack, memory=self.memory)
+                return evaluate(
+                    observation,
+                    self.config,
+                    self.dynamodb,
+                    self.sns,
+                    self.stack,
+                    memory=self.memory,
+                    clock=arriving_now(observation),
+                )
             except Exception as error:  # noqa: BLE001 - the invocation fails; Lambda retries it
                 self.failures.append(f"{observation.snapshot_id}: {type(error).__name__}: {error}")
         return None
@@ -434,7 +442,7 @@ def test_concurrent_evaluations_under_throttling_page_exactly_once(aws: None) ->
             dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
             primary.inbox.attach(sns)
             inject(dynamodb, "PutItem", "throttling", failing_attempts=1)  # every write is throttled once
-            return lambda: evaluate(observation, config, dynamodb, sns, primary.stack)
+            return lambda: evaluate(observation, config, dynamodb, sns, primary.stack, clock=arriving_now(observation))
 
         results = race(3, prepare)
         assert len(results) == 3

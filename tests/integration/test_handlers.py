@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from queuewatch_cli.localrun import (
 )
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
+EVENT_TICK = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)  # the scheduled time in every events/ file
 
 
 @pytest.fixture
@@ -41,6 +42,13 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return {"inbox": inbox, **env}
+
+
+def evaluate_handler(delay: timedelta = timedelta(seconds=30)) -> Any:
+    """The evaluate handler, its wall clock `delay` after the tick the events/ files share."""
+    module = load_handler_module("evaluate")
+    module.clock = lambda: EVENT_TICK + delay  # type: ignore[attr-defined]
+    return module.lambda_handler
 
 
 def received(inbox: str) -> list[dict[str, Any]]:
@@ -108,7 +116,7 @@ def test_a_failed_tick_of_every_shape_is_judged_at_its_scheduled_time(stack: dic
 def test_evaluate_handler_pages_on_the_success_record(
     stack: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["firing"] == ["jobs-queueing#linux.2xlarge"]
     [page] = received(stack["inbox"])
@@ -176,7 +184,7 @@ def test_runner_type_metrics_choose_which_runner_types_get_their_own_metrics(
     expected: set[str],
 ) -> None:
     monkeypatch.setenv("RUNNER_TYPE_METRICS", setting)
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["pending"] == [] and result["firing"] == ["jobs-queueing#linux.2xlarge"]
     out = capsys.readouterr().out
@@ -190,13 +198,13 @@ def test_a_bad_runner_type_metrics_setting_names_the_variable(
 ) -> None:
     monkeypatch.setenv("RUNNER_TYPE_METRICS", "some")
     with pytest.raises(SettingsError, match="RUNNER_TYPE_METRICS"):
-        load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+        evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at is None
     assert received(stack["inbox"]) == []
 
 
 def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_failure.json"), FakeContext("evaluate"))
     assert result["pending"] == ["queuewatch-health#collector"]  # pages once it lasts monitor.for
     assert received(stack["inbox"]) == []
@@ -211,7 +219,7 @@ def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> Non
     ],
 )
 def test_a_malformed_record_is_rejected_and_changes_nothing(stack: dict[str, str], event: dict[str, Any]) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     with pytest.raises(ValidationError):
         evaluate(event, FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").instances == {}
@@ -222,7 +230,7 @@ def test_a_forged_success_payload_is_rejected_and_changes_nothing(stack: dict[st
     event = load_event("evaluate_success.json")
     event["responsePayload"] = {"runner_types": "all fine, trust me"}
     with pytest.raises(ValueError, match="responsePayload is not a queuewatch Snapshot"):
-        load_handler_module("evaluate").lambda_handler(event, FakeContext("evaluate"))
+        evaluate_handler()(event, FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at is None
     assert received(stack["inbox"]) == []
 
@@ -250,5 +258,5 @@ def test_a_bad_config_fails_the_function_with_the_file_and_key(
     bad.write_text("version: 1\nrules:\n  - name: r\n    thresholds: {queue_time: soon}\nrunner_types: []\n")
     monkeypatch.setenv("QUEUEWATCH_CONFIG", str(bad))
     with pytest.raises(Exception, match=r"bad.yaml:4: rules\[0\]\.thresholds\.queue_time"):
-        load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+        evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert received(stack["inbox"]) == []

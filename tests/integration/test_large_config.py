@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from support import Inbox, StackInMoto, minutes, runner_type, session, snapshot
+from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import load_state
@@ -43,7 +43,7 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
 
     quiet = snapshot(minutes(0), *[runner_type(name) for name in names])
     started = time.perf_counter()
-    steady = evaluate(quiet, config, dynamodb, sns, stack)
+    steady = evaluate(quiet, config, dynamodb, sns, stack, clock=arriving_now(quiet))
     quiet_seconds = time.perf_counter() - started
     assert (steady.outcome, steady.writes, steady.firing) == ("unchanged", 0, [])
 
@@ -51,7 +51,7 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     queueing = set(names[::20]) | set(names[1::20])
     incident = snapshot(minutes(1), *[runner_type(n, 7, 900) if n in queueing else runner_type(n) for n in names])
     started = time.perf_counter()
-    result = evaluate(incident, config, dynamodb, sns, stack)
+    result = evaluate(incident, config, dynamodb, sns, stack, clock=arriving_now(incident))
     incident_seconds = time.perf_counter() - started
     assert len(result.firing) == len(queueing) == COUNT // 10
     pages = {page["rule"]: page for page in inbox.drain()}

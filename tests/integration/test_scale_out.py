@@ -17,7 +17,7 @@ from typing import Any
 
 import boto3
 import pytest
-from support import T0, minutes
+from support import T0, arriving_now, minutes
 
 from queuewatch import wire as wire_module
 from queuewatch.adapters.clients import AwsClients
@@ -59,7 +59,7 @@ class Shard:
         snap = collect(self.config, aws, now=now, account_id=ACCOUNT_ID, snapshot_id=f"s{at_minute}")
         dynamodb = boto3.client("dynamodb", region_name=self.stack.region)
         sns = boto3.client("sns", region_name=self.stack.topic_arn.split(":")[3])
-        return snap, evaluate(snap, self.config, dynamodb, sns, self.stack)
+        return snap, evaluate(snap, self.config, dynamodb, sns, self.stack, clock=arriving_now(snap))
 
 
 class Topic:
