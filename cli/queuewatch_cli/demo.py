@@ -81,7 +81,7 @@ class Demo:
         self.sqs: SQSClient = boto3.client("sqs", region_name=REGION)
         self.cloudwatch: CloudWatchClient = boto3.client("cloudwatch", region_name=REGION)
         self.collect = load_handler_module("collect").lambda_handler
-        self.evaluate = load_handler_module("evaluate").lambda_handler
+        self.evaluator = load_handler_module("evaluate")
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
 
@@ -122,8 +122,12 @@ class Demo:
     def tick(self, at: datetime) -> dict[str, Any]:
         event = scheduled_event(at)
         snapshot = self.collect(event, FakeContext("queuewatch-collect"))
-        record = destination_record(event, snapshot, at=at + timedelta(seconds=3))
-        return self.evaluate(record, FakeContext("queuewatch-evaluate"))  # type: ignore[no-any-return]
+        arrives = at + timedelta(seconds=3)
+        record = destination_record(event, snapshot, at=arrives)
+        # The demo's minutes pass in seconds: the evaluator's wall clock reads the demo's, as in AWS the
+        # record arrives seconds after its tick (it refuses observations far from its clock).
+        setattr(self.evaluator, "clock", lambda: arrives)  # noqa: B010 - the handler module's own global
+        return self.evaluator.lambda_handler(record, FakeContext("queuewatch-evaluate"))  # type: ignore[no-any-return]
 
     def received(self) -> list[dict[str, Any]]:
         messages = self.sqs.receive_message(QueueUrl=self.inbox_url, MaxNumberOfMessages=10).get("Messages", [])

@@ -41,7 +41,7 @@ def test_collect_then_evaluate_pages_the_subscriber(
     local_aws: LocalAws, tmp_path: Path, cold_start: dict[str, ColdStart]
 ) -> None:
     event_file = EVENTS_DIR / "collect_scheduled.json"
-    event = load_json(event_file)
+    event = local_aws.restamp(load_json(event_file))  # as invoke() sends it
 
     collected = local_aws.invoke("CollectFunction", event_file)
     snapshot = Snapshot.model_validate(collected.payload)

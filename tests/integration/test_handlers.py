@@ -107,7 +107,7 @@ def test_a_failed_tick_of_every_shape_is_judged_at_its_scheduled_time(stack: dic
         at=datetime(2026, 11, 21, 18, 0, 47, tzinfo=UTC),
         succeeded=False,
     )
-    load_handler_module("evaluate").lambda_handler(record, FakeContext("evaluate"))
+    evaluate_handler(timedelta(seconds=47))(record, FakeContext("evaluate"))
     applied_at = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at
     scheduled, _ = SCHEDULE_SHAPES[name]
     assert applied_at == datetime.fromisoformat(scheduled or "2026-11-21T18:00:47Z")
@@ -152,7 +152,7 @@ def test_each_stacks_alarms_watch_exactly_the_metrics_its_own_evaluator_emits(
     for key in ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"):
         monkeypatch.setenv(key, function_env[key])
     monkeypatch.setenv("STACK_NAME", stack_name)  # template.yaml: !Ref AWS::StackName
-    load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     emitted = emitted_dimensions(capsys.readouterr().out)
     this_stack = {"Ref": "AWS::StackName"}
     for alarm in ("HeartbeatAlarm", "PagesFailedAlarm"):
