@@ -7,13 +7,12 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.counting import CallLog, LogSink, counting_session
 from queuewatch.adapters.clients import AwsClients
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_handler_module
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
 LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
 
@@ -78,10 +77,7 @@ class Functions:
     def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
         module = self.modules[stage]
         if stage == "evaluate":
-            # The bench's timeline is simulated: the evaluator's wall clock reads the moment its
-            # destination record says it arrived (it refuses observations far from its clock).
-            arrives = datetime.fromisoformat(event["timestamp"])
-            setattr(module, "clock", lambda: arrives)  # noqa: B010 - the handler module's own global
+            arrives_when_made(module, event)  # the bench's timeline is simulated
         context = FakeContext(f"queuewatch-{stage}", memory_limit_in_mb=template_memory_mb(stage))
         self.log.take()
         self.sink.take()

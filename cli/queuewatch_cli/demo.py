@@ -24,7 +24,14 @@ import boto3
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
+from queuewatch_cli.localrun import (
+    REPO_ROOT,
+    FakeContext,
+    arrives_when_made,
+    destination_record,
+    load_handler_module,
+    scheduled_event,
+)
 from queuewatch_cli.seed import put_queue_ages
 
 if TYPE_CHECKING:
@@ -122,11 +129,8 @@ class Demo:
     def tick(self, at: datetime) -> dict[str, Any]:
         event = scheduled_event(at)
         snapshot = self.collect(event, FakeContext("queuewatch-collect"))
-        arrives = at + timedelta(seconds=3)
-        record = destination_record(event, snapshot, at=arrives)
-        # The demo's minutes pass in seconds: the evaluator's wall clock reads the demo's, as in AWS the
-        # record arrives seconds after its tick (it refuses observations far from its clock).
-        setattr(self.evaluator, "clock", lambda: arrives)  # noqa: B010 - the handler module's own global
+        record = destination_record(event, snapshot, at=at + timedelta(seconds=3))
+        arrives_when_made(self.evaluator, record)  # the demo's minutes pass in seconds
         return self.evaluator.lambda_handler(record, FakeContext("queuewatch-evaluate"))  # type: ignore[no-any-return]
 
     def received(self) -> list[dict[str, Any]]:
