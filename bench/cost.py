@@ -165,8 +165,13 @@ def queuewatch_lines(
             "custom_metric",
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
-        Line("Heartbeat alarm", 1, "alarm-months", "alarm"),
+        Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
     ]
+
+
+def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
+    """The CloudWatch alarms the template declares: heartbeat, failed pages, the functions' errors and throttles."""
+    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Alarm")
 
 
 def alarm_lines(n: int) -> list[Line]:
