@@ -67,6 +67,15 @@ class EvaluateSettings(_Settings):
         return self.alert_topic_arn.split(":")[3]
 
 
+class TrackSettings(_Settings):
+    jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    region: str = Field(alias="AWS_REGION", default="us-east-1")
+    metrics_namespace: str = Field(alias="METRICS_NAMESPACE", default="Queuewatch")
+    # Empty: the Function URL way in is off, and a request through it is refused.
+    webhook_secret_arn: str = Field(alias="WEBHOOK_SECRET_ARN", default="")
+
+
 @lru_cache(maxsize=4)
 def cached_config(path: Path) -> Config:
     """The config, parsed once per container; a bad file fails every invocation with the same clear error."""

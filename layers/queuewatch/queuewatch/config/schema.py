@@ -91,6 +91,16 @@ class RunnerTypeSpec(FrozenModel):
     queue: QueueRef
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
+    # Which workflow jobs are this runner type's (the track stage): by default those whose labels include
+    # its name; with `labels`, the autoscaler's multi-runner rule (queuewatch.track.routing).
+    labels: list[Annotated[str, Field(min_length=1, max_length=256)]] | None = Field(default=None, min_length=1)
+    exact_match: bool = False
+
+    @model_validator(mode="after")
+    def _exact_match_needs_labels(self) -> RunnerTypeSpec:
+        if self.exact_match and self.labels is None:
+            raise ValueError("'exact_match' goes with 'labels'; expected a 'labels' list beside it")
+        return self
 
     @field_validator("name")
     @classmethod
