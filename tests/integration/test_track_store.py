@@ -207,7 +207,19 @@ def test_the_handler_emits_the_contracts_metrics(handler: Any, capsys: pytest.Ca
     names = [m["Name"] for e in emitted for m in e["_aws"]["CloudWatchMetrics"][0]["Metrics"]]
     assert names == ["JobsQueued", "JobQueueTime", "JobRunTime"]
     assert all(e["Stack"] == "test" and e["RunnerType"] == "linux.2xlarge" for e in emitted)
+    assert all(e["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack", "RunnerType"]] for e in emitted)
+    assert {e["_aws"]["CloudWatchMetrics"][0]["Namespace"] for e in emitted} == {"Queuewatch"}
     assert emitted[1]["JobQueueTime"] == [114 * 60 + 2]
+
+
+def test_an_unmatched_job_counts_per_label_set(handler: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    event = bus("queued", labels=["self-hosted", "linux.nosuch"])
+    invoke(handler, event)
+    invoke(handler, event)  # a duplicate counts nothing
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    assert [e["JobsUnmatched"] for e in emitted] == [[1.0]]
+    assert emitted[0]["LabelSet"] == "linux.nosuch,self-hosted"
+    assert emitted[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Stack", "LabelSet"]]
 
 
 def webhook_event(body: str | None = None, **headers: str | None) -> dict[str, Any]:

@@ -15,7 +15,8 @@ def record_job(result: TrackResult, *, namespace: str, stack: str) -> None:
     found = result.effects
     if result.outcome != "applied" or found is None:
         return
-    metrics = EphemeralMetrics(namespace=namespace)
+    # Exactly the contract's dimensions: no `service`, which Powertools adds unless told otherwise.
+    metrics = EphemeralMetrics(namespace=namespace, service="")
     metrics.add_dimension(name="Stack", value=stack)
     if result.runner_type is None:
         if not found.arrived:
