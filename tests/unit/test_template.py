@@ -338,6 +338,7 @@ TRACK_RESOURCES = {
     "TrackBusPermission": "HasEventBus",
     "TrackWebhookUrl": "HasWebhook",
     "TrackWebhookUrlPermission": "HasWebhook",
+    "TrackWebhookInvokePermission": "HasWebhook",
     "TrackDeadLettersAlarm": "TrackingOn",
 }
 
@@ -382,3 +383,10 @@ def test_the_jobs_table_has_the_sparse_queued_index_ttl_and_encryption(template:
     assert table["TimeToLiveSpecification"] == {"AttributeName": schema.EXPIRES_AT, "Enabled": True}
     assert table["SSESpecification"]["SSEEnabled"] is True
     assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_the_webhook_url_is_public_only_through_the_url(template: dict[str, Any]) -> None:
+    url = template["Resources"]["TrackWebhookUrlPermission"]["Properties"]
+    assert url["Action"] == "lambda:InvokeFunctionUrl" and url["FunctionUrlAuthType"] == "NONE"
+    invoke = template["Resources"]["TrackWebhookInvokePermission"]["Properties"]
+    assert invoke["Action"] == "lambda:InvokeFunction" and invoke["InvokedViaFunctionUrl"] is True
