@@ -21,9 +21,9 @@ from queuewatch.adapters.clients import AwsClients
 from queuewatch.settings import TrackSettings, cached_config
 from queuewatch.track import webhook
 from queuewatch.track.metrics import record_job
-from queuewatch.track.payload import BusEvent, WorkflowJobEvent
+from queuewatch.track.payload import WorkflowJobEvent
 from queuewatch.track.routing import Router
-from queuewatch.track.stage import TrackResult, parse_bus_event, track
+from queuewatch.track.stage import TrackResult, bus_event, parse_bus_event, track
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -65,7 +65,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 
     if "requestContext" in event and "detail-type" not in event:
         return _webhook(event, settings, client, apply)
-    apply(parse_bus_event(BusEvent.model_validate(event)))
+    apply(parse_bus_event(bus_event(event)))
     return {"ok": True}
 
 

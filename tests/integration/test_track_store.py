@@ -212,6 +212,12 @@ def test_the_handler_emits_the_contracts_metrics(handler: Any, capsys: pytest.Ca
     assert emitted[1]["JobQueueTime"] == [114 * 60 + 2]
 
 
+def test_the_handler_refuses_an_event_of_neither_shape_with_a_clear_error(handler: Any, dynamodb: Any) -> None:
+    with pytest.raises(TrackInputError, match=r"not an EventBridge event .*detail-type: Field required"):
+        invoke(handler, {"id": "x", "source": "github", "detail": {}})
+    assert dynamodb.scan(TableName=TABLE)["Items"] == []
+
+
 def test_an_unmatched_job_counts_per_label_set(handler: Any, capsys: pytest.CaptureFixture[str]) -> None:
     event = bus("queued", labels=["self-hosted", "linux.nosuch"])
     invoke(handler, event)

@@ -22,6 +22,11 @@ CORE = [
     "durations",
     "config.schema",
     "evaluate.plan",
+    "track.schema",
+    "track.payload",
+    "track.routing",
+    "track.transitions",
+    "track.signature",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

@@ -44,6 +44,18 @@ def parse_body(body: Mapping[str, Any], where: str) -> WorkflowJobEvent:
         raise TrackInputError(f"{where}: not a valid workflow_job event ({problems}); nothing stored") from None
 
 
+def bus_event(event: Mapping[str, Any]) -> BusEvent:
+    """The EventBridge envelope, or a TrackInputError saying which of its fields were wrong."""
+    try:
+        return BusEvent.model_validate(event)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()[:5])
+        raise TrackInputError(
+            f"not an EventBridge event from the autoscaler's bus nor a Function URL request ({problems}); "
+            "nothing stored"
+        ) from None
+
+
 def parse_bus_event(event: BusEvent) -> WorkflowJobEvent:
     where = f"EventBridge event {event.id}"
     if event.detail_type != WORKFLOW_JOB:
