@@ -16,6 +16,7 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
+from support import race
 
 from queuewatch.adapters import job_store
 from queuewatch.adapters.job_store import create_table
@@ -120,6 +121,22 @@ def test_any_order_converges_on_the_furthest_state(dynamodb: Any, order: tuple[s
     assert stored is not None and stored["status"] == {"S": "completed"}
     assert "queued" not in stored and queued_index(dynamodb) == []
     assert stored["completed_at"] == {"S": "2026-11-21T18:12:40+00:00"}
+
+
+def test_concurrent_events_for_one_job_converge_and_count_the_arrival_once(dynamodb: Any) -> None:
+    events = iter([bus(action) for action in ACTIONS] * 3)  # each action three times, all at once
+
+    def prepare() -> Any:
+        event = next(events)
+        return lambda: track(parse_bus_event(BusEvent.model_validate(event)), ROUTER, dynamodb, TABLE, NOW)
+
+    results = race(len(ACTIONS) * 3, prepare)
+    stored = item(dynamodb)
+    assert stored is not None and stored["status"] == {"S": "completed"} and queued_index(dynamodb) == []
+    applied = [r for r in results if r.outcome == "applied"]
+    assert sum(1 for r in applied if r.effects is not None and r.effects.arrived) == 1
+    assert sum(1 for r in applied if r.effects is not None and r.effects.queue_time is not None) == 1
+    assert sum(1 for r in applied if r.effects is not None and r.effects.run_time is not None) == 1
 
 
 def test_in_progress_before_queued_leaves_the_job_not_queued(dynamodb: Any) -> None:
