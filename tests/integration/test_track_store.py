@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities import parameters
 from botocore.exceptions import ClientError
+from moto.dynamodb.responses import DynamoHandler
 from support import race
 
 from queuewatch.adapters import job_store
@@ -123,6 +125,22 @@ def test_any_order_converges_on_the_furthest_state(dynamodb: Any, order: tuple[s
     assert stored["completed_at"] == {"S": "2026-11-21T18:12:40+00:00"}
 
 
+@pytest.fixture
+def atomic_return_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB returns ALL_OLD atomically with the conditional write; moto reads the old item before it
+    writes, so two racing threads may both see none. One lock around moto's UpdateItem handler gives
+    DynamoDB's guarantee back (the backend's own lock, in conftest, sits inside it)."""
+    lock = threading.Lock()
+    handler = DynamoHandler.update_item
+
+    def under_lock(self: DynamoHandler) -> Any:
+        with lock:
+            return handler(self)
+
+    monkeypatch.setattr(DynamoHandler, "update_item", under_lock)
+
+
+@pytest.mark.usefixtures("atomic_return_values")
 def test_concurrent_events_for_one_job_converge_and_count_the_arrival_once(dynamodb: Any) -> None:
     events = iter([bus(action) for action in ACTIONS] * 3)  # each action three times, all at once
 
