@@ -4,6 +4,7 @@ refuses what it must before anything is stored."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import hashlib
 import hmac
@@ -350,3 +351,14 @@ def test_the_body_is_never_logged(handler: Any, capsys: pytest.CaptureFixture[st
     body = load_event("track_webhook_queued.json")["body"]
     out = capsys.readouterr()
     assert "example-org/service" not in out.out + out.err and body[:40] not in out.out + out.err
+
+
+def test_a_base64_body_is_checked_on_its_decoded_bytes(handler: Any, dynamodb: Any) -> None:
+    raw = load_event("track_webhook_queued.json")["body"]
+    event = webhook_event(body=base64.b64encode(raw.encode()).decode())
+    event["isBase64Encoded"] = True
+    assert invoke(handler, event)["statusCode"] == 200
+    assert item(dynamodb) is not None
+    event["body"] = "%%% not base64"
+    event["headers"]["x-github-delivery"] = "another-delivery"
+    assert invoke(handler, event)["statusCode"] == 400
