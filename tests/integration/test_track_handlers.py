@@ -42,7 +42,7 @@ def tracker(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 def job(dynamodb: Any = None, job_id: int = 29679449) -> dict[str, Any] | None:
     client = dynamodb or boto3.client("dynamodb", region_name="us-east-1")
-    return client.get_item(TableName=TABLE, Key={"pk": {"S": f"job#{job_id}"}}).get("Item")  # type: ignore[no-any-return]
+    return client.get_item(TableName=TABLE, Key={"pk": {"S": f"job#{job_id}"}}).get("Item")
 
 
 def queued() -> list[int]:
@@ -131,7 +131,7 @@ def signed(body: bytes, secret: str = SECRET, **headers: str) -> dict[str, Any]:
     event.update(body=base64.b64encode(body).decode(), isBase64Encoded=True)  # as a Function URL sends bytes
     event["headers"]["x-hub-signature-256"] = sign(secret, body)
     event["headers"].update(headers)
-    return event  # type: ignore[no-any-return]
+    return event
 
 
 def webhook_body() -> bytes:
