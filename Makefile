@@ -84,8 +84,8 @@ invoke-evaluate: venv build ## sam local invoke EvaluateFunction on EVENT, again
 	$(PY) tests/e2e/sam_local.py invoke EvaluateFunction $(EVENT)
 
 invoke-track: EVENT ?= events/track_queued.json
-invoke-track: venv build ## sam local invoke TrackFunction on EVENT (events/track_*.json), against moto; prints the jobs table
-	$(PY) tests/e2e/sam_local.py invoke TrackFunction $(EVENT)
+invoke-track: venv build ## sam local invoke TrackFunction (or WebhookFunction, for events/webhook_*.json) on EVENT, against a seeded moto
+	$(PY) tests/e2e/sam_local.py invoke $(if $(findstring webhook_,$(EVENT)),WebhookFunction,TrackFunction) $(EVENT)
 
 FLEETS ?= 10,100,1000,5000
 bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)

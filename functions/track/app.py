@@ -1,89 +1,67 @@
-"""TrackFunction: one workflow_job event, from the autoscaler's EventBridge bus or GitHub's signed webhook
-(a Function URL), applied to the job's item in the JobsTable.
+"""TrackFunction and WebhookFunction: each workflow_job event, from the autoscaler's event bus or from
+GitHub's webhook directly, applied to the jobs table.
 
-A bus event that cannot be applied raises: Lambda retries it, then sends it to the dead-letter queue.
+The bus invokes asynchronously: an event that cannot be applied fails the invocation, Lambda retries
+it, and past its retries it is kept in the function's dead-letter queue, never dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters import job_store
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.settings import TrackSettings, cached_config
-from queuewatch.track import webhook
-from queuewatch.track.metrics import record_job
-from queuewatch.track.payload import WorkflowJobEvent
-from queuewatch.track.routing import Router
-from queuewatch.track.stage import TrackResult, bus_event, parse_bus_event, track
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+from queuewatch.settings import SettingsError, TrackSettings, cached_config
+from queuewatch.telemetry import record_job
+from queuewatch.track import Router
+from queuewatch.track.events import WorkflowJobBusEvent
+from queuewatch.track.stage import track
+from queuewatch.track.webhook import WebhookRequest, receive
 
 logger = Logger()
 aws = AwsClients()
-SECRET_MAX_AGE = 300  # seconds a warm container keeps the secret: a rotation reaches it within 5 minutes
-
-
-def clock() -> datetime:
-    """The wall clock (tests set their own)."""
-    return datetime.now(UTC)
+SECRET_MAX_AGE_SECONDS = 300  # a rotated secret is picked up within 5 minutes
 
 
 @lru_cache(maxsize=4)
-def router_for(path: Path) -> Router:
-    return Router.of(cached_config(path))
+def router_for(config_file: Path) -> Router:
+    """The config's routing, made once per container."""
+    return Router(cached_config(config_file))
 
 
-@logger.inject_lambda_context(log_event=False)  # a webhook body is never logged, whatever the environment says
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+@logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
+@event_parser(model=WorkflowJobBusEvent)
+def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[str, Any]:
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
-    client = aws.dynamodb(settings.region)
-
-    def apply(job_event: WorkflowJobEvent) -> TrackResult:
-        result = track(job_event, router, client, settings.jobs_table, clock())
-        record_job(result, namespace=settings.metrics_namespace, stack=settings.stack_name)
-        logger.info(
-            "tracked",
-            extra={
-                "job_id": result.job_id,
-                "action": result.action,
-                "outcome": result.outcome,
-                "runner_type": result.runner_type,
-            },
-        )
-        return result
-
-    if "requestContext" in event and "detail-type" not in event:
-        return _webhook(event, settings, client, apply)
-    apply(parse_bus_event(bus_event(event)))
-    return {"ok": True}
+    result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+    logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))
+    return result.model_dump(mode="json")
 
 
-def _webhook(
-    event: dict[str, Any],
-    settings: TrackSettings,
-    client: DynamoDBClient,
-    apply: Callable[[WorkflowJobEvent], TrackResult],
-) -> dict[str, Any]:
-    if not settings.webhook_secret_arn:
-        return webhook.Response(404, "the webhook way in is off (no WebhookSecretArn)").as_function_url()
-    response, _ = webhook.handle(
-        webhook.WebhookRequest.of(event),
-        secret=lambda: str(parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE)),
-        claim=lambda delivery: job_store.claim_delivery(client, settings.jobs_table, delivery, clock()),
-        release=lambda delivery: job_store.release_delivery(client, settings.jobs_table, delivery),
-        apply=apply,
-    )
-    log = logger.warning if response.status >= 400 else logger.info
+@logger.inject_lambda_context(log_event=False)  # a webhook body holds repository details: never logged
+def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+    settings = TrackSettings.from_env()
+    if settings.webhook_secret_arn is None:
+        raise SettingsError("WEBHOOK_SECRET_ARN: the webhook needs the secret GitHub signs its deliveries with")
+    try:
+        request = WebhookRequest.from_function_url(event)
+    except ValueError as error:
+        logger.warning("refused", extra={"status": 400, "reason": str(error)})
+        return {"statusCode": 400, "body": str(error)}
+    secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
+    router = router_for(settings.config_file)
+    response = receive(request, str(secret), router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    if response.result is not None:
+        record_job(response.result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+    log = logger.info if response.status < 400 else logger.warning
     log("webhook", extra={"status": response.status, "reason": response.message})
-    return response.as_function_url()
+    return response.for_function_url()

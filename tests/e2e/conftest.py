@@ -25,7 +25,7 @@ from e2e.sam_local import (
     event_time,
     load_json,
     received,
-    restamped_event,
+    restamped,
     sam_local_invoke,
     seed_incident,
     shift_to_now,
@@ -77,7 +77,7 @@ class LocalAws:
     scratch: Path
 
     def restamp(self, event: dict[str, Any]) -> dict[str, Any]:
-        return restamped_event(event, self.shift)
+        return restamped(event, self.shift)  # type: ignore[no-any-return]
 
     def invoke(self, function: str, event: Path, *, restamp: bool = True) -> Invocation:
         """The event, its times moved to this minute (unless it was made now), invoked in the function's container."""

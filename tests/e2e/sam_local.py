@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import boto3
 
-from queuewatch.adapters import job_store
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.schedule import scheduled_time
-from queuewatch.track.signature import signature_of
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
@@ -63,11 +62,14 @@ INBOX = "queuewatch-e2e-pager-inbox"
 CHAT_TOPIC = "queuewatch-e2e-chat"
 CHAT_INBOX = "queuewatch-e2e-chat-inbox"
 INCIDENT_AGE_SECONDS = 114 * 60
+FUNCTIONS = {
+    "collect": "CollectFunction",
+    "evaluate": "EvaluateFunction",
+    "track": "TrackFunction",
+    "webhook": "WebhookFunction",
+}
 JOBS_TABLE = "queuewatch-e2e-jobs"
-# The secret events/track_webhook_*.json are signed with; moto's Secrets Manager holds it for TrackFunction.
-WEBHOOK_SECRET = "queuewatch-example-webhook-secret"
-WEBHOOK_SECRET_NAME = "queuewatch-e2e-webhook"
-FUNCTIONS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction", "track": "TrackFunction"}
+WEBHOOK_SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
 INVOKE_TIMEOUT_SECONDS = 300
 IMPORT_RUNS = 5
 
@@ -227,8 +229,8 @@ class Seeded:
     inbox_url: str
     chat_topic_arn: str
     chat_inbox_url: str
-    jobs_table: str = JOBS_TABLE
-    webhook_secret_arn: str = ""
+    jobs_table: str
+    webhook_secret_arn: str
 
 
 def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
@@ -245,8 +247,8 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     create_table(moto.client("dynamodb"), STATE_TABLE)
     topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
-    job_store.create_table(moto.client("dynamodb"), JOBS_TABLE)
-    secret = moto.client("secretsmanager").create_secret(Name=WEBHOOK_SECRET_NAME, SecretString=WEBHOOK_SECRET)
+    create_jobs_table(moto.client("dynamodb"), JOBS_TABLE)
+    secret = moto.client("secretsmanager").create_secret(Name="queuewatch-e2e-webhook", SecretString=WEBHOOK_SECRET)
     return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url, JOBS_TABLE, secret["ARN"])
 
 
@@ -281,7 +283,9 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
             "ALERT_TOPIC_ARN": seeded.topic_arn,
             "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
         },
-        "TrackFunction": {"JOBS_TABLE": seeded.jobs_table, "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn},
+        "CollectFunction": {"JOBS_TABLE": ""},  # tracking off, as the stack's default
+        "TrackFunction": {"JOBS_TABLE": seeded.jobs_table},
+        "WebhookFunction": {"JOBS_TABLE": seeded.jobs_table, "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn},
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path
@@ -316,20 +320,6 @@ def restamped(value: Any, shift: timedelta) -> Any:
         moved = (datetime.fromisoformat(value) + shift).isoformat()
         return moved.replace("+00:00", "Z") if value.endswith("Z") else moved
     return value
-
-
-def restamped_event(event: dict[str, Any], shift: timedelta) -> dict[str, Any]:
-    """restamped(), and a Function URL webhook's body too, signed again with WEBHOOK_SECRET: its signature
-    covers the exact bytes."""
-    moved: dict[str, Any] = restamped(event, shift)
-    headers = moved.get("headers") or {}
-    if "x-hub-signature-256" in headers and isinstance(moved.get("body"), str):
-        body = json.dumps(restamped(json.loads(moved["body"]), shift), separators=(",", ":"))
-        moved["body"] = body
-        moved["headers"] = {**headers, "x-hub-signature-256": signature_of(WEBHOOK_SECRET, body.encode("utf-8"))}
-        moved["headers"].pop("x-hub-signature", None)  # the SHA-1 one, which nothing here checks
-        moved["headers"]["content-length"] = str(len(body.encode("utf-8")))
-    return moved
 
 
 @dataclass(frozen=True)
@@ -446,8 +436,7 @@ def copy_without_bytecode(function: str, dest: Path) -> Path:
 
 
 def invoke_main(function: str, event: Path) -> int:
-    """`make invoke-collect` / `invoke-evaluate` / `invoke-track`: moto up and seeded, one invoke, what it paged;
-    moto down."""
+    """`make invoke-collect` / `make invoke-evaluate`: moto up and seeded, one invoke, what it paged; moto down."""
     reason = why_not_runnable()
     if reason is not None:
         print(f"cannot run sam local invoke: {reason}", file=sys.stderr)
@@ -458,7 +447,7 @@ def invoke_main(function: str, event: Path) -> int:
         seeded = seed_incident(moto, event_time(event_data) + shift)
         env_vars = write_env_vars(Path(scratch) / "env.json", moto, seeded)
         event = Path(scratch) / event.name
-        event.write_text(json.dumps(restamped_event(event_data, shift)), encoding="utf-8")
+        event.write_text(json.dumps(restamped(event_data, shift)), encoding="utf-8")
         print(f"{event.name}: its times moved by {shift} to this minute", file=sys.stderr)
         print(f"moto: {moto.container} on network {moto.network}, seeded with the 114-minute incident", file=sys.stderr)
         try:
@@ -472,10 +461,6 @@ def invoke_main(function: str, event: Path) -> int:
         for envelope in received(moto, seeded.inbox_url):
             print("--- paged: the alert topic's Message, as an SQS subscriber receives it", file=sys.stderr)
             print(json.dumps(json.loads(envelope["Message"]), indent=2), file=sys.stderr)
-        if function == FUNCTIONS["track"]:
-            items = moto.client("dynamodb").scan(TableName=seeded.jobs_table)["Items"]
-            print(f"--- the jobs table: {len(items)} item(s)", file=sys.stderr)
-            print(json.dumps(items, indent=2), file=sys.stderr)
         for envelope in received(moto, seeded.chat_inbox_url):
             print("--- the chat topic's Message (AWS Chatbot custom notification)", file=sys.stderr)
             print(json.dumps(json.loads(envelope["Message"]), indent=2), file=sys.stderr)

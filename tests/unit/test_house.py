@@ -22,10 +22,10 @@ CORE = [
     "durations",
     "config.schema",
     "evaluate.plan",
-    "track.schema",
-    "track.payload",
+    "track.events",
     "track.routing",
-    "track.transitions",
+    "track.jobs",
+    "track.schema",
     "track.signature",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""

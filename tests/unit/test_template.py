@@ -29,9 +29,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
+        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/queued", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
-        ("TrackingOn", frozenset({"dynamodb:Query"}), "GetAtt JobsTable.Arn", None),
-        ("TrackingOn", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/*", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
     "EvaluateRole": {
@@ -45,13 +44,12 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
-    # It writes its own table and nothing else; its dead-letter queue takes what it could not apply.
+    # The tracker writes its own table and nothing else: no state table, no topic, no queue it reads.
     "TrackRole": {
-        (None, frozenset({"dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem"}),
-         "GetAtt JobsTable.Arn", None),
-        (None, frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
-        ("HasWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
+        (None, frozenset({"dynamodb:PutItem", "dynamodb:GetItem"}), "GetAtt JobsTable.Arn", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
+        ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
+        ("TrackFromWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
 }  # fmt: skip
@@ -124,6 +122,7 @@ def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: di
         "CollectFunction": {"Fn::GetAtt": ["CollectRole", "Arn"]},
         "EvaluateFunction": {"Fn::GetAtt": ["EvaluateRole", "Arn"]},
         "TrackFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
+        "WebhookFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
     }
     # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
     assert all("Policies" not in f["Properties"] for f in functions.values())
@@ -160,12 +159,8 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
     assert granted == {
         "CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"},
         "EvaluateRole": set(),
-        "TrackRole": {"sqs:SendMessage"},  # to its own dead-letter queue, never the autoscaler's
+        "TrackRole": {"sqs:SendMessage"},  # into its own dead-letter queue only
     }
-    [(_, _, dead_letters, _)] = [
-        s for s in role_statements(template["Resources"]["TrackRole"]) if "sqs:SendMessage" in s[1]
-    ]
-    assert dead_letters == "GetAtt TrackDeadLetterQueue.Arn"
 
 
 def test_wildcard_resources_only_for_actions_without_resource_level_permissions(template: dict[str, Any]) -> None:
@@ -235,7 +230,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
         ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),
         ("AWS/Lambda", "Throttles", "Ref EvaluateFunction"),
-        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track stage's dead letters
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track dead-letter queue
     }
     assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
 
@@ -327,66 +322,27 @@ def test_the_watched_queue_pattern_cannot_grant_every_queue(template: dict[str, 
     assert "every queue" in parameter["ConstraintDescription"]
 
 
-TRACK_RESOURCES = {
-    "JobsTable": "TrackingOn",
-    "TrackLogGroup": "TrackingOn",
-    "TrackDeadLetterQueue": "TrackingOn",
-    "TrackDeadLetterQueuePolicy": "HasEventBus",
-    "TrackRole": "TrackingOn",
-    "TrackFunction": "TrackingOn",
-    "TrackBusRule": "HasEventBus",
-    "TrackBusPermission": "HasEventBus",
-    "TrackWebhookUrl": "HasWebhook",
-    "TrackWebhookUrlPermission": "HasWebhook",
-    "TrackWebhookInvokePermission": "HasWebhook",
-    "TrackDeadLettersAlarm": "TrackingOn",
-}
-
-
 def test_tracking_is_off_unless_a_bus_or_a_webhook_secret_is_given(template: dict[str, Any]) -> None:
     conditions = template["Conditions"]
-    assert conditions["TrackingOn"] == {"Fn::Or": [{"Fn::Condition": "HasEventBus"}, {"Fn::Condition": "HasWebhook"}]}
-    for parameter in ("AutoscalerEventBusName", "WebhookSecretArn"):
-        assert template["Parameters"][parameter]["Default"] == ""
-    tracked = {name: r.get("Condition") for name, r in template["Resources"].items() if name in TRACK_RESOURCES}
-    assert tracked == TRACK_RESOURCES
-    # Off, the collector gets an empty JOBS_TABLE and no read on a table that does not exist.
-    env = template["Resources"]["CollectFunction"]["Properties"]["Environment"]["Variables"]
-    assert env["JOBS_TABLE"] == {"Fn::If": ["TrackingOn", {"Ref": "JobsTable"}, ""]}
+    assert template["Parameters"]["AutoscalerEventBusName"]["Default"] == ""
+    assert template["Parameters"]["WebhookSecretArn"]["Default"] == ""
+    tracking = {name for name, r in template["Resources"].items() if r.get("Condition") in conditions}
+    assert {"JobsTable", "TrackRole", "TrackFunction", "WebhookFunction", "TrackDeadLetterQueue"} <= tracking
+    collect_env = template["Resources"]["CollectFunction"]["Properties"]["Environment"]["Variables"]
+    assert resolve(collect_env["JOBS_TABLE"], {}, {"Tracking": False}) == ""  # the collector reads no jobs
 
 
-def test_the_bus_rule_takes_workflow_jobs_with_retries_and_a_dead_letter_queue(template: dict[str, Any]) -> None:
-    rule = template["Resources"]["TrackBusRule"]["Properties"]
+def test_the_track_rule_matches_workflow_jobs_and_keeps_what_it_cannot_apply(template: dict[str, Any]) -> None:
+    track = template["Resources"]["TrackFunction"]["Properties"]
+    rule = track["Events"]["WorkflowJob"]["Properties"]
+    assert rule["Pattern"] == {"source": ["github"], "detail-type": ["workflow_job"]}
     assert rule["EventBusName"] == {"Ref": "AutoscalerEventBusName"}
-    assert rule["EventPattern"] == {"source": ["github"], "detail-type": ["workflow_job"]}
-    [target] = rule["Targets"]
-    assert target["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
-    assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0
-    invoke = template["Resources"]["TrackFunction"]["Properties"]["EventInvokeConfig"]
-    assert invoke["MaximumRetryAttempts"] == 2
-    assert invoke["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
-
-
-def test_the_jobs_table_has_the_sparse_queued_index_ttl_and_encryption(template: dict[str, Any]) -> None:
-    from queuewatch.track import schema
-
-    table = template["Resources"]["JobsTable"]["Properties"]
-    [index] = table["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == schema.QUEUED_INDEX
-    assert index["KeySchema"] == [
-        {"AttributeName": schema.QUEUED_ATTRIBUTE, "KeyType": "HASH"},
-        {"AttributeName": schema.CREATED_AT, "KeyType": "RANGE"},
+    assert rule["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["EventInvokeConfig"]["MaximumRetryAttempts"] == 2
+    alarm = template["Resources"]["TrackDeadLettersAlarm"]["Properties"]
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["TrackDeadLetterQueue", "QueueName"]}}
     ]
-    assert index["Projection"] == {"ProjectionType": "ALL"}
-    assert table["KeySchema"] == [{"AttributeName": schema.PK, "KeyType": "HASH"}]
-    assert table["BillingMode"] == "PAY_PER_REQUEST"
-    assert table["TimeToLiveSpecification"] == {"AttributeName": schema.EXPIRES_AT, "Enabled": True}
-    assert table["SSESpecification"]["SSEEnabled"] is True
-    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
-
-
-def test_the_webhook_url_is_public_only_through_the_url(template: dict[str, Any]) -> None:
-    url = template["Resources"]["TrackWebhookUrlPermission"]["Properties"]
-    assert url["Action"] == "lambda:InvokeFunctionUrl" and url["FunctionUrlAuthType"] == "NONE"
-    invoke = template["Resources"]["TrackWebhookInvokePermission"]["Properties"]
-    assert invoke["Action"] == "lambda:InvokeFunction" and invoke["InvokedViaFunctionUrl"] is True
+    webhook = template["Resources"]["WebhookFunction"]["Properties"]
+    assert webhook["Handler"] == "app.webhook_handler" and webhook["FunctionUrlConfig"]["AuthType"] == "NONE"

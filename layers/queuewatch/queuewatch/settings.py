@@ -41,7 +41,12 @@ class _Settings(BaseModel):
 
 
 class CollectSettings(_Settings):
-    pass
+    jobs_table: str | None = Field(alias="JOBS_TABLE", default=None, min_length=3)
+
+    @field_validator("jobs_table", mode="before")
+    @classmethod
+    def _empty_is_off(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when tracking is off
 
 
 class EvaluateSettings(_Settings):
@@ -70,10 +75,16 @@ class EvaluateSettings(_Settings):
 class TrackSettings(_Settings):
     jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
-    region: str = Field(alias="AWS_REGION", default="us-east-1")
-    metrics_namespace: str = Field(alias="METRICS_NAMESPACE", default="Queuewatch")
-    # Empty: the Function URL way in is off, and a request through it is refused.
-    webhook_secret_arn: str = Field(alias="WEBHOOK_SECRET_ARN", default="")
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+    runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
+    webhook_secret_arn: str | None = Field(
+        alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
+    )
+
+    @field_validator("webhook_secret_arn", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when the stack takes no webhook
 
 
 @lru_cache(maxsize=4)

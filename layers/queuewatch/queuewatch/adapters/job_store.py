@@ -1,156 +1,163 @@
-"""The JobsTable (queuewatch.track.schema): one item per job, written so that events converge.
+"""The jobs table: one item per tracked job (track/jobs.py's JobRecord), and the webhook's delivery ids.
+This module maps them to items and back, and nothing more; the layout is track/schema.py's.
 
-Each write is conditional: it takes effect only if the item is absent or less far along than the event
-(status_rank). Of two events racing on one job, or delivered twice, or out of order, the furthest wins,
-and a write that loses its condition is not an error. Any other failure (throttled after botocore's
-retries, a network error) raises, so Lambda retries the event and, at the last, sends it to the DLQ.
-
-A webhook delivery is claimed with its own item before it is applied, and released if applying fails,
-so a redelivery is dropped while a failed delivery can be delivered again.
+A job's write is conditional on being further along than what is stored, so duplicates, late events
+and two invocations racing on one job converge on the furthest state, with no read first.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from queuewatch.track import schema
-from queuewatch.track.transitions import JobWrite, Previous
+from queuewatch.track.jobs import JobRecord
+from queuewatch.track.schema import (
+    DELIVERY_PREFIX,
+    EXPIRES_AT,
+    JOB_PREFIX,
+    KEEP_FINISHED,
+    PARTITION_KEY,
+    QUEUED_INDEX,
+    QUEUED_KEY,
+    QUEUED_SORT_KEY,
+    QUEUED_VALUE,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-DELIVERY_KEY_PREFIX = "delivery#"
-# GitHub lets a delivery be redelivered for 3 days; a claim outlives that.
-DELIVERY_MEMORY = timedelta(days=4)
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat()
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat()
+def _epoch(value: datetime) -> str:
+    return str(int(value.timestamp()))
 
 
-def _epoch(moment: datetime) -> int:
-    return int(moment.timestamp())
-
-
-def _condition_failed(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def apply(client: DynamoDBClient, table: str, write: JobWrite) -> Previous | None:
-    """Write the job if the event moves it forward; the stored item before it, or None if it did not."""
-    values: dict[str, Any] = {
-        ":job_id": {"N": str(write.job_id)},
-        ":label_set": {"S": write.label_set},
-        ":labels": {"L": [{"S": label} for label in write.labels]},
-        ":org": {"S": write.org},
-        ":repo": {"S": write.repo},
-        ":run_id": {"N": str(write.run_id)},
-        ":html_url": {"S": write.html_url},
-        ":created_at": {"S": _iso(write.created_at)},
-        ":status": {"S": write.status},
-        ":rank": {"N": str(write.rank)},
-        ":updated_at": {"S": _iso(write.updated_at)},
-        ":expires_at": {"N": str(_epoch(write.expires_at))},
+def _item(record: JobRecord) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        PARTITION_KEY: {"S": f"{JOB_PREFIX}{record.job_id}"},
+        "job_id": {"N": str(record.job_id)},
+        "run_id": {"N": str(record.run_id)},
+        "status": {"S": record.status},
+        "progress": {"N": str(record.progress)},
+        "labels": {"L": [{"S": label} for label in record.labels]},
+        "label_set": {"S": record.label_set},
+        "org": {"S": record.org},
+        "repo": {"S": record.repo},
+        "created_at": {"S": _iso(record.created_at)},
+        "updated_at": {"S": _iso(record.updated_at)},
+        EXPIRES_AT: {"N": _epoch(record.expires_at)},
     }
-    names = {
-        "#job_id": schema.JOB_ID,
-        "#label_set": schema.LABEL_SET,
-        "#labels": schema.LABELS,
-        "#org": schema.ORG,
-        "#repo": schema.REPO,
-        "#run_id": schema.RUN_ID,
-        "#html_url": schema.HTML_URL,
-        "#created_at": schema.CREATED_AT,
-        "#status": schema.STATUS,
-        "#rank": schema.STATUS_RANK_ATTRIBUTE,
-        "#updated_at": schema.UPDATED_AT,
-        "#expires_at": schema.EXPIRES_AT,
-        "#queued": schema.QUEUED_ATTRIBUTE,
-        "#runner_type": schema.RUNNER_TYPE,
-    }
-    sets = [f"{name} = {name.replace('#', ':')}" for name in names if name not in ("#queued", "#runner_type")]
-    removes: list[str] = []
-    if write.status == "queued":
-        sets.append("#queued = :queued")
-        values[":queued"] = {"S": schema.QUEUED_PARTITION}
-    else:
-        removes.append("#queued")  # leaves the sparse index the moment the job is no longer queued
-    if write.runner_type is None:
-        removes.append("#runner_type")
-    else:
-        sets.append("#runner_type = :runner_type")
-        values[":runner_type"] = {"S": write.runner_type}
-    for attribute, moment in ((schema.STARTED_AT, write.started_at), (schema.COMPLETED_AT, write.completed_at)):
-        if moment is not None:
-            names[f"#{attribute}"] = attribute
-            sets.append(f"#{attribute} = :{attribute}")
-            values[f":{attribute}"] = {"S": _iso(moment)}
-    expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
-    try:
-        answer = client.update_item(
-            TableName=table,
-            Key={schema.PK: {"S": schema.job_key(write.job_id)}},
-            UpdateExpression=expression,
-            ConditionExpression="attribute_not_exists(#rank) OR #rank < :rank",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-            ReturnValues="ALL_OLD",
-        )
-    except ClientError as error:
-        if _condition_failed(error):
-            return None  # the stored item is as far along or further: a duplicate, or an event overtaken
-        raise
-    old = answer.get("Attributes") or {}
-    rank = old.get(schema.STATUS_RANK_ATTRIBUTE, {}).get("N")
-    started = old.get(schema.STARTED_AT, {}).get("S")
-    return Previous(
-        rank=None if rank is None else int(rank),
-        started_at=None if started is None else datetime.fromisoformat(started),
+    if record.runner_type is not None:
+        item["runner_type"] = {"S": record.runner_type}
+    if record.html_url:
+        item["html_url"] = {"S": record.html_url}
+    if record.started_at is not None:
+        item["started_at"] = {"S": _iso(record.started_at)}
+    if record.completed_at is not None:
+        item["completed_at"] = {"S": _iso(record.completed_at)}
+    if record.queued:
+        item[QUEUED_KEY] = {"S": QUEUED_VALUE}  # in the sparse index only while queued
+    return item
+
+
+def record_from(item: dict[str, Any]) -> JobRecord:
+    def text(name: str) -> str | None:
+        return item[name]["S"] if name in item else None
+
+    def moment(name: str) -> datetime | None:
+        value = text(name)
+        return datetime.fromisoformat(value).astimezone(UTC) if value else None
+
+    return JobRecord(
+        job_id=int(item["job_id"]["N"]),
+        run_id=int(item["run_id"]["N"]),
+        status=item["status"]["S"],
+        progress=int(item["progress"]["N"]),
+        runner_type=text("runner_type"),
+        labels=tuple(label["S"] for label in item.get("labels", {}).get("L", [])),
+        label_set=item["label_set"]["S"],
+        org=item["org"]["S"],
+        repo=item["repo"]["S"],
+        html_url=text("html_url"),
+        created_at=moment("created_at") or datetime.fromtimestamp(0, UTC),
+        started_at=moment("started_at"),
+        completed_at=moment("completed_at"),
+        updated_at=moment("updated_at") or datetime.fromtimestamp(0, UTC),
+        expires_at=datetime.fromtimestamp(int(item[EXPIRES_AT]["N"]), UTC),
     )
 
 
-def claim_delivery(client: DynamoDBClient, table: str, delivery_id: str, now: datetime) -> bool:
-    """True if this delivery is new; False if it was claimed before (a redelivery)."""
+def put_job(client: DynamoDBClient, table: str, record: JobRecord) -> bool:
+    """Store the job's state if it is further along than the stored one; False when it is not (a
+    duplicate, or an event that arrived after a later one)."""
     try:
         client.put_item(
             TableName=table,
-            Item={
-                schema.PK: {"S": DELIVERY_KEY_PREFIX + delivery_id},
-                schema.EXPIRES_AT: {"N": str(_epoch(now + DELIVERY_MEMORY))},
-            },
-            ConditionExpression="attribute_not_exists(#pk)",
-            ExpressionAttributeNames={"#pk": schema.PK},
+            Item=_item(record),
+            ConditionExpression="attribute_not_exists(#pk) OR progress < :progress",
+            ExpressionAttributeNames={"#pk": PARTITION_KEY},
+            ExpressionAttributeValues={":progress": {"N": str(record.progress)}},
         )
     except ClientError as error:
-        if _condition_failed(error):
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
             return False
         raise
     return True
 
 
-def release_delivery(client: DynamoDBClient, table: str, delivery_id: str) -> None:
-    client.delete_item(TableName=table, Key={schema.PK: {"S": DELIVERY_KEY_PREFIX + delivery_id}})
+def delivery_seen(client: DynamoDBClient, table: str, delivery: str) -> bool:
+    """Whether a webhook delivery (X-GitHub-Delivery) was applied already."""
+    key = {PARTITION_KEY: {"S": f"{DELIVERY_PREFIX}{delivery}"}}
+    return "Item" in client.get_item(TableName=table, Key=key, ConsistentRead=True)
 
 
-def create_table(client: DynamoDBClient, table: str) -> None:
-    """The table as template.yaml declares it; for tests, the local demo and benchmarks."""
+def remember_delivery(client: DynamoDBClient, table: str, delivery: str, now: datetime) -> None:
+    """Record a delivery once it was applied, so GitHub's redelivery of it is answered as a duplicate.
+    Written after the job, never before: a delivery whose job write failed must apply when redelivered."""
+    item = {
+        PARTITION_KEY: {"S": f"{DELIVERY_PREFIX}{delivery}"},
+        EXPIRES_AT: {"N": _epoch(now + KEEP_FINISHED)},
+    }
+    client.put_item(TableName=table, Item=item)
+
+
+def queued_jobs(client: DynamoDBClient, table: str) -> Iterator[JobRecord]:
+    """Every job queued now, oldest first: the sparse index, paged (1 MB a page, about 2,000 jobs)."""
+    paginator = client.get_paginator("query")
+    pages = paginator.paginate(
+        TableName=table,
+        IndexName=QUEUED_INDEX,
+        KeyConditionExpression="#queued = :queued",
+        ExpressionAttributeNames={"#queued": QUEUED_KEY},
+        ExpressionAttributeValues={":queued": {"S": QUEUED_VALUE}},
+    )
+    for page in pages:
+        for item in page.get("Items", []):
+            yield record_from(item)
+
+
+def create_jobs_table(client: DynamoDBClient, table: str) -> None:
+    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
     client.create_table(
         TableName=table,
-        KeySchema=[{"AttributeName": schema.PK, "KeyType": "HASH"}],
+        KeySchema=[{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}],
         AttributeDefinitions=[
-            {"AttributeName": schema.PK, "AttributeType": "S"},
-            {"AttributeName": schema.QUEUED_ATTRIBUTE, "AttributeType": "S"},
-            {"AttributeName": schema.CREATED_AT, "AttributeType": "S"},
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": QUEUED_KEY, "AttributeType": "S"},
+            {"AttributeName": QUEUED_SORT_KEY, "AttributeType": "S"},
         ],
         GlobalSecondaryIndexes=[
             {
-                "IndexName": schema.QUEUED_INDEX,
+                "IndexName": QUEUED_INDEX,
                 "KeySchema": [
-                    {"AttributeName": schema.QUEUED_ATTRIBUTE, "KeyType": "HASH"},
-                    {"AttributeName": schema.CREATED_AT, "KeyType": "RANGE"},
+                    {"AttributeName": QUEUED_KEY, "KeyType": "HASH"},
+                    {"AttributeName": QUEUED_SORT_KEY, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }

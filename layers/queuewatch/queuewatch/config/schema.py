@@ -86,20 +86,35 @@ class QueueRef(FrozenModel):
         return host["region"] if host else default
 
 
+JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
     queue: QueueRef
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
-    # Which workflow jobs are this runner type's (the track stage): by default those whose labels include
-    # its name; with `labels`, the autoscaler's multi-runner rule (queuewatch.track.routing).
-    labels: list[Annotated[str, Field(min_length=1, max_length=256)]] | None = Field(default=None, min_length=1)
+    labels: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="the runner's labels: a tracked job whose labels are all among them belongs to this runner type "
+        "(all of them and no other with exact_match); without them, a job belongs here when its labels name it",
+    )
     exact_match: bool = False
 
+    @field_validator("labels")
+    @classmethod
+    def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
+        for label in value or []:
+            if not JOB_LABEL.match(label):
+                raise ValueError(f"found {label!r}, expected a runner label: 1 to 100 characters, no space or comma")
+        return value
+
     @model_validator(mode="after")
-    def _exact_match_needs_labels(self) -> RunnerTypeSpec:
+    def _exact_needs_labels(self) -> RunnerTypeSpec:
         if self.exact_match and self.labels is None:
-            raise ValueError("'exact_match' goes with 'labels'; expected a 'labels' list beside it")
+            raise ValueError("exact_match: true needs the runner type's labels")
         return self
 
     @field_validator("name")
@@ -249,6 +264,12 @@ class Defaults(FrozenModel):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
     metric_lookback: Duration = 600
+    queue_source: Literal["jobs", "sqs"] = Field(
+        default="jobs",
+        description="where jobs are tracked, what the rules judge as queue size and time: the jobs GitHub "
+        "holds queued ('jobs'), or the scale-up requests in the autoscaler's queue ('sqs'); the other "
+        "rides along as evidence. Without tracking, always the queue.",
+    )
     signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()

@@ -1,4 +1,5 @@
-"""GitHub's webhook signature: X-Hub-Signature-256 is "sha256=" + the hex HMAC-SHA256 of the raw body."""
+"""GitHub's webhook signature: X-Hub-Signature-256 is "sha256=" and the HMAC-SHA256 of the raw body
+under the webhook's secret. Checked before anything else reads the body."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import hmac
 PREFIX = "sha256="
 
 
-def signature_of(secret: str, body: bytes) -> str:
-    return PREFIX + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
-
-
-def is_signed_by(secret: str, body: bytes, header: str | None) -> bool:
-    """True only for the body's own signature under `secret`; compared in constant time."""
-    if not secret or not header or not header.startswith(PREFIX):
+def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
+    """True only for a well-formed header whose digest matches, compared in constant time."""
+    if not header or not header.startswith(PREFIX) or not secret:
         return False
-    return hmac.compare_digest(signature_of(secret, body).encode("ascii"), header.strip().encode("utf-8"))
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header[len(PREFIX) :])
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The header GitHub would send for this body: for tests and the local runner."""
+    return PREFIX + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()

@@ -1,90 +1,47 @@
-"""The track stage: apply one workflow_job event to the job's item, and say what it changed."""
+"""The track stage: apply one workflow_job event to the jobs table."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import ValidationError
-
-from queuewatch.adapters import job_store
-from queuewatch.track.payload import BusEvent, WorkflowJobEvent
+from queuewatch.adapters.job_store import put_job
+from queuewatch.frozen import FrozenModel
+from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.jobs import record_of
 from queuewatch.track.routing import Router
-from queuewatch.track.schema import label_set
-from queuewatch.track.transitions import Effects, TrackInputError, effects, plan_write
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-WORKFLOW_JOB = "workflow_job"
 
-Outcome = Literal["applied", "unchanged", "ignored"]
+class TrackResult(FrozenModel):
+    """What one event did; the handler returns it and turns it into metrics."""
 
-
-@dataclass(frozen=True, slots=True)
-class TrackResult:
-    outcome: Outcome  # unchanged: the item was as far along already; ignored: nothing to write
-    job_id: int
+    outcome: Literal["applied", "duplicate", "ignored"]
     action: str
-    runner_type: str | None
-    label_set: str
-    effects: Effects | None = None
+    job_id: int
+    status: str | None = None
+    runner_type: str | None = None
+    label_set: str | None = None
+    queue_seconds: float | None = None
+    run_seconds: float | None = None
 
 
-def parse_body(body: Mapping[str, Any], where: str) -> WorkflowJobEvent:
-    """GitHub's workflow_job body, or a TrackInputError naming the first fields that were wrong."""
-    if WORKFLOW_JOB not in body:
-        raise TrackInputError(f"{where}: not a workflow_job event (no 'workflow_job' object); nothing stored")
-    try:
-        return WorkflowJobEvent.model_validate(body)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()[:5])
-        raise TrackInputError(f"{where}: not a valid workflow_job event ({problems}); nothing stored") from None
-
-
-def bus_event(event: Mapping[str, Any]) -> BusEvent:
-    """The EventBridge envelope, or a TrackInputError saying which of its fields were wrong."""
-    try:
-        return BusEvent.model_validate(event)
-    except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()[:5])
-        raise TrackInputError(
-            f"not an EventBridge event from the autoscaler's bus nor a Function URL request ({problems}); "
-            "nothing stored"
-        ) from None
-
-
-def parse_bus_event(event: BusEvent) -> WorkflowJobEvent:
-    where = f"EventBridge event {event.id}"
-    if event.detail_type != WORKFLOW_JOB:
-        raise TrackInputError(
-            f"{where}: detail-type {event.detail_type!r}, expected 'workflow_job' (check the rule's pattern); "
-            "nothing stored"
-        )
-    return parse_body(event.detail, where)
-
-
-def track(event: WorkflowJobEvent, router: Router, client: DynamoDBClient, table: str, now: datetime) -> TrackResult:
-    job = event.workflow_job
-    runner_type = router.route(job.labels)
-    write = plan_write(event, runner_type, now)
-    result = TrackResult(
-        outcome="ignored", job_id=job.id, action=event.action, runner_type=runner_type, label_set=label_set(job.labels)
-    )
-    if write is None:
-        return result
-    previous = job_store.apply(client, table, write)
-    if previous is None:
-        return TrackResult(
-            outcome="unchanged", job_id=job.id, action=event.action, runner_type=runner_type, label_set=write.label_set
-        )
+def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime) -> TrackResult:
+    """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
+    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ)."""
+    record = record_of(event, router, now)
+    if record is None:
+        return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
+    applied = put_job(dynamodb, table, record)
     return TrackResult(
-        outcome="applied",
-        job_id=job.id,
+        outcome="applied" if applied else "duplicate",
         action=event.action,
-        runner_type=runner_type,
-        label_set=write.label_set,
-        effects=effects(write, previous),
+        job_id=record.job_id,
+        status=record.status,
+        runner_type=record.runner_type,
+        label_set=record.label_set,
+        queue_seconds=record.queue_seconds if applied and record.status == "in_progress" else None,
+        run_seconds=record.run_seconds if applied and record.status == "completed" else None,
     )

@@ -1,107 +1,91 @@
-"""GitHub's workflow_job webhook through a Lambda Function URL, for fleets whose autoscaler has no bus.
-
-The order matters: the size, then the signature over the raw bytes, and only then anything parsed.
-The body is never logged. Answers: 401 unsigned or badly signed, 413 over GitHub's payload cap,
-400 malformed, 2xx for any other event type (nothing stored) and for a redelivery (dropped).
-"""
+"""GitHub's workflow_job webhook, taken directly (for autoscalers without an event bus): check the
+signature before reading anything, answer other events without storing, drop redeliveries."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from queuewatch.track.signature import is_signed_by
-from queuewatch.track.stage import WORKFLOW_JOB, TrackResult, parse_body
-from queuewatch.track.transitions import TrackInputError
+from pydantic import ValidationError
 
-# GitHub caps webhook payloads at 25 MB (Lambda refuses a Function URL request over 6 MB before this runs).
-MAX_BODY_BYTES = 25 * 1024 * 1024
-SIGNATURE_HEADER = "x-hub-signature-256"
-EVENT_HEADER = "x-github-event"
-DELIVERY_HEADER = "x-github-delivery"
+from queuewatch.adapters.job_store import delivery_seen, remember_delivery
+from queuewatch.frozen import FrozenModel
+from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.routing import Router
+from queuewatch.track.signature import signature_valid
+from queuewatch.track.stage import TrackResult, track
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
-@dataclass(frozen=True, slots=True)
-class Response:
-    status: int
-    message: str
-
-    def as_function_url(self) -> dict[str, Any]:
-        return {
-            "statusCode": self.status,
-            "headers": {"content-type": "application/json"},
-            "body": json.dumps({"message": self.message}),
-        }
+MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB and does not send larger ones
+TRACKED_EVENT = "workflow_job"
 
 
-class WebhookRequest:
-    """The parts of a Function URL request the webhook reads; header names are case-insensitive."""
-
-    def __init__(self, headers: Mapping[str, str], body: str | None, is_base64: bool) -> None:
-        self.headers = {name.lower(): value for name, value in headers.items()}
-        self._body = body or ""
-        self._is_base64 = is_base64
+class WebhookRequest(FrozenModel):
+    headers: dict[str, str]  # names in lower case
+    body: bytes
 
     @classmethod
-    def of(cls, event: Mapping[str, Any]) -> WebhookRequest:
-        return cls(event.get("headers") or {}, event.get("body"), bool(event.get("isBase64Encoded")))
+    def from_function_url(cls, event: Mapping[str, object]) -> WebhookRequest:
+        """A Lambda Function URL event: headers arrive in lower case, a binary body base64-encoded."""
+        raw_headers = event.get("headers") or {}
+        headers = {str(k).lower(): str(v) for k, v in raw_headers.items()} if isinstance(raw_headers, dict) else {}
+        text = event.get("body") or ""
+        if not isinstance(text, str):
+            raise ValueError("the Function URL event's body is not text")
+        if event.get("isBase64Encoded"):
+            try:
+                return cls(headers=headers, body=base64.b64decode(text, validate=True))
+            except binascii.Error as error:
+                raise ValueError(f"the Function URL event's base64 body does not decode: {error}") from error
+        return cls(headers=headers, body=text.encode())
 
-    def raw_body(self) -> bytes:
-        if not self._is_base64:
-            return self._body.encode("utf-8")
-        try:
-            return base64.b64decode(self._body, validate=True)
-        except (binascii.Error, ValueError):
-            raise TrackInputError("webhook: the body is flagged base64 but is not base64") from None
+
+class WebhookResponse(FrozenModel):
+    status: int
+    message: str
+    result: TrackResult | None = None
+
+    def for_function_url(self) -> dict[str, object]:
+        body: dict[str, object] = {"message": self.message}
+        if self.result is not None:
+            body["result"] = self.result.model_dump(mode="json", exclude_none=True)
+        return {"statusCode": self.status, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
 
 
-def handle(
-    request: WebhookRequest,
-    secret: Callable[[], str],
-    claim: Callable[[str], bool],
-    release: Callable[[str], None],
-    apply: Callable[[Any], TrackResult],
-) -> tuple[Response, TrackResult | None]:
-    """Check, then apply one delivery. `claim` returns False for a delivery seen before; `release`
-    forgets a claim when applying fails, so GitHub's redelivery of it is applied, not dropped."""
+def receive(
+    request: WebhookRequest, secret: str, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime
+) -> WebhookResponse:
+    """Refuse what is unsigned, too large or malformed; store a workflow_job event once per delivery."""
+    if len(request.body) > MAX_BODY_BYTES:
+        return WebhookResponse(status=413, message=f"body of {len(request.body)} bytes, over GitHub's 25 MB")
+    if not signature_valid(secret, request.body, request.headers.get("x-hub-signature-256")):
+        return WebhookResponse(status=401, message="X-Hub-Signature-256 missing or not this webhook's secret")
+    kind = request.headers.get("x-github-event", "")
+    if kind != TRACKED_EVENT:
+        return WebhookResponse(status=202, message=f"{kind or 'an event with no X-GitHub-Event'}: not tracked")
+    delivery = request.headers.get("x-github-delivery")
+    if not delivery:
+        return WebhookResponse(status=400, message="X-GitHub-Delivery missing")
+    if delivery_seen(dynamodb, table, delivery):
+        return WebhookResponse(status=200, message=f"delivery {delivery} already applied")
     try:
-        body = request.raw_body()
-    except TrackInputError as error:
-        return Response(400, str(error)), None
-    if len(body) > MAX_BODY_BYTES:
-        return Response(413, f"body of {len(body)} bytes, over GitHub's {MAX_BODY_BYTES}-byte cap"), None
-    signature = request.headers.get(SIGNATURE_HEADER)
-    if not signature:
-        return Response(401, f"missing {SIGNATURE_HEADER} header"), None
-    if not is_signed_by(secret(), body, signature):
-        return Response(401, f"{SIGNATURE_HEADER} does not match the body under the configured secret"), None
-    event_type = request.headers.get(EVENT_HEADER, "")
-    if event_type != WORKFLOW_JOB:
-        return Response(202, f"event {event_type or '(none)'!r} is not tracked; nothing stored"), None
-    delivery = request.headers.get(DELIVERY_HEADER, "").strip()
-    if not delivery or len(delivery) > 128:
-        return Response(400, f"missing or malformed {DELIVERY_HEADER} header"), None
-    try:
-        document = json.loads(body)
-        if not isinstance(document, dict):
-            raise TrackInputError(f"webhook delivery {delivery}: the body is not a JSON object")
-        event = parse_body(document, f"webhook delivery {delivery}")
-    except (ValueError, TrackInputError) as error:
-        # json's errors name a position in the body, never its text.
-        reason = str(error) if isinstance(error, TrackInputError) else f"not JSON ({type(error).__name__})"
-        return Response(400, reason), None
-    if not claim(delivery):
-        return Response(200, f"delivery {delivery} was applied before; dropped as a duplicate"), None
-    try:
-        result = apply(event)
-    except TrackInputError as error:
-        release(delivery)
-        return Response(400, str(error)), None
-    except BaseException:
-        release(delivery)
-        raise
-    return Response(200, f"job {result.job_id}: {result.outcome}"), result
+        event = WorkflowJobEvent.model_validate(json.loads(request.body))
+    except (ValueError, ValidationError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return WebhookResponse(status=400, message=f"not a workflow_job payload: {_first_problem(error)}")
+    result = track(event, router, dynamodb, table, now)
+    remember_delivery(dynamodb, table, delivery, now)
+    return WebhookResponse(status=200, message=result.outcome, result=result)
+
+
+def _first_problem(error: Exception) -> str:
+    """Where the body is wrong, without echoing the body."""
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        return f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}"
+    return type(error).__name__
