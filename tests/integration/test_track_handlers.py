@@ -86,6 +86,20 @@ def test_an_in_progress_before_its_queued_means_not_queued(tracker: Any) -> None
     assert late["outcome"] == "duplicate" and queued() == []
 
 
+@pytest.mark.parametrize("order", list(itertools.permutations(STAGES)))
+def test_in_any_order_each_figure_is_counted_once(
+    tracker: Any, capsys: pytest.CaptureFixture[str], order: tuple[str, ...]
+) -> None:
+    # A queued event after its in_progress still leaves one arrival; a completed that overtook its
+    # in_progress still gives the queue time.
+    for name in order + order:
+        tracker.lambda_handler(load_event(name), FakeContext("track"))
+    blobs = emf(capsys.readouterr().out)
+    assert [b["JobsQueued"] for b in blobs if "JobsQueued" in b] == [[1]]
+    assert [b["JobQueueTime"] for b in blobs if "JobQueueTime" in b] == [[114 * 60]]
+    assert len([b for b in blobs if "JobRunTime" in b]) == 1
+
+
 def test_a_duplicate_counts_nothing_twice(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(3):
         tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
