@@ -36,6 +36,8 @@ def email_text(alert: Alert) -> str:
             lines.append("Not checked, for want of a signal:")
             lines += [f"  {item}" for item in first.not_checked if item in shared]
     lines += ["", "Links"]
+    if alert.view_url:
+        lines.append(f"  View:       {alert.view_url}")
     if alert.runbook_url:
         lines.append(f"  Runbook:    {alert.runbook_url}")
     if alert.dashboard_url:
