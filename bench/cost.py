@@ -61,6 +61,8 @@ PRICES = {
     "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
     "alarm": Price(0.10, 1, "standard-resolution alarm a month", CLOUDWATCH),
     "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
+    # The account's first three dashboards are free; a stack beside others pays for its own.
+    "dashboard": Price(3.00, 1, "dashboard a month (beyond the account's first 3)", CLOUDWATCH),
 }
 
 
@@ -166,12 +168,17 @@ def queuewatch_lines(
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
         Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
+        Line("The stack's dashboard (template.yaml)", stack_dashboards(), "dashboard-months", "dashboard"),
     ]
 
 
 def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
     """The CloudWatch alarms the template declares: heartbeat, failed pages, the functions' errors and throttles."""
     return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Alarm")
+
+
+def stack_dashboards(template: Path = REPO_ROOT / "template.yaml") -> int:
+    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Dashboard")
 
 
 def alarm_lines(n: int) -> list[Line]:
