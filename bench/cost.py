@@ -64,6 +64,8 @@ PRICES = {
     "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
     "alarm": Price(0.10, 1, "standard-resolution alarm a month", CLOUDWATCH),
     "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
+    # The account's first three dashboards are free; a stack beside others pays for its own.
+    "dashboard": Price(3.00, 1, "dashboard a month (beyond the account's first 3)", CLOUDWATCH),
 }
 
 
@@ -169,6 +171,7 @@ def queuewatch_lines(
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
         Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
+        Line("The stack's dashboard (template.yaml)", stack_dashboards(), "dashboard-months", "dashboard"),
     ]
 
 
@@ -182,6 +185,10 @@ def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # CloudFormation's tags: not needed here
     resources = yaml.load(template.read_text(encoding="utf-8"), Loader=Loader)["Resources"]
     return sum(1 for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r)
+
+
+def stack_dashboards(template: Path = REPO_ROOT / "template.yaml") -> int:
+    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Dashboard")
 
 
 def alarm_lines(n: int) -> list[Line]:
