@@ -26,6 +26,7 @@ from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, destination_record, load_handler_module, scheduled_event
 from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.status import show_status
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -84,6 +85,7 @@ class Demo:
         self.evaluate = load_handler_module("evaluate").lambda_handler
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
+        self.start = datetime.now(UTC).replace(second=0, microsecond=0)
 
     def setup(self) -> None:
         for name in [INCIDENT_QUEUE, *HEALTHY_QUEUES]:
@@ -149,7 +151,7 @@ class Demo:
 
     def run(self) -> int:
         self.setup()
-        start = datetime.now(UTC).replace(second=0, microsecond=0)
+        start = self.start
         self.out(
             "queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; the scale-up Lambda "
             "stopped consuming 15 minutes ago; other runner types idle."
@@ -162,6 +164,9 @@ class Demo:
         at = start + timedelta(minutes=1)
         self.put_ages(at, 115 * 60)
         second = self.show(f"tick 2 at {at:%H:%M} (still queueing)", self.tick(at))
+        self.out(f"\n=== queuewatch status --table {STATE_TABLE} --region {REGION}, while the incident fires:")
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        self.out(show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), as_json=False))
 
         depth = self.sqs.get_queue_attributes(QueueUrl=self.urls[INCIDENT_QUEUE], AttributeNames=["All"])["Attributes"]
         self.out(

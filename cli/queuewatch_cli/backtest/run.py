@@ -1,0 +1,135 @@
+"""One backtest: read a config's history and replay it; the command line's options and output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.collect.queues import resolve_queues
+from queuewatch.config import Config, ConfigError, load_config
+from queuewatch.durations import parse_duration
+from queuewatch.errors import QueuewatchError
+from queuewatch_cli.backtest.history import ChunkRead, Observations, plan_history, resolution
+from queuewatch_cli.backtest.plot import Timeline
+from queuewatch_cli.backtest.replay import Replay
+from queuewatch_cli.backtest.report import compare, comparison_lines, report
+
+PLACEHOLDER_ACCOUNT = "000000000000"  # queue URLs are not used: history is read by queue name
+
+
+@dataclass
+class Outcome:
+    label: str
+    replay: Replay
+    timeline: Timeline | None
+
+
+def parse_moment(text: str, now: datetime, option: str) -> datetime:
+    """An ISO 8601 time (UTC unless it says), 'now', or a duration meaning that long ago (14d, 36h)."""
+    if text == "now":
+        moment = now
+    else:
+        try:
+            moment = now - timedelta(seconds=parse_duration(text))
+        except ValueError:
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:
+                raise QueuewatchError(
+                    f"{option}: found {text!r}, expected an ISO time such as 2026-05-01T09:00, 'now', or 14d (ago)"
+                ) from None
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def backtest(
+    config: Config,
+    clients: AwsClients,
+    start: datetime,
+    end: datetime,
+    *,
+    now: datetime,
+    label: str = "config",
+    plot: bool = False,
+    progress: Callable[[ChunkRead], None] = lambda _: None,
+) -> Outcome:
+    """Replay the config over [start, end], one tick a minute, reading its history from CloudWatch."""
+    if end <= start:
+        raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
+    if end > now:
+        raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+    period = resolution(start, now)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
+    history = plan_history(config, targets, discovery, period)
+    observations = Observations(config, history, clients.cloudwatch, progress)
+    replay = Replay(config)
+    timeline = Timeline(config, start, end) if plot else None
+    if timeline is not None:
+        replay.on_tick = timeline.record
+    for snapshot in observations.ticks(start, end):
+        replay.tick(snapshot, snapshot.collected_at)
+    if timeline is not None:
+        timeline.close_spans(replay.episodes)
+    return Outcome(label, replay, timeline)
+
+
+def _progress(read: ChunkRead) -> None:
+    print(
+        f"backtest: read {read.number}/{read.of} ({read.start:%Y-%m-%d %H:%M}..{read.end:%H:%M} UTC): "
+        f"{read.calls} GetMetricData call(s), {read.datapoints:,} datapoints",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def run_backtest(args: argparse.Namespace, clients: AwsClients | None = None, now: datetime | None = None) -> int:
+    now = now or datetime.now(UTC)
+    clients = clients or AwsClients()
+    try:
+        configs = [(args.config, load_config(args.config))]
+        if args.compare:
+            configs.append((args.compare, load_config(args.compare)))
+    except ConfigError as error:
+        print(error, file=sys.stderr)
+        return 2
+    try:
+        start = parse_moment(args.start, now, "--from")
+        end = parse_moment(args.end, now, "--to")
+        if args.region:
+            configs = [(path, _in_region(config, args.region)) for path, config in configs]
+        outcomes = [
+            backtest(
+                config,
+                clients,
+                start,
+                end,
+                now=now,
+                label=path,
+                plot=bool(args.plot) and i == 0,
+                progress=_progress if not args.quiet else lambda _: None,
+            )
+            for i, (path, config) in enumerate(configs)
+        ]
+    except QueuewatchError as error:
+        print(f"backtest: {error}", file=sys.stderr)
+        return 2
+    for outcome in outcomes:
+        print("\n".join(report(outcome.label, outcome.replay.episodes, start, end)))
+    if len(outcomes) == 2:
+        a, b = outcomes
+        print("\n".join(comparison_lines(compare(a.replay.episodes, b.replay.episodes, end), a.label, b.label)))
+    if args.plot and outcomes[0].timeline is not None:
+        outcomes[0].timeline.draw(args.plot)
+        print(f"timeline written to {args.plot}")
+    return 0
+
+
+def _in_region(config: Config, region: str) -> Config:
+    """--region: the default region of runner types and discovery that name none."""
+    return config.model_copy(update={"defaults": config.defaults.model_copy(update={"region": region})})
