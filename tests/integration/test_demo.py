@@ -21,6 +21,11 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
     assert "tick 2" in text and text.count("nothing paged") == 2
+    status = text.split("=== queuewatch status --table queuewatch-demo-state")[1].split("The autoscaler's queue")[0]
+    assert "alerts pending or firing: 1" in status
+    assert "jobs-queueing / all: firing since" in status and "sequence 1; outbox: empty" in status
+    assert "    linux.2xlarge: firing since" in status
+    assert "active silences: none" in status and "last applied tick: " in status
     [finding, *_] = alerts[0]["runner_types"][0]["triage"]["findings"]
     assert finding["cause"] == "scale_up_failing"
     assert (

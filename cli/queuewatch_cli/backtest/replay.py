@@ -68,14 +68,21 @@ def apply(state: StoredState, planned: Plan) -> None:
             expected = change.previous.version if change.previous else 0
             state.instances[change.key] = replace(change.new, version=expected + 1)  # put_instance
     for group in planned.groups:
-        state.groups[group.record.key] = _stored_group(group)
+        stored = _stored_group(group)
+        if stored is None:
+            state.groups.pop(group.record.key, None)
+        else:
+            state.groups[group.record.key] = stored
 
 
-def _stored_group(group: GroupPlan) -> GroupRecord:
-    """put_group writes version + 1; a due page is then published and cleared (Delivery.send), version + 2."""
+def _stored_group(group: GroupPlan) -> GroupRecord | None:
+    """put_group writes version + 1; a due page is then published (Delivery.send): the outbox is cleared
+    (version + 2), or, for a group that is over, its item deleted (None)."""
     written = replace(group.record, version=group.expected_version + 1)
     if group.page is None:
         return written
+    if written.status is None:
+        return None
     return replace(written, outbox=None, version=written.version + 1)
 
 
