@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 import boto3
 
 from queuewatch.adapters.state_table import create_table
+from queuewatch.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
@@ -280,9 +281,30 @@ def load_json(path: Path) -> Any:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The scheduled tick an event is about: its own `time`, or a destination record's request's."""
-    scheduled = event.get("requestPayload", event)["time"]
-    return datetime.fromisoformat(scheduled)
+    """The tick an event is about, as the collector takes it: the scheduled time its own shape (or a
+    destination record's request) gives, else now, as the collector's clock for Scheduler's default."""
+    return scheduled_time(event.get("requestPayload", event)) or datetime.now(UTC)
+
+
+ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def shift_to_now(event: dict[str, Any]) -> timedelta:
+    """How far to move an events/ file so its tick is this minute: the evaluator in the container reads
+    the real clock and refuses observations stamped far from it, as it would a replay."""
+    return datetime.now(UTC).replace(second=0, microsecond=0) - event_time(event)
+
+
+def restamped(value: Any, shift: timedelta) -> Any:
+    """The event with every ISO-8601 instant in it moved by `shift`, in the same notation."""
+    if isinstance(value, dict):
+        return {key: restamped(item, shift) for key, item in value.items()}
+    if isinstance(value, list):
+        return [restamped(item, shift) for item in value]
+    if isinstance(value, str) and ISO_INSTANT.match(value):
+        moved = (datetime.fromisoformat(value) + shift).isoformat()
+        return moved.replace("+00:00", "Z") if value.endswith("Z") else moved
+    return value
 
 
 @dataclass(frozen=True)
@@ -405,9 +427,13 @@ def invoke_main(function: str, event: Path) -> int:
         print(f"cannot run sam local invoke: {reason}", file=sys.stderr)
         return 2
     event_data = load_json(event)
+    shift = shift_to_now(event_data)
     with MotoServer() as moto, tempfile.TemporaryDirectory(prefix="queuewatch-invoke-") as scratch:
-        seeded = seed_incident(moto, event_time(event_data))
+        seeded = seed_incident(moto, event_time(event_data) + shift)
         env_vars = write_env_vars(Path(scratch) / "env.json", moto, seeded)
+        event = Path(scratch) / event.name
+        event.write_text(json.dumps(restamped(event_data, shift)), encoding="utf-8")
+        print(f"{event.name}: its times moved by {shift} to this minute", file=sys.stderr)
         print(f"moto: {moto.container} on network {moto.network}, seeded with the 114-minute incident", file=sys.stderr)
         try:
             invocation = sam_local_invoke(function, event, env_vars, moto.network)

@@ -41,7 +41,7 @@ def test_collect_then_evaluate_pages_the_subscriber(
     local_aws: LocalAws, tmp_path: Path, cold_start: dict[str, ColdStart]
 ) -> None:
     event_file = EVENTS_DIR / "collect_scheduled.json"
-    event = load_json(event_file)
+    event = local_aws.restamp(load_json(event_file))  # as invoke() sends it
 
     collected = local_aws.invoke("CollectFunction", event_file)
     snapshot = Snapshot.model_validate(collected.payload)
@@ -109,6 +109,20 @@ def test_build_output_ships_bytecode_python_uses_unchecked(e2e_ready: None) -> N
             checked.append(cached)
     assert not missing, f"{len(missing)} modules without bytecode, e.g. {missing[:3]}"
     assert not checked, f"{len(checked)} .pyc files are checked against their source, e.g. {checked[:3]}"
+
+
+def test_the_built_layer_ships_the_runtime_alone(e2e_ready: None) -> None:
+    """What `sam build` put in the layer: queuewatch and its runtime dependencies, no command line, demo,
+    local runner, moto or test tool, and nothing that names this checkout."""
+    layer = BUILD_DIR / "QueuewatchLayer" / "python"
+    modules = {path.stem for path in (layer / "queuewatch").rglob("*.py")}
+    assert {"stage", "plan", "wire"} <= modules  # the runtime is there
+    assert not modules & {"cli", "main", "demo", "localrun", "seed"}
+    shipped = {path.name.split("-")[0].lower() for path in layer.iterdir()}
+    assert not shipped & {"moto", "queuewatch_cli", "pytest", "hypothesis", "matplotlib"}
+    checkout = str(BUILD_DIR.parents[1])
+    named = [p for p in (layer / "queuewatch").rglob("*.py") if checkout in p.read_text(encoding="utf-8")]
+    assert not named, f"modules that name the checkout {checkout}: {named}"
 
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS.values()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -204,6 +205,8 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
         dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
+        if props["Namespace"] == "Queuewatch":  # the evaluator's own metrics: this stack's, not a neighbour's
+            assert dimension["Stack"] == {"Ref": "AWS::StackName"}, props["MetricName"]
         watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
     assert watched == {
         ("Queuewatch", "Heartbeat", ""),
@@ -242,3 +245,62 @@ def test_the_functions_never_log_their_event(template: dict[str, Any]) -> None:
     for function in resources(template, "AWS::Serverless::Function").values():
         env = {**env, **function["Properties"].get("Environment", {}).get("Variables", {})}
     assert "POWERTOOLS_LOGGER_LOG_EVENT" not in env and env["POWERTOOLS_LOG_LEVEL"] == "INFO"
+
+
+def resolve(node: Any, parameters: dict[str, str], conditions: dict[str, bool]) -> Any:
+    """The value CloudFormation would give `node` for these parameters and conditions (the intrinsics used here)."""
+    if isinstance(node, list):
+        return [resolve(item, parameters, conditions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "Fn::If" in node:
+        condition, then, otherwise = node["Fn::If"]
+        return resolve(then if conditions[condition] else otherwise, parameters, conditions)
+    if "Ref" in node:
+        name = node["Ref"]
+        return None if name == "AWS::NoValue" else parameters.get(name, f"<{name}>")
+    if "Fn::Select" in node:
+        index, items = node["Fn::Select"]
+        return resolve(items, parameters, conditions)[int(index)]
+    if "Fn::Split" in node:
+        separator, text = node["Fn::Split"]
+        return str(resolve(text, parameters, conditions)).split(separator)
+    return {key: resolve(value, parameters, conditions) for key, value in node.items()}
+
+
+SHARED_TOPIC = "arn:aws:sns:us-west-2:111122223333:ci-pages"
+
+
+@pytest.mark.parametrize("existing", ["", SHARED_TOPIC], ids=["own-topic", "existing-topic"])
+def test_the_pager_and_email_subscribe_to_the_topic_the_evaluator_pages(
+    template: dict[str, Any], existing: str
+) -> None:
+    parameters = {"ExistingAlertTopicArn": existing}
+    conditions = {"CreateAlertTopic": existing == ""}
+    env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
+    pages_topic = resolve(env["ALERT_TOPIC_ARN"], parameters, conditions)
+    assert pages_topic == (existing or "<AlertTopic>")
+    for name in ("PagerSubscription", "AlertEmailSubscription"):
+        subscription = template["Resources"][name]["Properties"]
+        assert resolve(subscription["TopicArn"], parameters, conditions) == pages_topic, name
+        # SNS subscribes in the topic's region; CloudFormation's default is the stack's.
+        assert resolve(subscription.get("Region"), parameters, conditions) == ("us-west-2" if existing else None), name
+    # The stack's own alarms still reach the pager, unfiltered, whichever topic carries the pages.
+    heartbeat = template["Resources"]["PagerHeartbeatSubscription"]["Properties"]
+    assert heartbeat["TopicArn"] == {"Ref": "MonitorTopic"} and "FilterPolicy" not in heartbeat
+
+
+QUEUE_PATTERN_ACCEPTED = ["*-queued-builds*", "gh-ci-*-queued-builds", "gh-ci-linux-?xlarge-queued-builds", "ci.fifo"]
+QUEUE_PATTERN_REFUSED = [
+    "", "*", "**", "?*", "*?*", "*a*", "*ab*", "?-?", "*:*", "*/*", "gh-ci-*,*", "arn:aws:sqs:*:*:*", "ci queue*",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", QUEUE_PATTERN_ACCEPTED + QUEUE_PATTERN_REFUSED)
+def test_the_watched_queue_pattern_cannot_grant_every_queue(template: dict[str, Any], pattern: str) -> None:
+    parameter = template["Parameters"]["WatchedQueueNamePattern"]
+    # CloudFormation matches AllowedPattern against the whole value (Java regex; this one reads the same in Python).
+    accepted = re.fullmatch(parameter["AllowedPattern"], pattern) is not None and len(pattern) <= parameter["MaxLength"]
+    assert accepted == (pattern in QUEUE_PATTERN_ACCEPTED)
+    assert re.fullmatch(parameter["AllowedPattern"], parameter["Default"])
+    assert "every queue" in parameter["ConstraintDescription"]

@@ -11,7 +11,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from queuewatch.config import Config, load_config
+from queuewatch.config import Config
+from queuewatch.config.load import load_config
 from queuewatch.errors import QueuewatchError
 
 # Which runner types get their own QueueSize and QueueTime metrics: those whose queue holds jobs, those

@@ -15,9 +15,16 @@ def record_tick(
     snapshot: Snapshot | None,
     result: EvaluationResult,
     runner_type_metrics: RunnerTypeMetrics = "queued",
+    *,
+    stack: str,
 ) -> None:
-    # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that ran.
-    metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
+    # Per stack: stacks side by side in one account and region would otherwise share these metrics,
+    # and one stack's heartbeat would keep another's dead evaluator looking healthy.
+    metrics.add_dimension(name="Stack", value=stack)
+    # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that judged the
+    # present. A stale tick (older than what was applied) or a lost race judged nothing: no heartbeat.
+    if result.outcome in ("applied", "unchanged"):
+        metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="AlertsFiring", unit=MetricUnit.Count, value=len(result.firing))
     metrics.add_metric(name="RunnerTypesDegraded", unit=MetricUnit.Count, value=len(result.degraded))
     metrics.add_metric(name="PagesSent", unit=MetricUnit.Count, value=len(result.pages_sent))

@@ -26,7 +26,7 @@ from queuewatch.config.names import (
 from queuewatch.config.sources import Signals, SignalSource
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.rules import Priority, Rule
+from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
 from queuewatch.signals import SignalName
 
 CONFIG_VERSION = 1
@@ -99,6 +99,11 @@ class RunnerTypeSpec(FrozenModel):
             raise ValueError(
                 f"found {value!r}, expected a runner type name of letters, digits, '.', '_' or '-' (at most 128)"
             )
+        if value in RESERVED_RUNNER_TYPES:
+            raise ValueError(
+                f"found {value!r}, which queuewatch reserves for its own health page ({HEALTH_RULE}#{value}); "
+                "expected another name (the queue keeps its own)"
+            )
         return value
 
 
@@ -148,6 +153,8 @@ class DiscoverySpec(FrozenModel):
         if found is None:
             return None
         name = found["runner_type"]
+        if name in RESERVED_RUNNER_TYPES:  # name that queue under runner_types: instead
+            return None
         selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
             fnmatch.fnmatchcase(name, p) for p in self.exclude
         )
