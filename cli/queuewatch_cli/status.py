@@ -21,8 +21,7 @@ import boto3
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, StoredState
 from queuewatch.durations import format_duration
-from queuewatch.evaluate.plan import COLLECTOR
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.rules import COLLECTOR, HEALTH_RULE
 
 
 @dataclass(frozen=True)

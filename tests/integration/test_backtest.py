@@ -10,13 +10,11 @@ from typing import Any
 
 import boto3
 import pytest
-from support import Inbox, runner_type, snapshot
+from support import Inbox, StackInMoto, runner_type, snapshot
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
-from queuewatch.config import Config, load_config, parse_config
-from queuewatch.evaluate import evaluate
-from queuewatch.evaluate.stack import Stack
+from queuewatch.config import Config
+from queuewatch.config.load import load_config, parse_config
 from queuewatch_cli.backtest.report import compare, comparison_lines
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.demo import DEMO_ENV, Demo
@@ -111,11 +109,8 @@ def live_pages(cfg: Config) -> list[tuple[datetime, str, int, tuple[str, ...]]]:
     """The live evaluator on moto, one tick a minute, on snapshots of the same figures the history holds.
 
     A tick with no alert state and no breach changes nothing, so those ticks are skipped for speed."""
-    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    sns = boto3.client("sns", region_name="us-east-1")
-    create_table(dynamodb, "state")
-    stack = Stack(name="bt", table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], region="us-east-1")
-    inbox = Inbox(sns)
+    stack = StackInMoto.create()
+    inbox = Inbox(stack.sns)
     busy = False
     for minute in range(0, 14 * 1440 + 1):
         now = START + timedelta(minutes=minute)
@@ -123,7 +118,7 @@ def live_pages(cfg: Config) -> list[tuple[datetime, str, int, tuple[str, ...]]]:
         if not busy and not seen:
             continue
         observed = [runner_type(name, *seen.get(name, (0, 0))) for name in QUEUES]
-        result = evaluate(snapshot(now, *observed), cfg, dynamodb, sns, stack)
+        result = stack.evaluate(snapshot(now, *observed), cfg)  # each tick arrives as it is made
         busy = bool(result.firing or result.pending)
     return [
         (

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from queuewatch.collect.queues import WatchedQueue
-from queuewatch.config import parse_config
+from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
 from queuewatch_cli.backtest.history import HistoryError, Observations, plan_history, resolution
 

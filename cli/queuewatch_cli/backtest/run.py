@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect.queues import resolve_queues
-from queuewatch.config import Config, ConfigError, load_config
+from queuewatch.config import Config
+from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch_cli.backtest.history import ChunkRead, Observations, plan_history, resolution
