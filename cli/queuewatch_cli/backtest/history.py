@@ -10,16 +10,21 @@ Delayed maxima stand in for it, and no datapoint means an idle queue, so zero jo
 How: GetMetricData at the finest resolution CloudWatch still keeps for the range's
 start (1 minute for 15 days, 5 minutes for 63, 1 hour for 455), in time chunks sized so
 that each call asks at most 500 queries and 100,800 datapoints. Chunks are read and
-replayed one after another, so memory depends on the fleet, not on the range.
+replayed one after another, so memory depends on the fleet, not on the range: a chunk
+holds at most 100,800 datapoints per 500 queries, kept as 12 bytes each (a series index
+and a value, in arrays by timestamp), and only one call's answer is held as Python objects.
 
 Each tick's readings are the collector's (collect.readings.assemble) on the newest
 datapoint within the lookback before the tick; a runner type is assembled again only
-when one of its datapoints arrives or goes stale.
+when one of its series changes value or goes stale (a reading's age, which no rule
+judges, then shows the first of a run of equal datapoints). The triage's window and
+baseline are not read: a backtest decides pages, and the triage never decides one.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -71,6 +76,8 @@ class DepthSlot:
 
 
 Slot = MetricSlot | DepthSlot
+Arrivals = dict[int, tuple["array[int]", "array[float]"]]
+"""A chunk's datapoints by epoch second: the index of each one's series, and its value."""
 
 
 @dataclass(frozen=True)
@@ -151,16 +158,17 @@ class Observations:
         self.progress = progress
         triage = config.defaults.triage
         self._triage = triage
-        self._latest: dict[tuple[str, str], tuple[int, float]] = {}  # (region, query id) -> newest datapoint
-        self._slots: dict[tuple[str, str], list[Slot]] = {
-            (region, request.query_id): slots for region, pairs in history.by_region.items() for request, slots in pairs
-        }
-        self._queries_of: dict[int, list[tuple[tuple[str, str], Slot]]] = defaultdict(list)
-        for key, slots in self._slots.items():
+        # A series is (region, query id); each has an index, its position in this list.
+        series = [(region, request.query_id) for region, pairs in history.by_region.items() for request, _ in pairs]
+        self._index = {key: index for index, key in enumerate(series)}
+        self._slots = [slots for pairs in history.by_region.values() for _, slots in pairs]
+        self._latest: dict[int, tuple[int, float]] = {}  # series index -> its newest datapoint (epoch, value)
+        self._queries_of: dict[int, list[tuple[int, Slot]]] = defaultdict(list)
+        for key, slots in enumerate(self._slots):
             for slot in slots:
                 self._queries_of[slot.runner_index].append((key, slot))
         self._current: list[RunnerTypeSnapshot] = []
-        self._stale_at: dict[int, list[tuple[tuple[str, str], int]]] = defaultdict(list)
+        self._stale_at: dict[int, list[tuple[int, int]]] = defaultdict(list)
 
     def ticks(self, start: datetime, end: datetime) -> Iterator[Snapshot]:
         """A Snapshot for every minute from start to end (both whole minutes), in order."""
@@ -176,12 +184,17 @@ class Observations:
             arrivals = self._read_chunk(number, chunks, chunk_start, chunk_end)
             while tick <= chunk_end and tick <= last:
                 for stamp in sorted(s for s in arrivals if s < tick):
-                    for key, value in arrivals.pop(stamp):
+                    keys, values = arrivals.pop(stamp)
+                    for key, value in zip(keys, values, strict=True):
+                        before = self._latest.get(key)
                         self._latest[key] = (stamp, value)
                         # Stale on the first tick past stamp + lookback; checked again then.
                         due = stamp + history.lookback + TICK - (stamp + history.lookback) % TICK
                         self._stale_at[due].append((key, stamp))
-                        dirty.update(s.runner_index for s in self._slots[key])
+                        # The same value again, still fresh, judges the same: an idle queue's zeros
+                        # every minute cost no assembly (only the reading's age would differ).
+                        if before is None or before[1] != value or tick - before[0] > history.lookback:
+                            dirty.update(s.runner_index for s in self._slots[key])
                 for key, stamp in self._stale_at.pop(tick, []):
                     if self._latest.get(key, (None,))[0] == stamp:
                         dirty.update(s.runner_index for s in self._slots[key])
@@ -189,22 +202,29 @@ class Observations:
                 dirty = set()
                 tick += TICK
 
-    def _read_chunk(self, number: int, of: int, start: int, end: int) -> dict[int, list[tuple[tuple[str, str], float]]]:
-        """One chunk's datapoints by timestamp: (region, query id) and value."""
-        arrivals: dict[int, list[tuple[tuple[str, str], float]]] = defaultdict(list)
+    def _read_chunk(self, number: int, of: int, start: int, end: int) -> Arrivals:
+        """One chunk's datapoints, read one call's worth of queries at a time."""
+        arrivals: Arrivals = {}
         calls = points = 0
         begin, finish = _at(start), _at(end)
         for region, pairs in self.history.by_region.items():
-            series = get_metric_data(self.clients(region), [r for r, _ in pairs], begin, finish)
-            calls += math.ceil(len(pairs) / MAX_QUERIES_PER_CALL)
-            for query_id, answer in series.items():
-                if answer.error:
-                    raise HistoryError(
-                        f"GetMetricData in {region} for {begin:%Y-%m-%d %H:%M}..{finish:%H:%M} UTC: {answer.error}"
-                    )
-                for stamp, value in answer.points:
-                    arrivals[_epoch(stamp)].append(((region, query_id), value))
-                points += len(answer.points)
+            client = self.clients(region)
+            for offset in range(0, len(pairs), MAX_QUERIES_PER_CALL):
+                batch = [request for request, _ in pairs[offset : offset + MAX_QUERIES_PER_CALL]]
+                calls += 1
+                for query_id, answer in get_metric_data(client, batch, begin, finish).items():
+                    if answer.error:
+                        raise HistoryError(
+                            f"GetMetricData in {region} for {begin:%Y-%m-%d %H:%M}..{finish:%H:%M} UTC: {answer.error}"
+                        )
+                    key = self._index[(region, query_id)]
+                    for stamp, value in answer.points:
+                        found = arrivals.get(epoch := _epoch(stamp))
+                        if found is None:
+                            found = arrivals[epoch] = (array("i"), array("d"))
+                        found[0].append(key)
+                        found[1].append(value)
+                    points += len(answer.points)
         self.progress(ChunkRead(number + 1, of, begin, finish, calls, points))
         return arrivals
 
