@@ -1,0 +1,114 @@
+"""`queuewatch status` against the evaluator's own state in moto: what it shows, read with one Query."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from faults import inject
+from support import T0, StackInMoto, minutes, runner_type, snapshot
+
+from queuewatch.adapters.state_table import put_silence
+from queuewatch.config.load import parse_config
+from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import Snapshot
+from queuewatch_cli.status import show_status
+
+CONFIG = parse_config(
+    """
+version: 1
+defaults:
+  rule: {team: ci-infra, keep_firing_for: 5m}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
+  - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}, team: rocm}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, for: 2m, priority: P2}
+monitor:
+  for: 2m
+""",
+    source="test.yaml",
+)
+
+
+def tick(minute: float, *, big_queueing: bool = False) -> Snapshot:
+    return snapshot(
+        minutes(minute),
+        runner_type("linux.2xlarge", 14, 114 * 60),
+        runner_type("linux.4xlarge", 3, 300) if big_queueing else runner_type("linux.4xlarge"),
+        runner_type("rocm.gpu", None, None, team="rocm", missing="GetQueueAttributes failed: QueueDoesNotExist"),
+    )
+
+
+@pytest.fixture
+def stack(aws: None) -> StackInMoto:
+    return StackInMoto.create()
+
+
+def calls_of(client: Any) -> list[str]:
+    calls: list[str] = []
+    client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    return calls
+
+
+def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: StackInMoto) -> None:
+    put_silence(
+        stack.dynamodb, "state", SilenceRecord("s-rocm", (), None, "rocm", T0, minutes(60), "alice", "rocm migration")
+    )
+    put_silence(stack.dynamodb, "state", SilenceRecord("s-old", (), None, None, T0, minutes(1), "bob", "over"))
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    stack.evaluate(tick(3, big_queueing=True), CONFIG)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    calls = calls_of(dynamodb)
+
+    text = show_status(dynamodb, "state", minutes(3.5), as_json=False)
+
+    assert calls == ["Query"]
+    assert "last applied tick: 2026-11-21 18:03:00 UTC (30s ago)" in text
+    alerts = text.split("alerts pending or firing: ")[1].split("active silences")[0]
+    assert alerts.startswith("2\n")
+    assert "jobs-queueing / all: firing since 2026-11-21 18:02:00 UTC" in alerts
+    assert "last page 2026-11-21 18:02 UTC, sequence 1; outbox: empty" in alerts
+    assert "    linux.2xlarge: firing since 2026-11-21 18:02 UTC" in alerts
+    # linux.4xlarge breaches too, but no page lists it yet: it shows on its own, pending.
+    assert "jobs-queueing / (no page yet): pending since 2026-11-21 18:03:00 UTC" in alerts
+    assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC" in alerts
+    assert "active silences: 1\n  s-rocm  by alice until 2026-11-21 19:00 UTC" in text and "s-old" not in text
+    assert "team=rocm" in text and "rocm migration" in text
+    degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
+    assert degraded == "1\n  rocm.gpu: firing since 2026-11-21 18:02 UTC"
+
+
+def test_a_page_waiting_in_the_outbox_shows_with_its_figures(stack: StackInMoto) -> None:
+    stack.evaluate(tick(0), CONFIG)
+    stack.evaluate(tick(1), CONFIG)
+    inject(stack.sns, "Publish", "5xx", only_call=0)
+    result = stack.evaluate(tick(2), CONFIG)
+    assert result.pages_failed
+
+    waiting = json.loads(show_status(stack.dynamodb, "state", minutes(2.5), as_json=True))
+
+    # The first publish of the tick failed: the jobs' page. The monitor's own, about rocm.gpu, went out.
+    alert, health = waiting["alerts"]
+    assert health["rule"] == "queuewatch-health" and [m["runner_type"] for m in health["members"]] == ["rocm.gpu"]
+    assert health["outbox"] is None and health["sequence"] == 1
+    assert alert["status"] == "firing" and alert["rule"] == "jobs-queueing" and alert["group"] == "all"
+    assert alert["outbox"].endswith("waiting for the alert topic(s) since 18:02:00") and alert["sequence"] == 1
+    [member] = alert["members"]
+    assert (member["runner_type"], member["queue_size"], member["queue_time_seconds"]) == ("linux.2xlarge", 14, 6840)
+    assert waiting["applied_at"] == "2026-11-21T18:02:00+00:00"
+
+    stack.evaluate(tick(3), CONFIG)  # the next tick publishes what waited
+    sent = json.loads(show_status(stack.dynamodb, "state", minutes(3.5), as_json=True))
+    assert [(a["outbox"], a["sequence"]) for a in sent["alerts"]] == [(None, 1), (None, 1)]
+
+
+def test_an_empty_table_says_so(stack: StackInMoto) -> None:
+    text = show_status(stack.dynamodb, "state", T0, as_json=False)
+    assert "last applied tick: never" in text
+    assert "alerts pending or firing: none" in text and "active silences: none" in text
+    assert "degraded signals (the queuewatch-health rule's instances): none" in text
