@@ -11,19 +11,25 @@ queue and the resolve arrives.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import os
+import tempfile
 import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
+from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.localrun import (
     REPO_ROOT,
     FakeContext,
@@ -198,8 +204,56 @@ class Demo:
             and len(fourth) == 1
             and json.loads(fourth[0]["Message"])["status"] == "resolved"
         )
-        self.out("\n" + ("demo OK: one page, no duplicate, one resolve" if ok else "demo FAILED: see the ticks above"))
-        return 0 if ok else 1
+        replayed = self.replay(start)
+        self.out(
+            "\n"
+            + (
+                "demo OK: one page, no duplicate, one resolve; the backtest of its history pages at the same "
+                "minute, and a 150-job threshold would not have paged"
+                if ok and replayed
+                else "demo FAILED: see above"
+            )
+        )
+        return 0 if ok and replayed else 1
+
+    def replay(self, start: datetime) -> bool:
+        """`queuewatch backtest` on the history the demo put in CloudWatch, from its first tick, against the
+        same config with a 150-job threshold; True if only the first pages, at the demo's minute."""
+        config = Path(os.environ["QUEUEWATCH_CONFIG"])
+        folder = Path(tempfile.mkdtemp(prefix="queuewatch-demo-"))
+        raised = folder / "queue-size-150.yaml"
+        text = config.read_text()
+        raised.write_text(text.replace("queue_size: 0 }", "queue_size: 150 }", 1))
+        plot = folder / "timeline.png" if importlib.util.find_spec("matplotlib") else None
+        end = start + timedelta(minutes=8)
+        command = (
+            f"queuewatch backtest --config {config.relative_to(REPO_ROOT)} --compare {raised} "
+            f"--from {start:%Y-%m-%dT%H:%M} --to {end:%Y-%m-%dT%H:%M}" + (f" --plot {plot}" if plot else "")
+        )
+        self.out(f"\n=== {command}\n(the demo's history, replayed through the same rules; progress on stderr)")
+        lines: list[str] = []
+        args = argparse.Namespace(
+            config=str(config),
+            compare=str(raised),
+            start=start.isoformat(),
+            end=end.isoformat(),
+            plot=str(plot) if plot else None,
+            region=None,
+            quiet=True,
+        )
+        code = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
+        for line in lines:
+            self.out(line)
+        if plot is None:
+            self.out("(no --plot: matplotlib is not installed; pip install 'queuewatch[plot]')")
+        report = "\n".join(lines)
+        only_a = report.split("pages only A sends: ", 1)[-1]
+        return (
+            code == 0
+            and raised.read_text() != text
+            and only_a.startswith(f"1\n    {start:%Y-%m-%d %H:%M} -> ")
+            and "pages only B sends: 0" in report
+        )
 
 
 def run_demo(out: Callable[[str], None] = print) -> int:

@@ -26,6 +26,14 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     assert "jobs-queueing / all: firing since" in status and "sequence 1; outbox: empty" in status
     assert "    linux.2xlarge: firing since" in status
     assert "active silences: none" in status and "last applied tick: " in status
+    replay = text.split("=== queuewatch backtest --config config/queuewatch.yaml --compare ")[1]
+    first_tick = text.split("=== tick 1 at ")[1][:5]
+    only_a = replay.split("pages only A sends: ")[1]
+    assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick}")
+    assert "pages only B sends: 0" in replay and "queue-size-150.yaml: 0 page(s)" in replay
+    png = replay.split("timeline written to ")[1].split("\n")[0]
+    with open(png, "rb") as drawn:
+        assert drawn.read(8) == b"\x89PNG\r\n\x1a\n"
     [finding, *_] = alerts[0]["runner_types"][0]["triage"]["findings"]
     assert finding["cause"] == "scale_up_failing"
     assert (

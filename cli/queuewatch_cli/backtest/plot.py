@@ -97,7 +97,7 @@ class Timeline:
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
         axes.set_title(f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC")
         axes.grid(alpha=0.3)
-        axes.legend(loc="upper left", fontsize=8)
+        axes.legend(loc="best", fontsize=8)
         figure.autofmt_xdate()
         figure.tight_layout()
         figure.savefig(path)

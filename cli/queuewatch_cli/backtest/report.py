@@ -72,9 +72,11 @@ def report(label: str, episodes: Sequence[Episode], start: datetime, end: dateti
     summary = summarize(episodes, start, end)
     lines = [f"{label}: {summary.episodes} page(s) from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"]
     lines += [f"  {episode_line(e)}" for e in episodes]
+    span = (end - start).total_seconds()
+    scaled = "" if span >= timedelta(weeks=1).total_seconds() else f" (the {format_duration(span)} range scaled)"
     lines.append(
-        f"  pages per week {summary.pages_per_week:.1f}; notifications {summary.notifications} "
-        f"(new, update, repeat, resolve); time firing {format_duration(summary.firing_seconds)}"
+        f"  pages per week {summary.pages_per_week:.1f}{scaled}; notifications {summary.notifications} "
+        f"(pages, updates, repeats and resolves); time firing {format_duration(summary.firing_seconds)}"
     )
     if summary.flaps:
         lines.append(f"  flaps (resolved, then paged again within {format_duration(FLAP_WINDOW.total_seconds())}):")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect.queues import resolve_queues
@@ -89,7 +91,13 @@ def _progress(read: ChunkRead) -> None:
     )
 
 
-def run_backtest(args: argparse.Namespace, clients: AwsClients | None = None, now: datetime | None = None) -> int:
+def run_backtest(
+    args: argparse.Namespace,
+    clients: AwsClients | None = None,
+    now: datetime | None = None,
+    out: Callable[[str], None] = print,
+) -> int:
+    """The command: the report on stdout (`out`), progress and errors on stderr; 2 for bad input."""
     now = now or datetime.now(UTC)
     clients = clients or AwsClients()
     try:
@@ -98,6 +106,9 @@ def run_backtest(args: argparse.Namespace, clients: AwsClients | None = None, no
             configs.append((args.compare, load_config(args.compare)))
     except ConfigError as error:
         print(error, file=sys.stderr)
+        return 2
+    if args.plot and (problem := _plot_problem(args.plot)):
+        print(f"backtest: --plot {args.plot}: {problem}", file=sys.stderr)  # before hours of reading, not after
         return 2
     try:
         start = parse_moment(args.start, now, "--from")
@@ -121,14 +132,22 @@ def run_backtest(args: argparse.Namespace, clients: AwsClients | None = None, no
         print(f"backtest: {error}", file=sys.stderr)
         return 2
     for outcome in outcomes:
-        print("\n".join(report(outcome.label, outcome.replay.episodes, start, end)))
+        out("\n".join(report(outcome.label, outcome.replay.episodes, start, end)))
     if len(outcomes) == 2:
         a, b = outcomes
-        print("\n".join(comparison_lines(compare(a.replay.episodes, b.replay.episodes, end), a.label, b.label)))
+        out("\n".join(comparison_lines(compare(a.replay.episodes, b.replay.episodes, end), a.label, b.label)))
     if args.plot and outcomes[0].timeline is not None:
         outcomes[0].timeline.draw(args.plot)
-        print(f"timeline written to {args.plot}")
+        out(f"timeline written to {args.plot}")
     return 0
+
+
+def _plot_problem(path: str) -> str | None:
+    if importlib.util.find_spec("matplotlib") is None:
+        return "needs matplotlib: pip install 'queuewatch[plot]'"
+    if not Path(path).parent.is_dir():
+        return f"the folder {Path(path).parent} does not exist"
+    return None
 
 
 def _in_region(config: Config, region: str) -> Config:
