@@ -133,7 +133,7 @@ def live_pages(cfg: Config) -> list[tuple[datetime, str, int, tuple[str, ...]]]:
 
 def test_the_replay_pages_exactly_as_the_live_evaluator(seeded: None) -> None:
     cfg = config()
-    outcome = backtest(cfg, AwsClients(), START, END, now=NOW)
+    outcome = backtest(cfg, AwsClients(), START, END, now=NOW, keep_pages=True)
     replayed = [(p.at, p.kind.value, p.sequence, p.runner_types) for p in outcome.replay.pages]
     assert replayed == live_pages(cfg)
     kinds = [kind for _, kind, _, _ in replayed]

@@ -102,6 +102,7 @@ class HistoryPlan:
     period: int
     lookback: int
     chunk_seconds: int
+    longest_period: int  # chunks start on its boundaries, as CloudWatch's periods do
 
     @property
     def queries(self) -> int:
@@ -139,7 +140,7 @@ def plan_history(
     chunk = max(longest, points * period // longest * longest)
     # The lookback must reach the previous datapoint at the resolution read.
     lookback = max(config.defaults.metric_lookback, longest)
-    return HistoryPlan(targets, discovery, by_region, period, lookback, chunk)
+    return HistoryPlan(targets, discovery, by_region, period, lookback, chunk, longest)
 
 
 class Observations:
@@ -174,7 +175,8 @@ class Observations:
         """A Snapshot for every minute from start to end (both whole minutes), in order."""
         history = self.history
         first, last = _epoch(start), _epoch(end)
-        read_from = first - history.lookback
+        # Aligned, so each call's span holds whole periods: no call answers more datapoints than planned.
+        read_from = (first - history.lookback) // history.longest_period * history.longest_period
         chunks = max(1, math.ceil((last - read_from) / history.chunk_seconds))
         dirty = set(range(len(history.targets)))
         tick = first

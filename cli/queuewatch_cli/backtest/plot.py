@@ -1,8 +1,8 @@
 """`--plot`: a PNG timeline of queue time per runner type, the rules' thresholds, and the firing spans shaded.
 
 Queue time is kept as the maximum per bucket (at most MAX_BUCKETS over the range) for
-every runner type, so memory stays bounded whatever the range; the drawing shows the
-runner types that paged, or else those that queued longest.
+every runner type that queued at all, so memory stays bounded whatever the range; the
+drawing shows the runner types that paged, or else those that queued longest.
 """
 
 from __future__ import annotations
@@ -41,11 +41,13 @@ class Timeline:
             return
         for runner_type in snapshot.runner_types:
             value = runner_type.value(SignalName.QUEUE_TIME)
-            if value is None:
-                continue
+            if value is None or (value <= 0 and runner_type.name not in self.queue_time):
+                continue  # a runner type that never queued costs no series
             series = self.queue_time.get(runner_type.name)
             if series is None:
-                series = self.queue_time[runner_type.name] = array("d", [math.nan]) * self.buckets
+                # Zero until now (it had not queued), unknown after until recorded.
+                series = array("d", [0.0]) * bucket + array("d", [math.nan]) * (self.buckets - bucket)
+                self.queue_time[runner_type.name] = series
             if math.isnan(series[bucket]) or value > series[bucket]:
                 series[bucket] = value
 

@@ -91,6 +91,7 @@ class Replay:
     """The replay of one config: the state it carries from tick to tick, and what it would have paged."""
 
     config: Config
+    keep_pages: bool = False  # every notification, in order (the tests compare them with the live evaluator's)
     state: StoredState = field(default_factory=StoredState)
     pages: list[PageEvent] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
@@ -122,9 +123,10 @@ class Replay:
         record, kind, now = group.record, group.page, planned.context.now
         assert kind is not None
         members = group.decision.members
-        self.pages.append(
-            PageEvent(now, record.rule, record.group, kind, record.sequence, group.rule.priority.value, members)
-        )
+        if self.keep_pages:  # a repeat an hour for weeks, per runner type, is too many to keep by default
+            self.pages.append(
+                PageEvent(now, record.rule, record.group, kind, record.sequence, group.rule.priority.value, members)
+            )
         if kind is PageKind.NEW:
             breaches = [self._breach_started.get(InstanceKey(record.rule, name), now) for name in members]
             episode = Episode(record.rule, record.group, group.rule.priority.value, now, min(breaches, default=now))

@@ -59,6 +59,7 @@ def backtest(
     now: datetime,
     label: str = "config",
     plot: bool = False,
+    keep_pages: bool = False,
     progress: Callable[[ChunkRead], None] = lambda _: None,
 ) -> Outcome:
     """Replay the config over [start, end], one tick a minute, reading its history from CloudWatch."""
@@ -71,7 +72,7 @@ def backtest(
         targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
     history = plan_history(config, targets, discovery, period)
     observations = Observations(config, history, clients.cloudwatch, progress)
-    replay = Replay(config)
+    replay = Replay(config, keep_pages)
     timeline = Timeline(config, start, end) if plot else None
     if timeline is not None:
         replay.on_tick = timeline.record
