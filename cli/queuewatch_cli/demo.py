@@ -38,7 +38,7 @@ from queuewatch_cli.localrun import (
     load_handler_module,
     scheduled_event,
 )
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.seed import put_evaluator_figures, put_queue_ages
 from queuewatch_cli.status import show_status
 
 if TYPE_CHECKING:
@@ -178,9 +178,12 @@ class Demo:
         at = start + timedelta(minutes=1)
         self.put_ages(at, 115 * 60)
         second = self.show(f"tick 2 at {at:%H:%M} (still queueing)", self.tick(at))
+        # What CloudWatch extracts from the evaluator's EMF lines (moto does not), for status's figures.
+        namespace = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]
+        put_evaluator_figures(self.cloudwatch, namespace, {"linux.2xlarge": (14, 115 * 60)}, at)
         self.out(f"\n=== queuewatch status --table {STATE_TABLE} --region {REGION}, while the incident fires:")
         dynamodb = boto3.client("dynamodb", region_name=REGION)
-        self.out(show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), as_json=False))
+        self.out(show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), False, self.cloudwatch))
 
         depth = self.sqs.get_queue_attributes(QueueUrl=self.urls[INCIDENT_QUEUE], AttributeNames=["All"])["Attributes"]
         self.out(

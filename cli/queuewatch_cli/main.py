@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--table", required=True, help="the stack's state table")
     status.add_argument("--region", default=None)
     status.add_argument("--json", action="store_true", help="print a JSON document instead of text")
+    status.add_argument(
+        "--metrics-namespace",
+        default="Queuewatch",
+        help="the evaluator's POWERTOOLS_METRICS_NAMESPACE, where the latest figures are read",
+    )
+    status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
 
     backtest = commands.add_parser(
         "backtest", help="replay CloudWatch history through the rules: what would have paged"

@@ -14,6 +14,7 @@ from queuewatch.adapters.state_table import put_silence
 from queuewatch.config.load import parse_config
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status
 
 CONFIG = parse_config(
@@ -65,10 +66,10 @@ def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: 
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     calls = calls_of(dynamodb)
 
-    text = show_status(dynamodb, "state", minutes(3.5), as_json=False)
+    text = show_status(dynamodb, "state", minutes(3.5), as_json=False)  # no CloudWatch client: no figures
 
     assert calls == ["Query"]
-    assert "last applied tick: 2026-11-21 18:03:00 UTC (30s ago)" in text
+    assert "last applied tick (the last that changed state): 2026-11-21 18:03:00 UTC (30s ago)" in text
     alerts = text.split("alerts pending or firing: ")[1].split("active silences")[0]
     assert alerts.startswith("2\n")
     assert "jobs-queueing / all: firing since 2026-11-21 18:02:00 UTC" in alerts
@@ -107,8 +108,42 @@ def test_a_page_waiting_in_the_outbox_shows_with_its_figures(stack: StackInMoto)
     assert [(a["outbox"], a["sequence"]) for a in sent["alerts"]] == [(None, 1), (None, 1)]
 
 
+def test_figures_come_from_the_evaluators_metrics_in_one_call(stack: StackInMoto) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    put_evaluator_figures(cloudwatch, "Queuewatch", {"linux.2xlarge": (12, 100 * 60)}, minutes(1))
+    put_evaluator_figures(cloudwatch, "Queuewatch", {"linux.2xlarge": (14, 114 * 60)}, minutes(2))
+    calls: list[str] = []
+    cloudwatch.meta.events.register("before-call.cloudwatch", lambda model, **_: calls.append(model.name))
+
+    text = show_status(stack.dynamodb, "state", minutes(2.5), False, cloudwatch, "Queuewatch")
+
+    assert calls == ["GetMetricData"]
+    assert "linux.2xlarge: firing since 2026-11-21 18:02 UTC; queue size 14, queue time 1h54m" in text
+    assert "(Queuewatch metrics at 18:02 UTC)" in text and "no figures" not in text  # none asked for rocm.gpu's health
+    later = show_status(stack.dynamodb, "state", minutes(9), False, cloudwatch, "Queuewatch")
+    assert "(no figures for 1 runner type(s): no QueueSize or QueueTime datapoint in the last 5m)" in later
+
+
+def test_a_fleet_wide_alert_lists_fifty_runner_types_then_counts(stack: StackInMoto) -> None:
+    names = [f"rt{n:03}" for n in range(120)]
+    config = parse_config(
+        "version: 1\nrunner_types:\n"
+        + "".join(f"  - {{name: {n}, queue: {{name: q-{n}}}}}\n" for n in names)
+        + "rules: [{name: jobs-queueing, thresholds: {queue_size: 0}, team: ci}]\n",
+        source="fleet.yaml",
+    )
+    stack.evaluate(snapshot(T0, *(runner_type(n, 3, 60) for n in names)), config)
+    text = show_status(stack.dynamodb, "state", minutes(0.5), as_json=False)
+    document = json.loads(show_status(stack.dynamodb, "state", minutes(0.5), as_json=True))
+    assert "    rt049: firing" in text and "rt050" not in text
+    assert "    and 70 more runner types (--json lists them all)" in text
+    assert [m["runner_type"] for m in document["alerts"][0]["members"]] == names
+
+
 def test_an_empty_table_says_so(stack: StackInMoto) -> None:
     text = show_status(stack.dynamodb, "state", T0, as_json=False)
-    assert "last applied tick: never" in text
+    assert "last applied tick (the last that changed state): never" in text
     assert "alerts pending or firing: none" in text and "active silences: none" in text
     assert "degraded signals (the queuewatch-health rule's instances): none" in text
