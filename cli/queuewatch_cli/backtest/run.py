@@ -83,13 +83,17 @@ def backtest(
     return Outcome(label, replay, timeline)
 
 
-def _progress(read: ChunkRead) -> None:
-    print(
-        f"backtest: read {read.number}/{read.of} ({read.start:%Y-%m-%d %H:%M}..{read.end:%H:%M} UTC): "
-        f"{read.calls} GetMetricData call(s), {read.datapoints:,} datapoints",
-        file=sys.stderr,
-        flush=True,
-    )
+def _progress(label: str) -> Callable[[ChunkRead], None]:
+    def show(read: ChunkRead) -> None:
+        print(
+            f"backtest {label}: read {read.number}/{read.of} "
+            f"({read.start:%Y-%m-%d %H:%M} to {read.end:%Y-%m-%d %H:%M} UTC): "
+            f"{read.calls} GetMetricData call(s), {read.datapoints:,} datapoints",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
 
 
 def run_backtest(
@@ -125,7 +129,7 @@ def run_backtest(
                 now=now,
                 label=path,
                 plot=bool(args.plot) and i == 0,
-                progress=_progress if not args.quiet else lambda _: None,
+                progress=_progress(path) if not args.quiet else lambda _: None,
             )
             for i, (path, config) in enumerate(configs)
         ]
