@@ -79,8 +79,10 @@ class LocalAws:
     def restamp(self, event: dict[str, Any]) -> dict[str, Any]:
         return restamped(event, self.shift)  # type: ignore[no-any-return]
 
-    def invoke(self, function: str, event: Path) -> Invocation:
-        """The event, its times moved to this minute, invoked in the function's container."""
+    def invoke(self, function: str, event: Path, *, restamp: bool = True) -> Invocation:
+        """The event, its times moved to this minute (unless it was made now), invoked in the function's container."""
+        if not restamp:
+            return sam_local_invoke(function, event, self.env_vars, self.moto.network)
         moved = self.scratch / f"now-{event.name}"
         moved.write_text(json.dumps(self.restamp(load_json(event))), encoding="utf-8")
         return sam_local_invoke(function, moved, self.env_vars, self.moto.network)

@@ -56,7 +56,7 @@ def test_collect_then_evaluate_pages_the_subscriber(
     record = destination_record(event, collected.payload, at=event_time(event) + timedelta(seconds=3))
     record_file = tmp_path / "evaluate_destination.json"
     record_file.write_text(json.dumps(record), encoding="utf-8")
-    evaluated = local_aws.invoke("EvaluateFunction", record_file)
+    evaluated = local_aws.invoke("EvaluateFunction", record_file, restamp=False)  # made from this minute's tick
     assert evaluated.payload["outcome"] == "applied"
     assert evaluated.payload["firing"] == ["jobs-queueing#linux.2xlarge"]
     assert len(evaluated.payload["pages_sent"]) == 1
