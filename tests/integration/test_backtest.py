@@ -10,11 +10,13 @@ from typing import Any
 
 import boto3
 import pytest
+from faults import inject
 from support import Inbox, StackInMoto, runner_type, snapshot
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
+from queuewatch.errors import QueuewatchError
 from queuewatch_cli.backtest.report import compare, comparison_lines
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.demo import DEMO_ENV, Demo
@@ -209,3 +211,20 @@ def test_the_demo_history_pages_at_the_demos_minute_and_not_at_150_jobs(
     assert only_a.startswith("1\n") and f"{start:%Y-%m-%d %H:%M} -> " in only_a
     assert "pages only B sends: 0" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+
+
+def test_a_failed_read_stops_the_backtest_with_its_reason(seeded: None) -> None:
+    """Replayed, a failed listing or read would page the monitor, or resolve alerts, for the whole range."""
+    discovering = parse_config(
+        CONFIG.format(match='"linux.*"')
+        + "discovery: [{queue_name_pattern: '{prefix}-{runner_type}-queued-builds', prefix: gh-ci}]\n",
+        source="d.yaml",
+    )
+    clients = AwsClients()
+    inject(clients.sqs("us-east-1"), "ListQueues", "access-denied")
+    with pytest.raises(QueuewatchError, match=r"discovery of .* in us-east-1: listing the queues: .*AccessDenied"):
+        backtest(discovering, clients, START, END, now=NOW)
+    clients = AwsClients()
+    inject(clients.cloudwatch("us-east-1"), "GetMetricData", "access-denied", only_call=1)
+    with pytest.raises(QueuewatchError, match=r"GetMetricData in us-east-1 for 2026-03-07 .*AccessDenied"):
+        backtest(config(), clients, START, END, now=NOW)

@@ -70,6 +70,9 @@ def backtest(
     period = resolution(start, now)
     with ThreadPoolExecutor(max_workers=8) as pool:
         targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
+    for failed in (d for d in discovery if d.error):
+        # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
+        raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
     history = plan_history(config, targets, discovery, period)
     observations = Observations(config, history, clients.cloudwatch, progress)
     replay = Replay(config, keep_pages)
