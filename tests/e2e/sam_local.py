@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import boto3
 
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
@@ -61,7 +62,14 @@ INBOX = "queuewatch-e2e-pager-inbox"
 CHAT_TOPIC = "queuewatch-e2e-chat"
 CHAT_INBOX = "queuewatch-e2e-chat-inbox"
 INCIDENT_AGE_SECONDS = 114 * 60
-FUNCTIONS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
+FUNCTIONS = {
+    "collect": "CollectFunction",
+    "evaluate": "EvaluateFunction",
+    "track": "TrackFunction",
+    "webhook": "WebhookFunction",
+}
+JOBS_TABLE = "queuewatch-e2e-jobs"
+WEBHOOK_SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
 INVOKE_TIMEOUT_SECONDS = 300
 IMPORT_RUNS = 5
 
@@ -221,6 +229,8 @@ class Seeded:
     inbox_url: str
     chat_topic_arn: str
     chat_inbox_url: str
+    jobs_table: str
+    webhook_secret_arn: str
 
 
 def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
@@ -237,7 +247,9 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     create_table(moto.client("dynamodb"), STATE_TABLE)
     topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
-    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url)
+    create_jobs_table(moto.client("dynamodb"), JOBS_TABLE)
+    secret = moto.client("secretsmanager").create_secret(Name="queuewatch-e2e-webhook", SecretString=WEBHOOK_SECRET)
+    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url, JOBS_TABLE, secret["ARN"])
 
 
 def _topic_with_inbox(moto: MotoServer, topic: str, inbox: str) -> tuple[str, str]:
@@ -271,6 +283,9 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
             "ALERT_TOPIC_ARN": seeded.topic_arn,
             "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
         },
+        "CollectFunction": {"JOBS_TABLE": ""},  # tracking off, as the stack's default
+        "TrackFunction": {"JOBS_TABLE": seeded.jobs_table},
+        "WebhookFunction": {"JOBS_TABLE": seeded.jobs_table, "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn},
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path

@@ -81,10 +81,25 @@ def test_collect_then_evaluate_pages_the_subscriber(
         cold_start.setdefault(invocation.function, ColdStart()).report = invocation.report
 
 
+def test_the_tracker_applies_bus_events_and_the_signed_webhook_in_its_container(local_aws: LocalAws) -> None:
+    queued = local_aws.invoke("TrackFunction", EVENTS_DIR / "track_queued.json")
+    assert (queued.payload["outcome"], queued.payload["runner_type"]) == ("applied", "linux.2xlarge")
+    started = local_aws.invoke("TrackFunction", EVENTS_DIR / "track_in_progress.json")
+    assert started.payload["queue_seconds"] == INCIDENT_AGE_SECONDS
+    # The same job by the webhook: signed, so accepted; already further along, so nothing changes.
+    hook = local_aws.invoke("WebhookFunction", EVENTS_DIR / "webhook_workflow_job.json")
+    assert hook.payload["statusCode"] == 200 and json.loads(hook.payload["body"])["message"] == "duplicate"
+
+
 @pytest.mark.parametrize("event_file", EVENT_FILES, ids=[path.name for path in EVENT_FILES])
 def test_every_event_file_invokes_without_error(local_aws: LocalAws, event_file: Path) -> None:
     invocation = local_aws.invoke(function_for(event_file), event_file)  # raises on any function error
-    expected_key = {"CollectFunction": "runner_types", "EvaluateFunction": "outcome"}[invocation.function]
+    expected_key = {
+        "CollectFunction": "runner_types",
+        "EvaluateFunction": "outcome",
+        "TrackFunction": "outcome",
+        "WebhookFunction": "statusCode",
+    }[invocation.function]
     assert expected_key in invocation.payload
 
 

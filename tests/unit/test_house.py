@@ -22,6 +22,11 @@ CORE = [
     "durations",
     "config.schema",
     "evaluate.plan",
+    "track.events",
+    "track.routing",
+    "track.jobs",
+    "track.schema",
+    "track.signature",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

@@ -29,6 +29,7 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
+        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/queued", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
@@ -41,6 +42,14 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",
          '{"StringEquals": {"kms:ViaService": {"Fn::Sub": "sns.${AWS::Region}.amazonaws.com"}}}'),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
+    # The tracker writes its own table and nothing else: no state table, no topic, no queue it reads.
+    "TrackRole": {
+        (None, frozenset({"dynamodb:PutItem", "dynamodb:GetItem"}), "GetAtt JobsTable.Arn", None),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
+        ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
+        ("TrackFromWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
 }  # fmt: skip
@@ -112,6 +121,8 @@ def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: di
     assert roles == {
         "CollectFunction": {"Fn::GetAtt": ["CollectRole", "Arn"]},
         "EvaluateFunction": {"Fn::GetAtt": ["EvaluateRole", "Arn"]},
+        "TrackFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
+        "WebhookFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
     }
     # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
     assert all("Policies" not in f["Properties"] for f in functions.values())
@@ -145,7 +156,11 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
     granted: dict[str, set[str]] = {}
     for name, role in resources(template, "AWS::IAM::Role").items():
         granted[name] = {a for _, actions, _, _ in role_statements(role) for a in actions if a.startswith("sqs:")}
-    assert granted == {"CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"}, "EvaluateRole": set()}
+    assert granted == {
+        "CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"},
+        "EvaluateRole": set(),
+        "TrackRole": {"sqs:SendMessage"},  # into its own dead-letter queue only
+    }
 
 
 def test_wildcard_resources_only_for_actions_without_resource_level_permissions(template: dict[str, Any]) -> None:
@@ -215,6 +230,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
         ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),
         ("AWS/Lambda", "Throttles", "Ref EvaluateFunction"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track dead-letter queue
     }
     assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
 
@@ -304,3 +320,29 @@ def test_the_watched_queue_pattern_cannot_grant_every_queue(template: dict[str, 
     assert accepted == (pattern in QUEUE_PATTERN_ACCEPTED)
     assert re.fullmatch(parameter["AllowedPattern"], parameter["Default"])
     assert "every queue" in parameter["ConstraintDescription"]
+
+
+def test_tracking_is_off_unless_a_bus_or_a_webhook_secret_is_given(template: dict[str, Any]) -> None:
+    conditions = template["Conditions"]
+    assert template["Parameters"]["AutoscalerEventBusName"]["Default"] == ""
+    assert template["Parameters"]["WebhookSecretArn"]["Default"] == ""
+    tracking = {name for name, r in template["Resources"].items() if r.get("Condition") in conditions}
+    assert {"JobsTable", "TrackRole", "TrackFunction", "WebhookFunction", "TrackDeadLetterQueue"} <= tracking
+    collect_env = template["Resources"]["CollectFunction"]["Properties"]["Environment"]["Variables"]
+    assert resolve(collect_env["JOBS_TABLE"], {}, {"Tracking": False}) == ""  # the collector reads no jobs
+
+
+def test_the_track_rule_matches_workflow_jobs_and_keeps_what_it_cannot_apply(template: dict[str, Any]) -> None:
+    track = template["Resources"]["TrackFunction"]["Properties"]
+    rule = track["Events"]["WorkflowJob"]["Properties"]
+    assert rule["Pattern"] == {"source": ["github"], "detail-type": ["workflow_job"]}
+    assert rule["EventBusName"] == {"Ref": "AutoscalerEventBusName"}
+    assert rule["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["EventInvokeConfig"]["MaximumRetryAttempts"] == 2
+    alarm = template["Resources"]["TrackDeadLettersAlarm"]["Properties"]
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["TrackDeadLetterQueue", "QueueName"]}}
+    ]
+    webhook = template["Resources"]["WebhookFunction"]["Properties"]
+    assert webhook["Handler"] == "app.webhook_handler" and webhook["FunctionUrlConfig"]["AuthType"] == "NONE"

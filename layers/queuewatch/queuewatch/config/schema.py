@@ -86,11 +86,36 @@ class QueueRef(FrozenModel):
         return host["region"] if host else default
 
 
+JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
     queue: QueueRef
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
+    labels: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="the runner's labels: a tracked job whose labels are all among them belongs to this runner type "
+        "(all of them and no other with exact_match); without them, a job belongs here when its labels name it",
+    )
+    exact_match: bool = False
+
+    @field_validator("labels")
+    @classmethod
+    def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
+        for label in value or []:
+            if not JOB_LABEL.match(label):
+                raise ValueError(f"found {label!r}, expected a runner label: 1 to 100 characters, no space or comma")
+        return value
+
+    @model_validator(mode="after")
+    def _exact_needs_labels(self) -> RunnerTypeSpec:
+        if self.exact_match and self.labels is None:
+            raise ValueError("exact_match: true needs the runner type's labels")
+        return self
 
     @field_validator("name")
     @classmethod
