@@ -58,3 +58,42 @@ def test_the_period_follows_what_cloudwatch_keeps() -> None:
     assert resolution(NOW - timedelta(days=100), NOW) == 3600
     with pytest.raises(HistoryError, match="455 days"):
         resolution(NOW - timedelta(days=500), NOW)
+
+
+class RecordedCloudWatch:
+    """Answers from a fixed history: {metric name: {epoch minute: value}}, the same for every queue."""
+
+    def __init__(self, history: dict[str, dict[int, float]]) -> None:
+        self.history = history
+
+    def get_metric_data(self, **kwargs: Any) -> dict[str, Any]:
+        start, end = kwargs["StartTime"], kwargs["EndTime"]
+        results = []
+        for query in kwargs["MetricDataQueries"]:
+            points = self.history.get(query["MetricStat"]["Metric"]["MetricName"], {})
+            stamps = [NOW + timedelta(minutes=m) for m in sorted(points) if start <= NOW + timedelta(minutes=m) < end]
+            values = [points[int((s - NOW).total_seconds() // 60)] for s in stamps]
+            results.append({"Id": query["Id"], "Timestamps": stamps[::-1], "Values": values[::-1]})
+        return {"MetricDataResults": results}
+
+
+def test_a_repeated_value_holds_and_a_silent_series_goes_stale_after_the_lookback() -> None:
+    lookback = CONFIG.defaults.metric_lookback // 60
+    history = {
+        "ApproximateAgeOfOldestMessage": {m: 120.0 for m in range(10)} | {10: 180.0},
+        "ApproximateNumberOfMessagesVisible": {m: 3.0 for m in range(11)},
+    }
+    cloudwatch = RecordedCloudWatch(history)
+    plan = plan_history(CONFIG, targets(1), [], 60)
+    ticks = list(Observations(CONFIG, plan, lambda _: cloudwatch).ticks(NOW, NOW + timedelta(minutes=30)))  # type: ignore[arg-type,return-value]
+
+    def figures(minute: int) -> tuple[float | None, float | None]:
+        [observed] = ticks[minute].runner_types
+        return observed.value(SignalName.QUEUE_SIZE), observed.value(SignalName.QUEUE_TIME)
+
+    assert figures(0) == (0, 0)  # nothing before the first datapoint: an idle queue
+    assert [figures(m) for m in (1, 5, 10)] == [(3, 120), (3, 120), (3, 120)]  # each tick reads the minute before
+    assert figures(11) == (3, 180)
+    # The last datapoints are of minute 10: fresh through minute 10 + lookback, then the queue reads as idle.
+    assert figures(10 + lookback) == (3, 180)
+    assert figures(11 + lookback) == (0, 0)
