@@ -14,6 +14,7 @@ from queuewatch.adapters.state_table import put_silence
 from queuewatch.config.load import parse_config
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status
 
@@ -147,3 +148,15 @@ def test_an_empty_table_says_so(stack: StackInMoto) -> None:
     assert "last applied tick (the last that changed state): never" in text
     assert "alerts pending or firing: none" in text and "active silences: none" in text
     assert "degraded signals (the queuewatch-health rule's instances): none" in text
+
+
+def test_the_command_prints_the_document(stack: StackInMoto, capsys: pytest.CaptureFixture[str]) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    assert main(["status", "--table", "state", "--region", "us-east-1", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [(a["rule"], a["status"]) for a in document["alerts"]] == [
+        ("jobs-queueing", "firing"),
+        ("queuewatch-health", "firing"),
+    ]
+    assert document["figures_note"] is None  # read, and none emitted in the last 5 minutes of the wall clock
