@@ -1,4 +1,5 @@
-"""The `queuewatch` command line: config checks, silences, status, backtests, the alert schema, the local demo."""
+"""The `queuewatch` command line: config checks, silences, status, backtests, job tracking's backfill, the alert
+schema, the demo."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Sequence
 
 from queuewatch.alert import alert_json_schema
 from queuewatch.config.load import ConfigError, load_config
+from queuewatch_cli.backfill import add_parser as add_track_parser
+from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
@@ -60,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_track_parser(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -100,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from queuewatch_cli.backtest.run import run_backtest
 
         return run_backtest(args)
+    if args.command == "track":
+        return run_track(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
     return handlers[args.action](args)
 

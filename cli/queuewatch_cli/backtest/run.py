@@ -17,6 +17,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.signals import JOBS_SOURCE
 from queuewatch_cli.backtest.history import ChunkRead, Observations, plan_history, resolution
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay
@@ -115,6 +116,12 @@ def run_backtest(
     except ConfigError as error:
         print(error, file=sys.stderr)
         return 2
+    if any(config.defaults.queue_source == JOBS_SOURCE for _, config in configs) and not args.quiet:
+        print(
+            "backtest: where job tracking is on, the live rules judge the tracked jobs (queue_source: jobs); "
+            "this replay judges the autoscaler's queue, whose history CloudWatch keeps (the jobs table keeps a day)",
+            file=sys.stderr,
+        )
     if args.plot and (problem := _plot_problem(args.plot)):
         print(f"backtest: --plot {args.plot}: {problem}", file=sys.stderr)  # before hours of reading, not after
         return 2

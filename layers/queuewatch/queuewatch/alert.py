@@ -16,6 +16,8 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import WaitingJob
 from queuewatch.triage import Triage
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
@@ -43,12 +45,20 @@ class RunnerTypeFigures(FrozenModel):
         default_factory=dict, description="every other signal's latest value: busy_runners, total_runners, ..."
     )
     triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
+    oldest_jobs: list[WaitingJob] = Field(
+        default_factory=list, description="where jobs are tracked: the jobs waiting longest, with their links"
+    )
 
     def queue_text(self) -> str:
-        """'14 queued, oldest 1h54m', as every body words a runner type's queue."""
+        """'14 queued, oldest 1h54m', as every body words a runner type's queue; where jobs are tracked,
+        the autoscaler's requests beside them ('14 queued, oldest 1h54m; 0 scale-up requests')."""
         size = "no data" if self.queue_size is None else f"{self.queue_size:g} queued"
         age = "no data" if self.queue_time_seconds is None else f"oldest {format_duration(self.queue_time_seconds)}"
-        return f"{size}, {age}"
+        requests = self.signals.get(SignalName.SCALE_UP_REQUESTS)
+        if requests is None:
+            return f"{size}, {age}"
+        noun = "request" if requests == 1 else "requests"
+        return f"{size}, {age}; {requests:g} scale-up {noun}"
 
 
 class Silence(FrozenModel):

@@ -41,7 +41,12 @@ class _Settings(BaseModel):
 
 
 class CollectSettings(_Settings):
-    pass
+    jobs_table: str | None = Field(alias="JOBS_TABLE", default=None, min_length=3)
+
+    @field_validator("jobs_table", mode="before")
+    @classmethod
+    def _empty_is_off(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when tracking is off
 
 
 class EvaluateSettings(_Settings):
@@ -71,6 +76,7 @@ class TrackSettings(_Settings):
     jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+    runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
     webhook_secret_arn: str | None = Field(
         alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
     )

@@ -54,10 +54,13 @@ def record_tick(
         per_type.flush_metrics()
 
 
-def record_job(result: TrackResult, namespace: str, *, stack: str) -> None:
+def record_job(
+    result: TrackResult, namespace: str, runner_type_metrics: RunnerTypeMetrics = "queued", *, stack: str
+) -> None:
     """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
-    runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding."""
-    if result.outcome != "applied":
+    runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding.
+    `off` (RunnerTypeMetrics) publishes none: each is a custom metric billed for every hour it gets data."""
+    if result.outcome != "applied" or runner_type_metrics == "off":
         return  # a duplicate or late event: counted when it first applied
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)

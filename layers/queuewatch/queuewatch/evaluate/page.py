@@ -109,6 +109,7 @@ def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: St
         console_url=queue_metrics_url(found.region, found.queue_name) if found else None,
         signals=others,
         triage=explanation,
+        oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
     )
 
 
