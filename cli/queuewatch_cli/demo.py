@@ -66,6 +66,7 @@ DEMO_ENV = {
     "QUEUEWATCH_CONFIG": str(REPO_ROOT / "config" / "queuewatch.yaml"),
     "STATE_TABLE": STATE_TABLE,
     "STACK_NAME": "queuewatch-demo",
+    "DASHBOARD_NAME": "queuewatch-demo-queuewatch",  # template.yaml: ${AWS::StackName}-queuewatch
     "POWERTOOLS_SERVICE_NAME": "queuewatch",
     "POWERTOOLS_METRICS_NAMESPACE": "Queuewatch",
     "POWERTOOLS_LOG_LEVEL": "WARNING",

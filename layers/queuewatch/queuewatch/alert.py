@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import AwareDatetime, Field
 
@@ -97,6 +99,9 @@ class Alert(FrozenModel):
     likely_cause: str | None = Field(
         default=None, description="the worst runner type's first triage finding, in one line"
     )
+    view_url: str | None = Field(
+        default=None, description="the stack's CloudWatch dashboard over the time around this page"
+    )
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude_none=False)
@@ -167,6 +172,28 @@ def queue_metrics_url(region: str, queue_name: str) -> str:
         f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();"
         f"query=~'*7bAWS*2fSQS*2cQueueName*7d*20{queue_name}"
     )
+
+
+def dashboard_view_url(region: str, dashboard: str, start: datetime, end: datetime) -> str:
+    """The stack's dashboard in the CloudWatch console, showing start to end (UTC, to the minute)."""
+    host = _console_host(region)
+    return (
+        f"{host}/cloudwatch/home?region={region}#dashboards/dashboard/{quote(dashboard, safe='')}"
+        f"?start={_console_time(start)}&end={_console_time(end)}"
+    )
+
+
+def _console_host(region: str) -> str:
+    # The console lives elsewhere in the China and GovCloud partitions.
+    if region.startswith("cn-"):
+        return f"https://{region}.console.amazonaws.cn"
+    if region.startswith("us-gov-"):
+        return "https://console.amazonaws-us-gov.com"
+    return f"https://{region}.console.aws.amazon.com"
+
+
+def _console_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:00Z")
 
 
 def alert_json_schema() -> dict[str, Any]:

@@ -60,8 +60,10 @@ class EvaluateSettings(_Settings):
     )
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
     runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
+    # The stack's CloudWatch dashboard, every page's "view" link; none: pages carry no view link.
+    dashboard_name: str | None = Field(alias="DASHBOARD_NAME", default=None, pattern=r"^[A-Za-z0-9_-]{1,255}$")
 
-    @field_validator("chat_topic_arn", mode="before")
+    @field_validator("chat_topic_arn", "dashboard_name", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when the stack has no chat topic

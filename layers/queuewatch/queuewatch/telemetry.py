@@ -46,6 +46,8 @@ def record_tick(
         if not (size or age):
             continue
         per_type = EphemeralMetrics(namespace=metrics.namespace)
+        # Per stack too, like the tick's metrics: the stack's dashboard searches on it.
+        per_type.add_dimension(name="Stack", value=stack)
         per_type.add_dimension(name="RunnerType", value=runner_type.name)
         if size is not None:
             per_type.add_metric(name="QueueSize", unit=MetricUnit.Count, value=size)

@@ -44,6 +44,8 @@ def email_text(alert: Alert) -> str:
                 waited = format_duration((alert.evaluated_at - job.created_at).total_seconds())
                 lines.append(f"  {job.repo}, queued {waited}: {job.url or 'no link'}")
     lines += ["", "Links"]
+    if alert.view_url:
+        lines.append(f"  View:       {alert.view_url}")
     if alert.runbook_url:
         lines.append(f"  Runbook:    {alert.runbook_url}")
     if alert.dashboard_url:
