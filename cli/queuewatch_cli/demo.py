@@ -186,10 +186,13 @@ class Demo:
         second = self.show(f"tick 2 at {at:%H:%M} (still queueing)", self.tick(at))
         # What CloudWatch extracts from the evaluator's EMF lines (moto does not), for status's figures.
         namespace = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]
-        put_evaluator_figures(self.cloudwatch, namespace, {"linux.2xlarge": (14, 115 * 60)}, at)
+        stack = DEMO_ENV["STACK_NAME"]
+        put_evaluator_figures(self.cloudwatch, namespace, {"linux.2xlarge": (14, 115 * 60)}, at, stack)
         self.out(f"\n=== queuewatch status --table {STATE_TABLE} --region {REGION}, while the incident fires:")
         dynamodb = boto3.client("dynamodb", region_name=REGION)
-        self.out(show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), False, self.cloudwatch))
+        self.out(
+            show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), False, self.cloudwatch, namespace, stack)
+        )
 
         depth = self.sqs.get_queue_attributes(QueueUrl=self.urls[INCIDENT_QUEUE], AttributeNames=["All"])["Attributes"]
         self.out(

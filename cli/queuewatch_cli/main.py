@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="Queuewatch",
         help="the evaluator's POWERTOOLS_METRICS_NAMESPACE, where the latest figures are read",
     )
+    status.add_argument(
+        "--stack", default="queuewatch", help="the stack's name, whose evaluator's metrics hold the latest figures"
+    )
     status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
 
     backtest = commands.add_parser(

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.job_store import put_job
+from queuewatch.telemetry import runner_type_dimensions
 from queuewatch.track.jobs import PROGRESS, JobRecord
 from queuewatch.track.routing import label_set
 from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT
@@ -41,10 +42,14 @@ UNITS: tuple[tuple[str, StandardUnitType], ...] = (("QueueSize", "Count"), ("Que
 
 
 def put_evaluator_figures(
-    cloudwatch: CloudWatchClient, namespace: str, figures: Mapping[str, tuple[float, float]], at: datetime
+    cloudwatch: CloudWatchClient,
+    namespace: str,
+    figures: Mapping[str, tuple[float, float]],
+    at: datetime,
+    stack: str = "queuewatch",
 ) -> None:
-    """The evaluator's QueueSize and QueueTime per RunnerType at `at`, which CloudWatch extracts from its EMF log
-    lines and moto does not: (queue size, queue time in seconds) per runner type."""
+    """The stack's evaluator's QueueSize and QueueTime per runner type at `at`, which CloudWatch extracts from
+    its EMF log lines and moto does not: (queue size, queue time in seconds) per runner type."""
     names = list(figures)
     for start in range(0, len(names), 500):  # two metrics each: within PutMetricData's 1,000 a call
         cloudwatch.put_metric_data(
@@ -52,7 +57,7 @@ def put_evaluator_figures(
             MetricData=[
                 {
                     "MetricName": metric,
-                    "Dimensions": [{"Name": "RunnerType", "Value": name}],
+                    "Dimensions": [{"Name": k, "Value": v} for k, v in runner_type_dimensions(stack, name)],
                     "Timestamp": at,
                     "Value": figures[name][index],
                     "Unit": unit,

@@ -24,6 +24,7 @@ from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, StoredState
 from queuewatch.durations import format_duration
 from queuewatch.rules import COLLECTOR, HEALTH_RULE
+from queuewatch.telemetry import runner_type_dimensions
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,12 @@ FIGURES_WINDOW = timedelta(minutes=5)
 MAX_MEMBERS_SHOWN = 50  # per alert in the text; a fleet-wide alert lists thousands
 
 
-def latest_figures(cloudwatch: Any, namespace: str, names: list[str], now: datetime) -> tuple[Figures, str | None]:
-    """The newest QueueSize and QueueTime the evaluator emitted for each runner type in the last 5 minutes."""
+def latest_figures(
+    cloudwatch: Any, namespace: str, stack: str, names: list[str], now: datetime
+) -> tuple[Figures, str | None]:
+    """The newest QueueSize and QueueTime the stack's evaluator emitted for each runner type in the last 5 minutes."""
     requests = [
-        MetricRequest(f"{kind}{index}", namespace, metric, (("RunnerType", name),), "Maximum", 60)
+        MetricRequest(f"{kind}{index}", namespace, metric, runner_type_dimensions(stack, name), "Maximum", 60)
         for index, name in enumerate(names)
         for kind, metric in (("s", "QueueSize"), ("t", "QueueTime"))
     ]
@@ -255,15 +258,22 @@ def status_document(view: StatusView) -> dict[str, Any]:
 
 
 def show_status(
-    client: Any, table: str, now: datetime, as_json: bool, cloudwatch: Any = None, namespace: str = "Queuewatch"
+    client: Any,
+    table: str,
+    now: datetime,
+    as_json: bool,
+    cloudwatch: Any = None,
+    namespace: str = "Queuewatch",
+    stack: str = "queuewatch",
 ) -> str:
-    """The status text (or JSON document); figures are read from CloudWatch when a client is given."""
+    """The status text (or JSON document); figures are read from CloudWatch when a client is given, from the
+    metrics of the stack named `stack` (its per-runner-type metrics carry the stack's name)."""
     state = load_state(client, table)
     figures: Figures = {}
     note = "not read (--no-figures)" if cloudwatch is None else None
     names = listed_runner_types(state)
     if cloudwatch is not None and names:
-        figures, note = latest_figures(cloudwatch, namespace, names, now)
+        figures, note = latest_figures(cloudwatch, namespace, stack, names, now)
     view = build_view(state, now, figures, note)
     if as_json:
         return json.dumps(status_document(view), indent=2)
@@ -273,5 +283,6 @@ def show_status(
 def status(args: argparse.Namespace) -> int:
     cloudwatch = None if args.no_figures else boto3.client("cloudwatch", region_name=args.region)
     dynamodb = boto3.client("dynamodb", region_name=args.region)
-    print(show_status(dynamodb, args.table, datetime.now(UTC), args.json, cloudwatch, args.metrics_namespace))
+    now = datetime.now(UTC)
+    print(show_status(dynamodb, args.table, now, args.json, cloudwatch, args.metrics_namespace, args.stack))
     return 0

@@ -7,13 +7,16 @@ from typing import Any
 
 import boto3
 import pytest
+from aws_lambda_powertools import Metrics
 from faults import inject
 from support import T0, StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.adapters.state_table import put_silence
 from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
+from queuewatch.telemetry import record_tick, runner_type_dimensions
 from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status
@@ -160,3 +163,14 @@ def test_the_command_prints_the_document(stack: StackInMoto, capsys: pytest.Capt
         ("queuewatch-health", "firing"),
     ]
     assert document["figures_note"] is None  # read, and none emitted in the last 5 minutes of the wall clock
+
+
+def test_status_asks_for_exactly_the_dimensions_the_evaluator_emits(capsys: pytest.CaptureFixture[str]) -> None:
+    """CloudWatch answers a query only for the metric's whole dimension set: status, the seed and the emitter agree."""
+    metrics = Metrics(namespace="Queuewatch", service="queuewatch")
+    snap = snapshot(minutes(0), runner_type("linux.2xlarge", 14, 600))
+    record_tick(metrics, snap, EvaluationResult(outcome="applied", evaluated_at=T0, observation="s"), stack="prod")
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"QueueTime"' in line]
+    [dimensions] = emitted[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    assert set(dimensions) == {name for name, _ in runner_type_dimensions("prod", "linux.2xlarge")}
+    assert {name: emitted[0][name] for name in dimensions} == dict(runner_type_dimensions("prod", "linux.2xlarge"))
