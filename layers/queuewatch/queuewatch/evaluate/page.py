@@ -6,13 +6,14 @@ queueing runner type of a firing page, likely cause first.
 
 from __future__ import annotations
 
-from queuewatch.alert import Alert, RunnerTypeFigures, Silence, dedup_key, queue_metrics_url, silence_command, worst
+from queuewatch.alert import Alert, RunnerTypeFigures, dedup_key, queue_metrics_url, silence_for, worst
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.evaluate.plan import GroupPlan, Plan
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
 from queuewatch.triage import triage
+from queuewatch.wording import plural
 
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 
@@ -36,6 +37,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         None,
     )
     snapshot = plan.context.snapshot
+    team = rule.team if rule.group_by != "team" else record.group
+    # Every team whose runner types the page names, listed or not, so each team's routing sees it.
+    teams = sorted({f.team for f in figures} - {team})
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
@@ -44,7 +48,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         title=_title(rule, record.group),
         summary=_summary(rule, figures, resolved),
         rule=rule.name,
-        team=rule.team if rule.group_by != "team" else record.group,
+        team=team,
+        teams=[team, *teams],
         group_by=rule.group_by,
         group=record.group,
         dedup_key=key,
@@ -61,12 +66,10 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         max_queue_time_runner_type=max_time_at,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
-        silence=Silence(
-            command=silence_command(rule.name, list(decision.members), stack.table, stack.region),
-            match=list(decision.members),
-        ),
+        silence=silence_for(rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region),
         source={
             "stack": stack.name,
+            "account": stack.account_id,
             "region": stack.region,
             "observation": snapshot.snapshot_id if snapshot else "collector-failure",
         },
@@ -132,4 +135,4 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         return f"{head}: " + " | ".join(parts[:5]) + more
     lines = [f"{f.runner_type}: {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
-    return f"{len(figures)} runner type(s) {verb} ({rule.condition()}): " + "; ".join(lines) + more
+    return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queuewatch.alert_state import Topic
+from queuewatch.notifications import QueueBody
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class Stack:
     chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
     metrics_namespace: str = "Queuewatch"
     account_id: str = ""
+    queue_body: QueueBody = "alert"  # what SQS subscribers of the alert topic get: see notifications/message.py
 
     def topic(self, destination: Topic) -> str | None:
         return self.topic_arn if destination == Topic.ALERT else self.chat_topic_arn

@@ -77,7 +77,12 @@ def evaluate(
         return result
     # Every page is worded and rendered before the first write: nothing is half-applied if that fails.
     groups = [
-        (replace(g.record, outbox=outbox_for(build_alert(planned, g, stack), stack, now)) if g.page else g.record, g)
+        (
+            replace(g.record, outbox=outbox_for(build_alert(planned, g, stack), g.record, stack, now))
+            if g.page
+            else g.record,
+            g,
+        )
         for g in planned.groups
     ]
     try:
