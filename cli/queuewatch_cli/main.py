@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from queuewatch.alert import alert_json_schema
-from queuewatch.config import ConfigError, load_config
+from queuewatch.config.load import ConfigError, load_config
 from queuewatch.wording import plural
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 

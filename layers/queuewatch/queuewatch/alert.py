@@ -22,6 +22,9 @@ from queuewatch.wording import plural
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
 ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
+# What SQS subscribers of the alert topic get: the JSON alert, or the CloudWatch alarm notification the https
+# body is, for pipelines built on CloudWatch alarms (they read their queue with raw message delivery).
+QueueBody = Literal["alert", "cloudwatch-alarm"]
 SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
 # Up to this many runner types, the silence names each; past it, the rule and group (or every runner type
 # of the rule), so that the command stays one line whatever the size of the incident.

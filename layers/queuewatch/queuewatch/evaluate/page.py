@@ -39,13 +39,16 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     snapshot = plan.context.snapshot
     team = rule.team if rule.group_by != "team" else record.group
     # Every team whose runner types the page names, listed or not, so each team's routing sees it.
-    teams = sorted({f.team for f in figures} - {team})
+    # A resolve reaches every team its page reached, whatever the config says now.
+    paged_teams = set(record.paged_as.teams) if resolved and record.paged_as else set()
+    teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
-        title=_title(rule, record.group),
+        # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
+        title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
         summary=_summary(rule, figures, resolved),
         rule=rule.name,
         team=team,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queuewatch.alert import QueueBody
 from queuewatch.alert_state import Topic
-from queuewatch.notifications import QueueBody
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ from queuewatch.notifications.email import email_text
 from queuewatch.notifications.message import (
     SNS_MESSAGE_LIMIT,
     PageTooLarge,
-    QueueBody,
     Rendered,
     render,
     sns_message,
@@ -17,7 +16,6 @@ __all__ = [
     "SNS_MESSAGE_LIMIT",
     "Origin",
     "PageTooLarge",
-    "QueueBody",
     "Rendered",
     "alarm_description",
     "chat_notification",

@@ -21,17 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
-from queuewatch.alert import Alert, sns_attribute
+from queuewatch.alert import Alert, QueueBody, sns_attribute
+from queuewatch.errors import QueuewatchError
 from queuewatch.notifications.chat import chat_notification
 from queuewatch.notifications.cloudwatch import Origin, cloudwatch_alarm
-from queuewatch.errors import QueuewatchError
 from queuewatch.notifications.email import email_text
-
-# What SQS subscribers get: the JSON alert, or the CloudWatch alarm notification the https body is, for
-# pipelines built on CloudWatch alarms (they read their queue with raw message delivery).
-QueueBody = Literal["alert", "cloudwatch-alarm"]
 
 SNS_MESSAGE_LIMIT = 262_144  # bytes SNS takes in one publish: the message and its attributes together
 
