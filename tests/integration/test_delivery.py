@@ -210,7 +210,8 @@ def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Subscribe
     )
     assert "Saturated: 40 of 40 runners busy (100%)" in email and alert["silence"]["command"] in email
 
-    assert alarm["AlarmName"] == alert["dedup_key"] and alarm["NewStateValue"] == "ALARM"
+    assert alarm["AlarmName"].startswith(f"{alert['source']['stack']}: {alert['title']} [")
+    assert alarm["NewStateValue"] == "ALARM"
     fields = description_fields(alarm["AlarmDescription"])
     assert (fields["TEAM"], fields["PRIORITY"], fields["RUNBOOK"]) == (
         "ci-infra",

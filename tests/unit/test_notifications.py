@@ -130,7 +130,7 @@ def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: Literal["firi
     check_pager_envelope(alert.subject, body)
     assert body["NewStateValue"] == ("ALARM" if status == "firing" else "OK")
     assert body["OldStateValue"] == ("OK" if status == "firing" else "ALARM")
-    assert body["AlarmName"] == alert.dedup_key
+    assert body["AlarmName"].startswith(f"{alert.source['stack']}: {alert.title} [")
     assert body["AlarmArn"] == f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alert.dedup_key}"
     assert body["Region"] == "US East (N. Virginia)"
     assert body["StateChangeTime"] == "2026-11-21T18:03:00.000+0000"
@@ -146,6 +146,33 @@ def test_the_alarm_description_carries_team_priority_runbook_and_summary() -> No
     assert fields["SUMMARY"] == alert.summary
     assert fields["CAUSE"].startswith("linux.2xlarge: At the autoscaler's maximum: the autoscaler refused 12")
     assert fields["SILENCE"] == alert.silence.command
+    assert fields["VIEW"] == alert.dashboard_url or fields["VIEW"] == alert.runner_types[0].console_url
+    assert fields["RUNNER_TYPES"] == "linux.2xlarge"
+
+
+def test_the_alarm_description_names_every_team_a_view_and_the_runner_types_within_1024_and_20_lines() -> None:
+    many = [figures(f"linux.type{i:04d}", i + 1, 600 + i) for i in range(50)]
+    teams = ["ci-infra", *(f"team-{i:03d}" for i in range(40))]
+    alert = make_alert(*many, dashboard_url=None, teams=teams, runner_types_affected=5000)
+    description = cloudwatch_alarm(alert, ORIGIN)["AlarmDescription"]
+    assert isinstance(description, str)
+    assert len(description) <= ALARM_DESCRIPTION_LIMIT <= 4096 and len(description.splitlines()) <= 20
+    fields = description_fields(description)
+    assert fields["VIEW"] == many[0].console_url  # no dashboard: the console
+    assert fields["SILENCE"] == alert.silence.command
+    assert fields["TEAMS"].startswith("ci-infra, team-000") and fields["TEAMS"].endswith(" more)")
+    shown = fields["RUNNER_TYPES"].split(" (+")[0].split(", ")
+    assert shown == [f.runner_type for f in many[: len(shown)]]
+    assert fields["RUNNER_TYPES"].endswith(f"(+{5000 - len(shown)} more)")
+
+
+def test_the_alarm_name_is_readable_unique_per_alert_and_within_255() -> None:
+    one = make_alert()
+    other = make_alert(dedup_key=one.dedup_key + "x")
+    long = make_alert(title="t " * 300)
+    names = [str(cloudwatch_alarm(a, ORIGIN)["AlarmName"]) for a in (one, other, long)]
+    assert names[0] != names[1] and all(len(n) <= 255 for n in names)
+    assert names[0].startswith(f"{one.source['stack']}: {one.title}")
 
 
 def test_a_long_summary_is_cut_to_fit_cloudwatchs_limits_and_keeps_every_required_key() -> None:
