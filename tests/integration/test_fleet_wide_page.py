@@ -65,7 +65,10 @@ def environment(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> P
 
 
 def tick(module: Any, at: datetime, queueing: bool) -> dict[str, Any]:
-    obs = snapshot(at, *[runner_type(n, 3, 900) if queueing else runner_type(n) for n in NAMES])
+    teams = [f"team-{i % 40:02d}" for i in range(FLEET)]
+    obs = snapshot(
+        at, *[runner_type(n, 3 * queueing, 900 * queueing, team=t) for n, t in zip(NAMES, teams, strict=True)]
+    )
     record = destination_record(load_event("collect_scheduled.json"), encode_snapshot(obs), at=at)
     module.clock = lambda: at + timedelta(seconds=5)
     return module.lambda_handler(record, PatientContext("evaluate"))  # type: ignore[no-any-return]
