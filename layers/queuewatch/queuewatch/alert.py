@@ -215,6 +215,15 @@ def queue_metrics_url(region: str, queue_name: str) -> str:
     )
 
 
+def metric_url(region: str, namespace: str, metric: str, dimension_values: list[str]) -> str:
+    """A metric in the CloudWatch console: its namespace and name, narrowed to the runner type's dimension values."""
+    search = " ".join([f"{{{namespace}}}", metric, *dimension_values])
+    encoded = "".join(c if c.isalnum() or c in "-_." else f"*{ord(c):02x}" for c in search)
+    return (
+        f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();query=~'{encoded}"
+    )
+
+
 def alert_json_schema() -> dict[str, Any]:
     schema = Alert.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": ALERT_SCHEMA_ID, **schema}

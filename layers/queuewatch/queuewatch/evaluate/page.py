@@ -6,12 +6,24 @@ queueing runner type of a firing page, likely cause first.
 
 from __future__ import annotations
 
-from queuewatch.alert import Alert, RunnerTypeFigures, dedup_key, queue_metrics_url, silence_for, worst
+from collections.abc import Mapping
+
+from queuewatch.alert import (
+    Alert,
+    RunnerTypeFigures,
+    dedup_key,
+    metric_url,
+    queue_metrics_url,
+    silence_for,
+    worst,
+)
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.evaluate.plan import GroupPlan, Plan
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
+from queuewatch.snapshot import RunnerTypeSnapshot
 from queuewatch.triage import triage
 from queuewatch.wording import plural
 
@@ -23,7 +35,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     assert decision.page is not None and decision.started_at is not None
     now = plan.context.now
     resolved = decision.page is PageKind.RESOLVED
-    figures = [_figures(plan, rule, name, resolved, stack) for name in decision.members]
+    own_signals = {spec.name: spec.signals for spec in plan.context.config.runner_types}
+    figures = [_figures(plan, rule, name, resolved, stack, own_signals) for name in decision.members]
     figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
     max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
     max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
@@ -80,7 +93,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     )
 
 
-def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack) -> RunnerTypeFigures:
+def _figures(
+    plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack, own_signals: Mapping[str, Signals]
+) -> RunnerTypeFigures:
     context = plan.context
     found = context.by_name.get(runner_type)
     key = InstanceKey(rule.name, runner_type)
@@ -111,10 +126,20 @@ def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: St
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
         missing=dict(verdict.missing) if verdict else {},
-        console_url=queue_metrics_url(found.region, found.queue_name) if found else None,
+        console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
         signals=others,
         triage=explanation,
     )
+
+
+def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeSnapshot) -> str:
+    """Where the page's queue figures came from: the configured queue-time metric, else the queue's AWS/SQS ones
+    (on the fork config, the fork's per-runner-type metric, not the queue that runner types share)."""
+    source = plan.context.config.signals_for(own).get(SignalName.QUEUE_TIME)
+    if isinstance(source, MetricQuery):
+        values = [value.replace("{runner_type}", runner_type) for value in source.dimensions.values()]
+        return metric_url(source.region or found.region, source.namespace, source.metric, values)
+    return queue_metrics_url(found.region, found.queue_name)
 
 
 def _title(rule: Rule, group: str) -> str:
