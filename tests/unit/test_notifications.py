@@ -27,6 +27,7 @@ from queuewatch.notifications import (
     sns_message,
 )
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
+from queuewatch.rules import HEALTH_RULE
 from queuewatch.snapshot import Reading
 from queuewatch.triage import triage
 from queuewatch.wording import plural
@@ -275,3 +276,16 @@ def test_a_page_too_big_for_its_room_lists_fewer_runner_types_and_still_counts_a
     assert f"and {400 - rendered.listed} more runner types" in check_structured(rendered.message)["email"]
     assert rendered.chat is not None
     CHATBOT.validate(json.loads(rendered.chat))
+
+
+def test_the_monitor_page_says_the_collector_failed_not_that_runner_types_queue() -> None:
+    failed = figures("collector", 0, 0).model_copy(update={"breached": ["collection_failed"]})
+    alert = make_alert(failed, rule=HEALTH_RULE, title="queuewatch monitor degraded")
+    check_subject(alert.subject)
+    assert alert.subject == "ALARM: P2 collection failed: queuewatch monitor degraded"
+    assert "queueing" not in alert.subject
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    assert (plural(1, "runner type"), plural(3, "runner type")) == ("1 runner type", "3 runner types")
+    assert (plural(1, "scale-up"), plural(12, "scale-up")) == ("1 scale-up", "12 scale-ups")
