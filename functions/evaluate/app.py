@@ -47,6 +47,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         metrics_namespace=settings.metrics_namespace,
         account_id=context.invoked_function_arn.split(":")[4],
         queue_body=settings.queue_body,
+        dashboard_name=settings.dashboard_name,
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)

@@ -7,10 +7,12 @@ queueing runner type of a firing page, likely cause first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
     RunnerTypeFigures,
+    dashboard_view_url,
     dedup_key,
     metric_url,
     queue_metrics_url,
@@ -28,6 +30,10 @@ from queuewatch.triage import triage
 from queuewatch.wording import plural
 
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
+# The view link's time range: the hour before the alert started (how the queue built up) to a little
+# after this page (what the on-call sees first when they open it minutes later).
+VIEW_BEFORE = timedelta(hours=1)
+VIEW_AFTER = timedelta(minutes=15)
 
 
 def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
@@ -90,7 +96,16 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
             "observation": snapshot.snapshot_id if snapshot else "collector-failure",
         },
         likely_cause=likely,
+        view_url=_view_url(stack, decision.started_at, now),
     )
+
+
+def _view_url(stack: Stack, started_at: datetime, now: datetime) -> str | None:
+    if stack.dashboard_name is None:
+        return None
+    # A clock skewed into the future must not make the range run backwards.
+    start = min(started_at, now) - VIEW_BEFORE
+    return dashboard_view_url(stack.region, stack.dashboard_name, start, now + VIEW_AFTER)
 
 
 def _figures(
@@ -129,6 +144,7 @@ def _figures(
         console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
         signals=others,
         triage=explanation,
+        oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
     )
 
 

@@ -21,6 +21,7 @@ class Stack:
     metrics_namespace: str = "Queuewatch"
     account_id: str = ""
     queue_body: QueueBody = "alert"  # what SQS subscribers of the alert topic get: see notifications/message.py
+    dashboard_name: str | None = None  # the stack's CloudWatch dashboard: each page's "view" link
 
     def topic(self, destination: Topic) -> str | None:
         return self.topic_arn if destination == Topic.ALERT else self.chat_topic_arn

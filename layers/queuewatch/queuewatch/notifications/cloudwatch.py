@@ -101,9 +101,10 @@ def listing(names: list[str], total: int, limit: int) -> str:
 
 
 def view_url(alert: Alert) -> str | None:
-    """Where to look: the alert's own view, else the console page of its worst runner type's queue."""
-    if alert.dashboard_url:
-        return alert.dashboard_url
+    """Where to look: the alert's view link (the stack's dashboard), else the rule's dashboard, else the
+    console page of its worst runner type's metrics."""
+    if alert.view_url or alert.dashboard_url:
+        return alert.view_url or alert.dashboard_url
     return next((f.console_url for f in alert.runner_types if f.console_url), None)
 
 
