@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from queuewatch.alert import alert_json_schema
 from queuewatch.config.load import ConfigError, load_config
+from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
@@ -26,7 +27,8 @@ def check_config(paths: Sequence[str]) -> int:
             continue
         rules = ", ".join(rule.name for rule in config.resolved_rules)
         print(
-            f"{path}: OK: {len(config.runner_types)} runner type(s), {len(config.discovery)} discovery pattern(s), "
+            f"{path}: OK: {plural(len(config.runner_types), 'runner type')}, "
+            f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}"
         )
     return 1 if failed else 0

@@ -46,6 +46,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         chat_topic_arn=settings.chat_topic_arn,
         metrics_namespace=settings.metrics_namespace,
         account_id=context.invoked_function_arn.split(":")[4],
+        queue_body=settings.queue_body,
         dashboard_name=settings.dashboard_name,
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))

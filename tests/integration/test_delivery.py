@@ -205,10 +205,13 @@ def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Subscribe
     assert alert["likely_cause"] == "linux.2xlarge: Saturated: 40 of 40 runners busy (100%)"
 
     assert subject == pager_subject == alert_topic_publish["Subject"]
-    assert subject.startswith("ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14")
+    assert (
+        subject == "ALARM: P2 1 runner type, oldest 1h54m, 14 queued: Jobs are queueing (jobs-queueing) team ci-infra"
+    )
     assert "Saturated: 40 of 40 runners busy (100%)" in email and alert["silence"]["command"] in email
 
-    assert alarm["AlarmName"] == alert["dedup_key"] and alarm["NewStateValue"] == "ALARM"
+    assert alarm["AlarmName"].startswith(f"{alert['source']['stack']}: {alert['title']} [")
+    assert alarm["NewStateValue"] == "ALARM"
     fields = description_fields(alarm["AlarmDescription"])
     assert (fields["TEAM"], fields["PRIORITY"], fields["RUNBOOK"]) == (
         "ci-infra",

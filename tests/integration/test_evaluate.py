@@ -113,6 +113,7 @@ def test_the_seed_incident_pages_once_with_its_figures(world: World) -> None:
         "priority": "P2",
         "severity": "warning",
         "team": "ci-infra",
+        "teams": '["ci-infra"]',
         "rule": "jobs-queueing",
         "runner_type": "linux.2xlarge",
     }

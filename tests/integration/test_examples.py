@@ -190,6 +190,15 @@ def test_fork_runner_creation_failing_names_the_ec2_exceptions(fork: Config) -> 
     assert "EC2 RunInstances errors in 15m (fleet-wide): InsufficientInstanceCapacity 8, VcpuLimitExceeded 1" in detail
 
 
+def test_fork_the_queue_metrics_link_opens_the_metric_the_figures_came_from(fork: Config) -> None:
+    page = page_for(fork, "us-east-1")
+    [listed] = [f for f in page["runner_types"] if f["runner_type"] == FORK_TYPE]
+    link = listed["console_url"]
+    # The fork's per-runner-type queue-time metric, not the AWS/SQS metrics of the queue all runner types share.
+    assert "run.scaleupchron.perRunnerType.queuedRunners.maxMinutes" in link and FORK_TYPE in link
+    assert "gh-ci-queued-builds" not in link
+
+
 # --- upstream with tracking: the events' own metrics feed the triage ---------------------------
 
 

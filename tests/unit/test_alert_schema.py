@@ -90,20 +90,24 @@ def test_a_damaged_alert_fails_validation(damage: Any) -> None:
         VALIDATOR.validate(document)
 
 
-def test_the_subject_keeps_its_figures_within_sns_limit() -> None:
-    subject = alert(figures("linux.2xlarge", 14, 6840), title="T" * 60).subject
-    assert len(subject) <= 100
-    assert "max queue time 1h54m" in subject
-    assert "max queue size 14" in subject
-    assert subject.startswith("ALARM: P2 1 runner type queueing")
+def test_the_subject_keeps_the_title_whole_and_words_the_figures_shorter_to_fit() -> None:
+    title = "Jobs are queueing (jobs-queueing) team ci-infra"
+    subject = alert(figures("linux.2xlarge", 14, 6840), title=title).subject
+    assert len(subject) < 100
+    assert subject == f"ALARM: P2 1 runner type, oldest 1h54m, 14 queued: {title}"
+    short = alert(figures("linux.2xlarge", 14, 6840), title="Jobs are queueing").subject
+    assert short == "ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14: Jobs are queueing"
 
 
-@pytest.mark.parametrize("title_length", [0, 20, 60, 200])
-def test_truncation_only_ever_cuts_the_title(title_length: int) -> None:
+@pytest.mark.parametrize("words", [0, 3, 8, 30])
+def test_the_subject_never_cuts_the_title_mid_word(words: int) -> None:
     members = (figures("linux.2xlarge", 14, 6840), figures("linux.g5.4xlarge.nvidia.gpu", 3, 95))
-    subject = alert(*members, title="T" * title_length).subject
-    assert len(subject) <= 100
-    assert subject.startswith("ALARM: P2 2 runner types queueing, max queue time 1h54m, max queue size 14: ")
+    title = " ".join(f"word{i}" for i in range(words)) or "T"
+    subject = alert(*members, title=title).subject
+    assert len(subject) < 100 and subject.startswith("ALARM: P2")
+    shown = subject.split(": ", 2)[-1] if subject.count(": ") >= 2 else subject.split(": ", 1)[-1]
+    if shown != title:
+        assert shown.endswith("...") and (title + " ").startswith(shown.removesuffix("...") + " ")
 
 
 def test_a_resolved_subject_says_recovered() -> None:
@@ -119,6 +123,7 @@ def test_message_attributes_route_by_status_priority_team_and_runner_type() -> N
         "priority": "P2",
         "severity": "warning",
         "team": "ci-infra",
+        "teams": ["ci-infra"],
         "rule": "jobs-queueing",
         "runner_type": "linux.2xlarge",
     }

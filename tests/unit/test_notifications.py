@@ -19,17 +19,18 @@ from support import T0, count, level, runner_type, with_signals
 
 from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
 from queuewatch.notifications import (
-    MESSAGE_BUDGET,
+    SNS_MESSAGE_LIMIT,
     Origin,
     cloudwatch_alarm,
     email_text,
     render,
     sns_message,
 )
-from queuewatch.notifications import message as message_module
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
+from queuewatch.rules import HEALTH_RULE
 from queuewatch.snapshot import Reading
 from queuewatch.triage import triage
+from queuewatch.wording import plural
 
 ORIGIN = Origin.of_topic("arn:aws:sns:us-east-1:123456789012:queuewatch-AlertTopic-1A2B3C")
 ALERT_SCHEMA = Draft202012Validator(shipped_alert_schema())
@@ -79,7 +80,7 @@ def make_alert(*listed: RunnerTypeFigures, status: Literal["firing", "resolved"]
         priority="P2",
         severity="warning",
         title="Jobs are queueing (jobs-queueing)",
-        summary=f"{len(listed)} runner type(s) queueing (queue size > 0 and queue time > 1m): "
+        summary=f"{plural(len(listed), 'runner type')} queueing (queue size > 0 and queue time > 1m): "
         + "; ".join(f"{f.runner_type}: {f.queue_size:g} queued" for f in listed[:5]),
         rule="jobs-queueing",
         team="ci-infra",
@@ -130,7 +131,7 @@ def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: Literal["firi
     check_pager_envelope(alert.subject, body)
     assert body["NewStateValue"] == ("ALARM" if status == "firing" else "OK")
     assert body["OldStateValue"] == ("OK" if status == "firing" else "ALARM")
-    assert body["AlarmName"] == alert.dedup_key
+    assert body["AlarmName"].startswith(f"{alert.source['stack']}: {alert.title} [")
     assert body["AlarmArn"] == f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alert.dedup_key}"
     assert body["Region"] == "US East (N. Virginia)"
     assert body["StateChangeTime"] == "2026-11-21T18:03:00.000+0000"
@@ -146,6 +147,33 @@ def test_the_alarm_description_carries_team_priority_runbook_and_summary() -> No
     assert fields["SUMMARY"] == alert.summary
     assert fields["CAUSE"].startswith("linux.2xlarge: At the autoscaler's maximum: the autoscaler refused 12")
     assert fields["SILENCE"] == alert.silence.command
+    assert fields["VIEW"] == alert.dashboard_url or fields["VIEW"] == alert.runner_types[0].console_url
+    assert fields["RUNNER_TYPES"] == "linux.2xlarge"
+
+
+def test_the_alarm_description_names_every_team_a_view_and_the_runner_types_within_1024_and_20_lines() -> None:
+    many = [figures(f"linux.type{i:04d}", i + 1, 600 + i) for i in range(50)]
+    teams = ["ci-infra", *(f"team-{i:03d}" for i in range(40))]
+    alert = make_alert(*many, dashboard_url=None, teams=teams, runner_types_affected=5000)
+    description = cloudwatch_alarm(alert, ORIGIN)["AlarmDescription"]
+    assert isinstance(description, str)
+    assert len(description) <= ALARM_DESCRIPTION_LIMIT <= 4096 and len(description.splitlines()) <= 20
+    fields = description_fields(description)
+    assert fields["VIEW"] == many[0].console_url  # no dashboard: the console
+    assert fields["SILENCE"] == alert.silence.command
+    assert fields["TEAMS"].startswith("ci-infra, team-000") and fields["TEAMS"].endswith(" more)")
+    shown = fields["RUNNER_TYPES"].split(" (+")[0].split(", ")
+    assert shown == [f.runner_type for f in many[: len(shown)]]
+    assert fields["RUNNER_TYPES"].endswith(f"(+{5000 - len(shown)} more)")
+
+
+def test_the_alarm_name_is_readable_unique_per_alert_and_within_255() -> None:
+    one = make_alert()
+    other = make_alert(dedup_key=one.dedup_key + "x")
+    long = make_alert(title="t " * 300)
+    names = [str(cloudwatch_alarm(a, ORIGIN)["AlarmName"]) for a in (one, other, long)]
+    assert names[0] != names[1] and all(len(n) <= 255 for n in names)
+    assert names[0].startswith(f"{one.source['stack']}: {one.title}")
 
 
 def test_a_long_summary_is_cut_to_fit_cloudwatchs_limits_and_keeps_every_required_key() -> None:
@@ -171,10 +199,10 @@ def test_title_alarm_name_and_dedup_key_hold_no_figures() -> None:
 def test_the_subject_is_ascii_under_100_characters_with_state_priority_count_and_worst_figures() -> None:
     alert = make_alert()
     check_subject(alert.subject)
-    assert alert.subject.startswith("ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14")
+    assert alert.subject == f"ALARM: P2 1 runner type, max queue time 1h54m, max queue size 14: {alert.title}"
     long = make_alert(title="Jobs are queueing (a-rule-with-a-very-long-name-that-goes-on-and-on) team infrastructure")
     check_subject(long.subject)
-    assert long.subject.endswith("...") and "max queue size 14" in long.subject
+    assert long.subject == f"ALARM: P2: {long.title}"  # the figures give way; the title stays whole
     check_subject(make_alert(status="resolved").subject)
     assert make_alert(status="resolved").subject.startswith("OK: P2 1 runner type recovered")
 
@@ -204,14 +232,14 @@ def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> N
 def test_the_chat_body_is_a_chatbot_custom_notification_threaded_by_the_dedup_key() -> None:
     firing, resolved = make_alert(), make_alert(status="resolved", sequence=2)
     for alert in (firing, resolved):
-        chat = json.loads(render(alert, ORIGIN).chat)
+        chat = json.loads(render(alert, ORIGIN).chat or "")
         CHATBOT.validate(chat)
         assert chat["metadata"]["threadId"] == alert.dedup_key
-    chat = json.loads(render(firing, ORIGIN).chat)
+    chat = json.loads(render(firing, ORIGIN).chat or "")
     assert chat["content"]["title"] == ":rotating_light: ALARM P2: Jobs are queueing (jobs-queueing)"
     assert "refused 12 scale-ups" in chat["content"]["description"]
     assert any(step.startswith("Silence it: `queuewatch silence add") for step in chat["content"]["nextSteps"])
-    done = json.loads(render(resolved, ORIGIN).chat)
+    done = json.loads(render(resolved, ORIGIN).chat or "")
     assert done["content"]["title"].startswith(":white_check_mark: OK P2")
 
 
@@ -235,16 +263,29 @@ def _crowded(listed: int) -> Alert:
 def test_fifty_runner_types_with_every_finding_fit_sns_whole() -> None:
     rendered = render(_crowded(50), ORIGIN)
     assert rendered.listed == 50
-    assert len(rendered.message.encode()) <= MESSAGE_BUDGET
+    assert len(rendered.message.encode()) <= SNS_MESSAGE_LIMIT
 
 
-def test_a_page_too_big_for_sns_lists_fewer_runner_types_and_still_counts_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(message_module, "MESSAGE_BUDGET", 40_000)
-    rendered = render(_crowded(50), ORIGIN)
-    assert len(rendered.message.encode()) <= 40_000
+def test_a_page_too_big_for_its_room_lists_fewer_runner_types_and_still_counts_all() -> None:
+    rendered = render(_crowded(50), ORIGIN, room=40_000)
+    assert rendered.stored_bytes <= 40_000
     assert 1 <= rendered.listed < 50
     default = json.loads(check_structured(rendered.message)["default"])
     ALERT_SCHEMA.validate(default)
     assert len(default["runner_types"]) == rendered.listed and default["runner_types_affected"] == 400
     assert f"and {400 - rendered.listed} more runner types" in check_structured(rendered.message)["email"]
+    assert rendered.chat is not None
     CHATBOT.validate(json.loads(rendered.chat))
+
+
+def test_the_monitor_page_says_the_collector_failed_not_that_runner_types_queue() -> None:
+    failed = figures("collector", 0, 0).model_copy(update={"breached": ["collection_failed"]})
+    alert = make_alert(failed, rule=HEALTH_RULE, title="queuewatch monitor degraded")
+    check_subject(alert.subject)
+    assert alert.subject == "ALARM: P2 collection failed: queuewatch monitor degraded"
+    assert "queueing" not in alert.subject
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    assert (plural(1, "runner type"), plural(3, "runner type")) == ("1 runner type", "3 runner types")
+    assert (plural(1, "scale-up"), plural(12, "scale-up")) == ("1 scale-up", "12 scale-ups")

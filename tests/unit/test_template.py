@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from support import load_template
+
+from queuewatch.alert import QueueBody
+from queuewatch.settings import EvaluateSettings
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -346,3 +349,12 @@ def test_the_track_rule_matches_workflow_jobs_and_keeps_what_it_cannot_apply(tem
     ]
     webhook = template["Resources"]["WebhookFunction"]["Properties"]
     assert webhook["Handler"] == "app.webhook_handler" and webhook["FunctionUrlConfig"]["AuthType"] == "NONE"
+
+
+def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["QueueSubscriberBody"]
+    assert parameter["Default"] == "alert"
+    assert set(parameter["AllowedValues"]) == set(get_args(QueueBody))
+    env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["QUEUE_BODY"] == {"Ref": "QueueSubscriberBody"}
+    assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"

@@ -18,13 +18,21 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import WaitingJob
 from queuewatch.triage import Triage
+from queuewatch.wording import plural
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
 ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
+# What SQS subscribers of the alert topic get: the JSON alert, or the CloudWatch alarm notification the https
+# body is, for pipelines built on CloudWatch alarms (they read their queue with raw message delivery).
+QueueBody = Literal["alert", "cloudwatch-alarm"]
 SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
+# Up to this many runner types, the silence names each; past it, the rule and group (or every runner type
+# of the rule), so that the command stays one line whatever the size of the incident.
+SILENCE_LISTED = 10
 
 
 class RunnerTypeFigures(FrozenModel):
@@ -65,7 +73,10 @@ class RunnerTypeFigures(FrozenModel):
 
 class Silence(FrozenModel):
     command: str = Field(description="the exact command that silences this alert")
-    match: list[str]
+    match: list[str] = Field(
+        description="the runner type names or globs the command silences; a few names, or '*' for a large alert"
+    )
+    team: str | None = Field(default=None, description="the team the command silences, for an alert grouped by team")
 
 
 class Alert(FrozenModel):
@@ -78,6 +89,10 @@ class Alert(FrozenModel):
     summary: str
     rule: str
     team: str
+    teams: list[str] = Field(
+        default_factory=list,
+        description="every team of the page's runner types, the alert's team first; route on any of them",
+    )
     group_by: Literal["all", "team", "runner_type"]
     group: str
     dedup_key: str = Field(description="stable for the alert; downstream systems deduplicate on it")
@@ -95,7 +110,7 @@ class Alert(FrozenModel):
     runbook_url: str | None
     dashboard_url: str | None
     silence: Silence
-    source: dict[str, str] = Field(description="where the alert came from: stack, region, snapshot id")
+    source: dict[str, str] = Field(description="where the alert came from: stack, account, region, snapshot id")
     likely_cause: str | None = Field(
         default=None, description="the worst runner type's first triage finding, in one line"
     )
@@ -113,38 +128,70 @@ class Alert(FrozenModel):
 
     @property
     def subject(self) -> str:
-        """The SNS subject: status, priority, count and worst figures, within SNS's limit.
+        """The SNS subject: state, priority, count and worst figures, then the whole title, within SNS's limit.
 
         It starts with the CloudWatch alarm state ("ALARM: ", "OK: ") because
         PagerDuty's CloudWatch integration reads the state from the subject as
         well as from NewStateValue, and drops a message whose two disagree.
+        When it is too long, the figures are worded shorter, then dropped; the
+        title, which names the alert, is cut (between words) only as a last resort.
         """
-        count = self.runner_types_affected
-        noun = "runner type" if count == 1 else "runner types"
-        if self.status == "resolved":
-            head = f"{self.alarm_state}: {self.priority} {count} {noun} recovered"
-        else:
-            head = f"{self.alarm_state}: {self.priority} {count} {noun} queueing"
-            if self.max_queue_time_seconds is not None:
-                head += f", max queue time {format_duration(self.max_queue_time_seconds)}"
-            if self.max_queue_size is not None:
-                head += f", max queue size {self.max_queue_size:g}"
-        # Figures first, so that truncation only ever cuts the title.
-        subject = f"{head}: {self.title}"
-        # SNS takes ASCII only, under 100 characters: cut with dots, not an ellipsis character.
-        return subject if len(subject) < SUBJECT_LIMIT else subject[: SUBJECT_LIMIT - 4] + "..."
+        heads = self._subject_heads()
+        for head in heads:
+            subject = f"{head}: {self.title}"
+            if len(subject) < SUBJECT_LIMIT:
+                return subject
+        # SNS takes ASCII only: dots, not an ellipsis character.
+        room = SUBJECT_LIMIT - 1 - len(f"{heads[-1]}: ...")
+        words = self.title[: room + 1].rsplit(" ", 1)[0] if " " in self.title[: room + 1] else self.title[:room]
+        return f"{heads[-1]}: {words[:room].rstrip(' ,;:(')}..."
 
-    def message_attributes(self) -> dict[str, str]:
-        """For SNS subscription filter policies."""
+    def _subject_heads(self) -> list[str]:
+        """From the most to the least said: every head the subject may start with."""
+        state = f"{self.alarm_state}: {self.priority}"
+        count = plural(self.runner_types_affected, "runner type")
+        if self.rule == HEALTH_RULE:  # the monitor's page: what it cannot see, not what queues
+            collector = any("collection_failed" in f.breached for f in self.runner_types)
+            if self.status == "resolved":
+                return [f"{state} queuewatch sees again"]
+            return [f"{state} collection failed" if collector else f"{state} {count} unseen", state]
+        if self.status == "resolved":
+            return [f"{state} {count} recovered", state]
+        time, size = self.max_queue_time_seconds, self.max_queue_size
+        wordings = [
+            (
+                f"max queue time {format_duration(time)}" if time is not None else None,
+                f"max queue size {size:g}" if size is not None else None,
+            ),
+            (f"oldest {format_duration(time)}" if time is not None else None, f"{size:g} queued" if size else None),
+            (format_duration(time) if time is not None else None, f"{size:g} queued" if size else None),
+        ]
+        heads = []
+        for wording in wordings:
+            figures = [text for text in wording if text]
+            heads += [", ".join([f"{state} {count} queueing", *figures]), ", ".join([f"{state} {count}", *figures])]
+        return [*heads, f"{state} {count}", state]
+
+    def message_attributes(self) -> dict[str, str | list[str]]:
+        """For SNS subscription filter policies; a list goes as String.Array, which a policy matches on any item.
+
+        At most 10: SNS drops a message with more for an SQS subscription with raw message delivery.
+        """
         names = [r.runner_type for r in self.runner_types]
         return {
             "status": self.status,
             "priority": self.priority,
             "severity": self.severity,
             "team": self.team,
+            "teams": self.teams or [self.team],
             "rule": self.rule,
             "runner_type": names[0] if len(names) == 1 else "multiple",
         }
+
+
+def sns_attribute(value: str | list[str]) -> tuple[str, str]:
+    """A message attribute as SNS takes it: (DataType, StringValue); a list is a String.Array in JSON."""
+    return ("String.Array", json.dumps(value)) if isinstance(value, list) else ("String", value)
 
 
 def dedup_key(stack: str, rule: str, group: str, scope: str = "") -> str:
@@ -158,12 +205,21 @@ def dedup_key(stack: str, rule: str, group: str, scope: str = "") -> str:
     return f"queuewatch/{stack}/{rule}/{group}"[:240] + f"/{digest}"
 
 
-def silence_command(rule: str, runner_types: list[str], table: str, region: str) -> str:
+def silence_for(rule: str, group_by: str, group: str, members: list[str], table: str, region: str) -> Silence:
+    """The command that silences this alert: its runner types by name while they are few, else its rule and group.
+
+    A silence keyed on the rule (and team) also covers runner types that join the alert later, which is
+    what an on-call silencing a fleet-wide incident means.
+    """
     parts = ["queuewatch", "silence", "add", "--table", table, "--region", region, "--rule", rule]
-    for name in runner_types:
+    team = group if group_by == "team" else None
+    match = ["*"] if len(members) > SILENCE_LISTED else sorted(members)
+    if team is not None:
+        parts += ["--team", team]
+    for name in match:
         parts += ["--match", name]
     parts += ["--for", "2h", "--comment", "why this is silenced"]
-    return shlex.join(parts)
+    return Silence(command=shlex.join(parts), match=match, team=team)
 
 
 def queue_metrics_url(region: str, queue_name: str) -> str:
@@ -171,6 +227,15 @@ def queue_metrics_url(region: str, queue_name: str) -> str:
     return (
         f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();"
         f"query=~'*7bAWS*2fSQS*2cQueueName*7d*20{queue_name}"
+    )
+
+
+def metric_url(region: str, namespace: str, metric: str, dimension_values: list[str]) -> str:
+    """A metric in the CloudWatch console: its namespace and name, narrowed to the runner type's dimension values."""
+    search = " ".join([f"{{{namespace}}}", metric, *dimension_values])
+    encoded = "".join(c if c.isalnum() or c in "-_." else f"*{ord(c):02x}" for c in search)
+    return (
+        f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();query=~'{encoded}"
     )
 
 

@@ -155,7 +155,7 @@ class Outbox:
     notification_id: str
     subject: str
     message: str
-    attributes: dict[str, str]
+    attributes: dict[str, str | list[str]]  # a list goes to SNS as a String.Array
     message_structure: str | None
     claimed_at: datetime
     chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic

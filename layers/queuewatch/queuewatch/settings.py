@@ -11,6 +11,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from queuewatch.alert import QueueBody
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.errors import QueuewatchError
@@ -60,6 +61,7 @@ class EvaluateSettings(_Settings):
     )
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
     runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
+    queue_body: QueueBody = Field(alias="QUEUE_BODY", default="alert")
     # The stack's CloudWatch dashboard, every page's "view" link; none: pages carry no view link.
     dashboard_name: str | None = Field(alias="DASHBOARD_NAME", default=None, pattern=r"^[A-Za-z0-9_-]{1,255}$")
 

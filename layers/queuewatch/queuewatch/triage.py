@@ -19,6 +19,7 @@ from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.wording import plural
 
 Cause = Literal[
     "no_scale_up_request",
@@ -167,7 +168,7 @@ def _idle(r: _Reader) -> Finding | None:
     return _finding(
         "idle_not_taking_jobs",
         [
-            f"{idle:g} idle runners while {growth.text}",
+            f"{plural(idle, 'idle runner')} while {growth.text}",
             f"check that the jobs' runs-on labels match {r.rt.name} and that new runners register",
         ],
         {"idle_runners": idle, **growth.evidence},
@@ -179,7 +180,7 @@ def _scale_up_failing(r: _Reader) -> Finding | None:
     evidence: dict[str, float] = {}
     failures = r.reading(SignalName.CREATION_FAILURES)
     if failures and failures.window_sum:
-        parts.append(f"{failures.window_sum:g} runner creations failed in {r.span}{_fleet(failures)}")
+        parts.append(f"{plural(failures.window_sum, 'runner creation')} failed in {r.span}{_fleet(failures)}")
         evidence["creation_failures"] = failures.window_sum
     exceptions = r.reading(SignalName.EC2_EXCEPTIONS)
     if exceptions and exceptions.window_sum and exceptions.by_name:
@@ -218,11 +219,11 @@ def _at_max(r: _Reader) -> Finding | None:
     evidence: dict[str, float] = {}
     total, maximum = r.total(), r.value(SignalName.MAX_RUNNERS)
     if total is not None and maximum is not None and maximum > 0 and total >= maximum:
-        parts.append(f"{total:g} runners, the autoscaler's maximum is {maximum:g}")
+        parts.append(f"{plural(total, 'runner')}, the autoscaler's maximum is {maximum:g}")
         evidence.update(total_runners=total, max_runners=maximum)
     hits = r.reading(SignalName.MAX_HIT)
     if hits and hits.window_sum:
-        parts.append(f"the autoscaler refused {hits.window_sum:g} scale-ups at its maximum in {r.span}")
+        parts.append(f"the autoscaler refused {plural(hits.window_sum, 'scale-up')} at its maximum in {r.span}")
         evidence["max_hit"] = hits.window_sum
     return _finding("at_max", parts, evidence) if parts else None
 
@@ -238,7 +239,7 @@ def _surge(r: _Reader) -> Finding | None:
     return _finding(
         "arrival_surge",
         [
-            f"{now:g} jobs arrived in {r.span}{_fleet(arrivals)}, {against} per {r.span} "
+            f"{plural(now, 'job')} arrived in {r.span}{_fleet(arrivals)}, {against} per {r.span} "
             f"over the {format_duration(r.baseline)} before"
         ],
         {"job_arrivals": now, "job_arrivals_usual": round(usual, 2)},

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from queuewatch.alert import sns_attribute
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -14,7 +17,7 @@ def publish(
     *,
     subject: str,
     message: str,
-    attributes: dict[str, str],
+    attributes: Mapping[str, str | list[str]],
     message_structure: str | None = None,
 ) -> str:
     """Returns SNS's message id; raises on any failure, so the caller keeps the page for the next tick."""
@@ -22,7 +25,12 @@ def publish(
         "TopicArn": topic_arn,
         "Subject": subject,
         "Message": message,
-        "MessageAttributes": {k: {"DataType": "String", "StringValue": v} for k, v in attributes.items() if v},
+        "MessageAttributes": {
+            name: {"DataType": data_type, "StringValue": text}
+            for name, value in attributes.items()
+            if value
+            for data_type, text in [sns_attribute(value)]
+        },
     }
     if message_structure:
         kwargs["MessageStructure"] = message_structure

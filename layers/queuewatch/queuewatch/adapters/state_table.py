@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from queuewatch.adapters.item_size import item_size
 from queuewatch.alert_state import (
     GroupRecord,
     GroupStatus,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 PARTITION = "queuewatch"
 CURSOR = "cursor"
 RETAIN_AFTER_END = timedelta(days=14)  # TTL for items that are over
+WRITER_TOKEN_LENGTH = 32  # an evaluation's stamp: uuid4().hex
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _serializer = TypeSerializer()
@@ -295,6 +297,17 @@ def put_group(
     now: datetime,
     writer: str | None = None,
 ) -> None:
+    condition, values = _version_condition(expected_version)
+    _put(client, table, _group_item(group, expected_version, now), condition, values, writer)
+
+
+def group_item_size(group: GroupRecord, now: datetime) -> int:
+    """The size DynamoDB will count for this group's item as put_group writes it, writer stamp included."""
+    item = {**_group_item(group, group.version, now), "writer": "w" * WRITER_TOKEN_LENGTH}
+    return item_size({k: _serializer.serialize(v) for k, v in item.items() if v is not None})
+
+
+def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dict[str, Any]:
     outbox = None
     if group.outbox:
         outbox = {
@@ -308,7 +321,7 @@ def put_group(
             "pending": [str(t) for t in group.outbox.pending],
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
-    item = {
+    return {
         "pk": PARTITION,
         "sk": f"group#{group.key}",
         "rule": group.rule,
@@ -325,8 +338,6 @@ def put_group(
         # A group that is over lingers only until its resolve page is out and the TTL passes.
         "expires_at": _ttl(now) if group.status is None else None,
     }
-    condition, values = _version_condition(expected_version)
-    _put(client, table, item, condition, values, writer)
 
 
 def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from queuewatch.config.schema import (
 from queuewatch.config.sources import MetricQuery
 from queuewatch.errors import QueuewatchError
 from queuewatch.signals import SignalName
+from queuewatch.wording import plural
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class ConfigError(QueuewatchError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        lines = [f"{self.source}: {len(self.problems)} problem(s); the config was not applied"]
+        lines = [f"{self.source}: {plural(len(self.problems), 'problem')}; the config was not applied"]
         for problem in self.problems:
             where = f"{self.source}:{problem.line}" if problem.line else self.source
             lines.append(f"  {where}: {problem.key_path or '(top level)'}: {problem.message}")

@@ -14,13 +14,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.errors import describe
+from queuewatch.adapters.item_size import ITEM_LIMIT
 from queuewatch.adapters.sns import publish
-from queuewatch.adapters.state_table import WriteConflict, delete_group, put_group
+from queuewatch.adapters.state_table import WriteConflict, delete_group, group_item_size, put_group
 from queuewatch.alert import Alert
 from queuewatch.alert_state import GroupRecord, Outbox, StoredState, Topic
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
 from queuewatch.notifications import Origin, render
+
+# Bytes kept free in a group's item for what may grow after rendering: the version's digits, a retry's claim.
+ITEM_MARGIN = 1024
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -76,20 +80,27 @@ class EvaluatorMemory:
         return self._key(outbox, destination) in self._keys
 
 
-def outbox_for(alert: Alert, stack: Stack, now: datetime) -> Outbox:
-    """The page as it waits to be published: every body rendered, pending on each of the stack's topics."""
-    bodies = render(alert, Origin.of_topic(stack.topic_arn, stack.metrics_namespace))
+def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime) -> Outbox:
+    """The page as it waits to be published: every body rendered, pending on each of the stack's topics.
+
+    One budget, from DynamoDB's item limit: the group's item (its members, the outbox and every other
+    attribute) must fit 400 KB, so the bodies get what the rest of the item leaves them.
+    """
     chat = stack.chat_topic_arn is not None
-    return Outbox(
+    outbox = Outbox(
         notification_id=alert.notification_id,
-        subject=bodies.subject,
-        message=bodies.message,
+        subject=alert.subject,
+        message="",
         attributes=alert.message_attributes(),
         message_structure="json",
         claimed_at=now,
-        chat_message=bodies.chat if chat else None,
+        chat_message="" if chat else None,
         pending=(Topic.ALERT, Topic.CHAT) if chat else (Topic.ALERT,),
     )
+    room = ITEM_LIMIT - ITEM_MARGIN - group_item_size(replace(record, outbox=outbox), now)
+    origin = Origin.of_topic(stack.topic_arn, stack.metrics_namespace)
+    bodies = render(alert, origin, room=room, chat=chat, queue_body=stack.queue_body)
+    return replace(outbox, message=bodies.message, chat_message=bodies.chat)
 
 
 @dataclass

@@ -6,24 +6,28 @@ queueing runner type of a firing page, likely cause first.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
     RunnerTypeFigures,
-    Silence,
     dashboard_view_url,
     dedup_key,
+    metric_url,
     queue_metrics_url,
-    silence_command,
+    silence_for,
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.evaluate.plan import GroupPlan, Plan
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
+from queuewatch.snapshot import RunnerTypeSnapshot
 from queuewatch.triage import triage
+from queuewatch.wording import plural
 
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 # The view link's time range: the hour before the alert started (how the queue built up) to a little
@@ -37,7 +41,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     assert decision.page is not None and decision.started_at is not None
     now = plan.context.now
     resolved = decision.page is PageKind.RESOLVED
-    figures = [_figures(plan, rule, name, resolved, stack) for name in decision.members]
+    own_signals = {spec.name: spec.signals for spec in plan.context.config.runner_types}
+    figures = [_figures(plan, rule, name, resolved, stack, own_signals) for name in decision.members]
     figures.sort(key=lambda f: (-(f.queue_time_seconds or 0), -(f.queue_size or 0), f.runner_type))
     max_size, max_size_at = worst([(f.runner_type, f.queue_size) for f in figures])
     max_time, max_time_at = worst([(f.runner_type, f.queue_time_seconds) for f in figures])
@@ -51,6 +56,11 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         None,
     )
     snapshot = plan.context.snapshot
+    team = rule.team if rule.group_by != "team" else record.group
+    # Every team whose runner types the page names, listed or not, so each team's routing sees it.
+    # A resolve reaches every team its page reached, whatever the config says now.
+    paged_teams = set(record.paged_as.teams) if resolved and record.paged_as else set()
+    teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
@@ -60,7 +70,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
         summary=_summary(rule, figures, resolved),
         rule=rule.name,
-        team=rule.team if rule.group_by != "team" else record.group,
+        team=team,
+        teams=[team, *teams],
         group_by=rule.group_by,
         group=record.group,
         dedup_key=key,
@@ -77,12 +88,10 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         max_queue_time_runner_type=max_time_at,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
-        silence=Silence(
-            command=silence_command(rule.name, list(decision.members), stack.table, stack.region),
-            match=list(decision.members),
-        ),
+        silence=silence_for(rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region),
         source={
             "stack": stack.name,
+            "account": stack.account_id,
             "region": stack.region,
             "observation": snapshot.snapshot_id if snapshot else "collector-failure",
         },
@@ -99,7 +108,9 @@ def _view_url(stack: Stack, started_at: datetime, now: datetime) -> str | None:
     return dashboard_view_url(stack.region, stack.dashboard_name, start, now + VIEW_AFTER)
 
 
-def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack) -> RunnerTypeFigures:
+def _figures(
+    plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack, own_signals: Mapping[str, Signals]
+) -> RunnerTypeFigures:
     context = plan.context
     found = context.by_name.get(runner_type)
     key = InstanceKey(rule.name, runner_type)
@@ -130,11 +141,21 @@ def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: St
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
         missing=dict(verdict.missing) if verdict else {},
-        console_url=queue_metrics_url(found.region, found.queue_name) if found else None,
+        console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
         signals=others,
         triage=explanation,
         oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
     )
+
+
+def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeSnapshot) -> str:
+    """Where the page's queue figures came from: the configured queue-time metric, else the queue's AWS/SQS ones
+    (on the fork config, the fork's per-runner-type metric, not the queue that runner types share)."""
+    source = plan.context.config.signals_for(own).get(SignalName.QUEUE_TIME)
+    if isinstance(source, MetricQuery):
+        values = [value.replace("{runner_type}", runner_type) for value in source.dimensions.values()]
+        return metric_url(source.region or found.region, source.namespace, source.metric, values)
+    return queue_metrics_url(found.region, found.queue_name)
 
 
 def _title(rule: Rule, group: str) -> str:
@@ -158,4 +179,4 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         return f"{head}: " + " | ".join(parts[:5]) + more
     lines = [f"{f.runner_type}: {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
-    return f"{len(figures)} runner type(s) {verb} ({rule.condition()}): " + "; ".join(lines) + more
+    return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queuewatch.alert import QueueBody
 from queuewatch.alert_state import Topic
 
 
@@ -19,6 +20,7 @@ class Stack:
     chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
     metrics_namespace: str = "Queuewatch"
     account_id: str = ""
+    queue_body: QueueBody = "alert"  # what SQS subscribers of the alert topic get: see notifications/message.py
     dashboard_name: str | None = None  # the stack's CloudWatch dashboard: each page's "view" link
 
     def topic(self, destination: Topic) -> str | None:

@@ -128,7 +128,8 @@ def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
     """The group's record with its page rendered into the outbox, and what the page carried kept for its resolve."""
     alert = build_alert(planned, group, stack)
     teams = tuple(sorted({planned.context.team(group.rule, name) for name in group.decision.members}))
-    return replace(group.record, outbox=outbox_for(alert, stack, planned.context.now), paged_as=_paged_as(alert, teams))
+    record = replace(group.record, paged_as=_paged_as(alert, teams))
+    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now))
 
 
 def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:

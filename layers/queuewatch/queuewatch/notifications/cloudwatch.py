@@ -3,6 +3,7 @@ Amazon CloudWatch integrations open and resolve incidents from."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -13,6 +14,10 @@ from queuewatch.alert import Alert
 from queuewatch.notifications.text import cut, one_line
 
 ALARM_DESCRIPTION_LIMIT = 1024  # CloudWatch's limits, which its consumers assume
+ALARM_NAME_LIMIT = 255
+DESCRIPTION_LINES = 20  # what alarm consumers that split the description into fields take
+LISTS_RESERVE = 300  # characters a description keeps for TEAMS, RUNNER_TYPES and SUMMARY
+SUMMARY_LEAST = 100
 STATE_REASON_LIMIT = 1023
 
 
@@ -34,10 +39,10 @@ class Origin:
 
 
 def cloudwatch_alarm(alert: Alert, origin: Origin) -> dict[str, object]:
-    """A CloudWatch alarm's SNS notification; AlarmName is the dedup key, stable for the alert's life."""
+    """A CloudWatch alarm's SNS notification; AlarmName and AlarmArn are stable for the alert's life."""
     firing = alert.status == "firing"
     return {
-        "AlarmName": alert.dedup_key,
+        "AlarmName": alarm_name(alert),
         "AlarmDescription": alarm_description(alert),
         "AWSAccountId": origin.account_id,
         "AlarmConfigurationUpdatedTimestamp": _cloudwatch_time(alert.started_at),
@@ -55,26 +60,60 @@ def cloudwatch_alarm(alert: Alert, origin: Origin) -> dict[str, object]:
 
 
 def alarm_description(alert: Alert) -> str:
-    """KEY=VALUE lines, within CloudWatch's 1024 characters; SUMMARY is cut to make room, never dropped."""
-    head = [("TEAM", alert.team), ("PRIORITY", alert.priority), ("SEVERITY", alert.severity)]
-    head.append(("RUNBOOK", alert.runbook_url or "none"))
-    tail = []
-    if alert.dashboard_url:
-        tail.append(("DASHBOARD", alert.dashboard_url))
-    if alert.likely_cause:
-        tail.append(("CAUSE", alert.likely_cause))
+    """KEY=VALUE lines, within CloudWatch's 1024 characters and 20 lines, so any consumer of alarms shows it all.
+
+    Consumers drop Trigger.Dimensions, so the runner types are here; TEAMS names every team so each team's
+    routing sees the page. Links and the silence command go whole or not at all (a cut link is a broken one);
+    the lists say how many they leave out, and SUMMARY takes what room is left.
+    """
+    lines = [f"TEAM={cut(one_line(alert.team), 100)}", f"PRIORITY={alert.priority}", f"SEVERITY={alert.severity}"]
+
+    def room() -> int:
+        return ALARM_DESCRIPTION_LIMIT - sum(len(line) + 1 for line in lines)
+
+    whole = [("VIEW", view_url(alert)), ("RUNBOOK", alert.runbook_url or "none")]
     if alert.status == "firing":
-        tail.append(("SILENCE", alert.silence.command))
-    lines = [f"{key}={one_line(value)}" for key, value in head]
-    fixed = sum(len(line) + 1 for line in lines) + len("SUMMARY=")
-    optional: list[str] = []
-    for key, value in tail:
-        line = f"{key}={one_line(value)}"
-        if fixed + 200 + sum(len(x) + 1 for x in optional) + len(line) + 1 <= ALARM_DESCRIPTION_LIMIT:
-            optional.append(line)
-    room = ALARM_DESCRIPTION_LIMIT - fixed - sum(len(x) + 1 for x in optional)
-    lines.append("SUMMARY=" + cut(one_line(alert.summary), room))
-    return "\n".join(lines + optional)
+        whole.append(("SILENCE", alert.silence.command))
+    for key, value in whole:
+        line = f"{key}={one_line(value)}" if value else ""
+        if line and len(line) + 1 <= room() - LISTS_RESERVE:
+            lines.append(line)
+    names = [f.runner_type for f in alert.runner_types]
+    lines.append("TEAMS=" + listing(alert.teams or [alert.team], len(alert.teams or [alert.team]), room() // 4))
+    lines.append("RUNNER_TYPES=" + listing(names, alert.runner_types_affected, room() // 2))
+    if alert.likely_cause and room() > 2 * SUMMARY_LEAST:
+        lines.append("CAUSE=" + cut(one_line(alert.likely_cause), room() // 2))
+    lines.append("SUMMARY=" + cut(one_line(alert.summary), room() - len("SUMMARY=")))
+    return "\n".join(lines[:DESCRIPTION_LINES])
+
+
+def listing(names: list[str], total: int, limit: int) -> str:
+    """As many names as fit `limit` characters, comma-separated, then how many more there are."""
+    shown: list[str] = []
+    for name in names:
+        more = total - len(shown) - 1
+        tail = f" (+{more} more)" if more else ""
+        if len(", ".join([*shown, name])) + len(tail) > limit:
+            break
+        shown.append(name)
+    more = total - len(shown)
+    return ", ".join(shown) + (f" (+{more} more)" if more else "")
+
+
+def view_url(alert: Alert) -> str | None:
+    """Where to look: the alert's view link (the stack's dashboard), else the rule's dashboard, else the
+    console page of its worst runner type's metrics."""
+    if alert.view_url or alert.dashboard_url:
+        return alert.view_url or alert.dashboard_url
+    return next((f.console_url for f in alert.runner_types if f.console_url), None)
+
+
+def alarm_name(alert: Alert) -> str:
+    """Readable (the stack and the alert's title), stable from page to resolve (the title is the page's),
+    unique per alert (a digest of the dedup key), within CloudWatch's 255 characters."""
+    digest = hashlib.sha256(alert.dedup_key.encode()).hexdigest()[:8]
+    stack = alert.source.get("stack", "queuewatch")
+    return cut(one_line(f"{stack}: {alert.title}"), ALARM_NAME_LIMIT - len(digest) - 3) + f" [{digest}]"
 
 
 def _state_reason(alert: Alert) -> str:

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from queuewatch.alert import Alert, RunnerTypeFigures
 from queuewatch.durations import format_duration
+from queuewatch.wording import plural
 
 
 def email_text(alert: Alert) -> str:
@@ -21,7 +22,7 @@ def email_text(alert: Alert) -> str:
         lines += ["", f"Likely cause: {alert.likely_cause}"]
     lines += ["", *_table(alert.runner_types)]
     if alert.runner_types_affected > len(alert.runner_types):
-        lines.append(f"... and {alert.runner_types_affected - len(alert.runner_types)} more runner types")
+        lines.append(f"... and {plural(alert.runner_types_affected - len(alert.runner_types), 'more runner type')}")
     triaged = [f for f in alert.runner_types if f.triage is not None]
     if triaged:
         first = triaged[0].triage

@@ -1,0 +1,128 @@
+"""A fleet-wide incident, 5,000 runner types in one group, pages and resolves through the evaluate handler,
+with and without a chat topic, and every part of it fits its AWS limit: DynamoDB's item, SNS's message
+and subject, CloudWatch's description and alarm name, the chat notification."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from consumers import CHATBOT, check_pager_envelope, check_subject, description_fields
+from support import T0, runner_type, snapshot
+
+from queuewatch.adapters.item_size import ITEM_LIMIT, item_size
+from queuewatch.adapters.state_table import PARTITION, create_table
+from queuewatch.notifications import SNS_MESSAGE_LIMIT
+from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
+from queuewatch.wire import encode_snapshot
+from queuewatch_cli.localrun import FakeContext, destination_record, load_event, load_handler_module
+
+FLEET = 5000
+# Long, realistic names: the members list alone is then a large share of the group's 400 KB.
+NAMES = [f"linux.arm64.m7g.8xlarge.ephemeral.pool-{i:04d}" for i in range(FLEET)]
+
+
+def config_text() -> str:
+    lines = ["version: 1", "defaults: {rule: {for: 0s, keep_firing_for: 0s}}", "runner_types:"]
+    for i, name in enumerate(NAMES):
+        lines.append(f"  - {{name: {name}, queue: {{name: q-{i:04d}}}, team: team-{i % 40:02d}}}")
+    lines += ["rules:", "  - {name: jobs-queueing, group_by: all, thresholds: {queue_time: 1m, queue_size: 0}}"]
+    return "\n".join(lines) + "\n"
+
+
+class PatientContext(FakeContext):
+    """In-process moto writes far slower than DynamoDB; what is tested here is size, not the tick's deadline
+    (bench/ measures that), so the handler gets the time it needs to write 5,000 instances in one tick."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+class Captured:
+    """Every Publish the handler makes, as SNS was asked (sizes measured on the request)."""
+
+    def __init__(self) -> None:
+        self.publishes: list[dict[str, Any]] = []
+
+    def __call__(self, params: dict[str, Any], **_: Any) -> None:
+        self.publishes.append(params)
+
+
+@pytest.fixture
+def environment(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    config = tmp_path / "fleet.yaml"
+    config.write_text(config_text(), encoding="utf-8")
+    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
+    for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("STACK_NAME", "fleet")
+    return config
+
+
+def tick(module: Any, at: datetime, queueing: bool) -> dict[str, Any]:
+    teams = [f"team-{i % 40:02d}" for i in range(FLEET)]
+    obs = snapshot(
+        at, *[runner_type(n, 3 * queueing, 900 * queueing, team=t) for n, t in zip(NAMES, teams, strict=True)]
+    )
+    record = destination_record(load_event("collect_scheduled.json"), encode_snapshot(obs), at=at)
+    module.clock = lambda: at + timedelta(seconds=5)
+    return module.lambda_handler(record, PatientContext("evaluate"))  # type: ignore[no-any-return]
+
+
+def group_item_bytes() -> int:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    items = dynamodb.query(
+        TableName="state",
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :g)",
+        ExpressionAttributeValues={":pk": {"S": PARTITION}, ":g": {"S": "group#"}},
+    )["Items"]
+    return max(item_size(item) for item in items)
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["without-chat", "with-chat"])
+def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
+    environment: Path, monkeypatch: pytest.MonkeyPatch, chat: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sns = boto3.client("sns", region_name="us-east-1")
+    if chat:
+        monkeypatch.setenv("CHAT_TOPIC_ARN", sns.create_topic(Name="chat")["TopicArn"])
+    module = load_handler_module("evaluate")
+    captured = Captured()
+    module.aws.sns("us-east-1").meta.events.register("before-parameter-build.sns.Publish", captured)
+
+    fired = tick(module, T0, queueing=True)
+    assert len(fired["firing"]) == FLEET and fired["pages_sent"] and not fired["pages_failed"]
+    stored = group_item_bytes()
+    assert stored <= ITEM_LIMIT
+    page_publishes = list(captured.publishes)
+
+    resolved = tick(module, T0 + timedelta(minutes=1), queueing=False)
+    assert resolved["firing"] == [] and resolved["pages_sent"] and not resolved["pages_failed"]
+
+    alerts = [p for p in captured.publishes if p.get("MessageStructure") == "json"]
+    assert [json.loads(json.loads(p["Message"])["default"])["status"] for p in alerts] == ["firing", "resolved"]
+    for publish in captured.publishes:
+        check_subject(publish["Subject"])
+        attributes = sum(len(k) + len(json.dumps(v)) for k, v in publish.get("MessageAttributes", {}).items())
+        assert len(publish["Message"].encode()) + len(publish["Subject"]) + attributes <= SNS_MESSAGE_LIMIT
+    first = json.loads(alerts[0]["Message"])
+    alert = json.loads(first["default"])
+    assert alert["runner_types_affected"] == FLEET and alert["silence"]["match"] == ["*"]
+    assert len(alert["silence"]["command"]) < 300
+    assert alert["teams"] == [alert["team"], *(f"team-{i:02d}" for i in range(40))]  # every team, the rule's first
+    alarm = json.loads(first["https"])
+    check_pager_envelope(alerts[0]["Subject"], alarm)
+    assert len(alarm["AlarmDescription"]) <= ALARM_DESCRIPTION_LIMIT and len(alarm["AlarmName"]) <= 255
+    assert description_fields(alarm["AlarmDescription"])["RUNNER_TYPES"].endswith(" more)")
+    chats = [json.loads(p["Message"]) for p in captured.publishes if p.get("MessageStructure") != "json"]
+    assert len(chats) == (2 if chat else 0)
+    for body in chats:
+        CHATBOT.validate(body)
+    assert len(page_publishes) == (2 if chat else 1)
+    with capsys.disabled():
+        print(f"\n{FLEET} runner types, chat={chat}: group item {stored:,} bytes of {ITEM_LIMIT:,}")
