@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.job_store import put_job
-from queuewatch.telemetry import runner_type_dimensions
+from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.track.jobs import PROGRESS, JobRecord
 from queuewatch.track.routing import label_set
 from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT

@@ -23,8 +23,8 @@ from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, StoredState
 from queuewatch.durations import format_duration
+from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE
-from queuewatch.telemetry import runner_type_dimensions
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from support import T0, StackInMoto, minutes, runner_type, snapshot
 from queuewatch.adapters.state_table import put_silence
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
+from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
-from queuewatch.telemetry import record_tick, runner_type_dimensions
+from queuewatch.telemetry import record_tick
 from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status

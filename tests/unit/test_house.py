@@ -27,6 +27,7 @@ CORE = [
     "track.jobs",
     "track.schema",
     "track.signature",
+    "metric_names",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

@@ -135,7 +135,12 @@ def test_the_pager_body_is_a_cloudwatch_alarm_notification(status: Literal["firi
     assert body["AlarmArn"] == f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alert.dedup_key}"
     assert body["Region"] == "US East (N. Virginia)"
     assert body["StateChangeTime"] == "2026-11-21T18:03:00.000+0000"
-    assert body["Trigger"]["Dimensions"] == [{"value": "linux.2xlarge", "name": "RunnerType"}]
+    # The metric the evaluator publishes, under its whole dimension set: a consumer can query it as named.
+    assert body["Trigger"]["Dimensions"] == [
+        {"value": "linux.2xlarge", "name": "RunnerType"},
+        {"value": "prod", "name": "Stack"},
+        {"value": "queuewatch", "name": "service"},
+    ]
     assert body["Trigger"]["Threshold"] == 60.0
 
 

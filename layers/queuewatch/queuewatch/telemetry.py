@@ -12,13 +12,6 @@ from queuewatch.snapshot import Snapshot
 from queuewatch.track.stage import TrackResult
 
 DIMENSION_VALUE_LIMIT = 1024  # CloudWatch's longest dimension value
-SERVICE = "queuewatch"  # POWERTOOLS_SERVICE_NAME in template.yaml; Powertools adds it as a dimension
-
-
-def runner_type_dimensions(stack: str, runner_type: str) -> tuple[tuple[str, str], ...]:
-    """The exact dimensions of QueueSize and QueueTime per runner type, as record_tick emits them: a
-    GetMetricData query must name them all (queuewatch status, the pager body's Trigger)."""
-    return (("RunnerType", runner_type), ("Stack", stack), ("service", SERVICE))
 
 
 def record_tick(

@@ -11,6 +11,7 @@ from functools import lru_cache
 import botocore.session
 
 from queuewatch.alert import Alert
+from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.notifications.text import cut, one_line
 
 ALARM_DESCRIPTION_LIMIT = 1024  # CloudWatch's limits, which its consumers assume
@@ -134,7 +135,10 @@ def _trigger(alert: Alert, origin: Origin) -> dict[str, object]:
         "StatisticType": "Statistic",
         "Statistic": "MAXIMUM",
         "Unit": "Seconds" if on_time else "Count",
-        "Dimensions": [{"value": worst.runner_type, "name": "RunnerType"}],
+        "Dimensions": [
+            {"value": value, "name": name}
+            for name, value in runner_type_dimensions(alert.source.get("stack", ""), worst.runner_type)
+        ],
         "Period": 60,
         "EvaluationPeriods": 1,
         "DatapointsToAlarm": 1,
