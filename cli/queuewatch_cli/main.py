@@ -7,9 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from queuewatch.alert import alert_json_schema
 from queuewatch.config import ConfigError, load_config
-from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
 def check_config(paths: Sequence[str]) -> int:
@@ -64,12 +62,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check-config":
         return check_config(args.paths)
     if args.command == "schema":
+        from queuewatch.alert import alert_json_schema
+
         print(json.dumps(alert_json_schema(), indent=2))
         return 0
     if args.command == "demo":
         from queuewatch_cli.demo import run_demo
 
         return run_demo()
+    # Imported here, not at the top: check-config needs neither boto3 nor the alert's models.
+    from queuewatch_cli.silences import silence_add, silence_expire, silence_list
+
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
     return handlers[args.action](args)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from queuewatch.config.names import (
     QUEUE_NAME,
@@ -22,14 +22,44 @@ from queuewatch.config.names import (
     SQS_HOST_REGION,
     AccountId,
     Region,
+    RunnerTypeGlob,
 )
 from queuewatch.config.sources import Signals, SignalSource
-from queuewatch.durations import Duration
+from queuewatch.durations import Duration, within
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import Priority, Rule
 from queuewatch.signals import SignalName
 
 CONFIG_VERSION = 1
+
+_DAY = 86400
+# Each duration is bounded to what can make sense, so that none overflows a date at run time or
+# silently never happens; the error names the field and says why.
+QueueTimeThreshold = Annotated[
+    Duration,
+    AfterValidator(within(0, _DAY, "GitHub cancels a job that has waited 24h for a self-hosted runner")),
+]
+PendingPeriod = Annotated[
+    Duration,
+    AfterValidator(within(0, _DAY, "a breach that must last over a day before it pages outlives the jobs queueing")),
+]
+KeepFiringPeriod = Annotated[
+    Duration, AfterValidator(within(0, _DAY, "an alert held open over a day after it cleared hides the next one"))
+]
+RepeatInterval = Annotated[
+    Duration, AfterValidator(within(60, 7 * _DAY, "repeats come at most once a tick and at least once a week"))
+]
+MetricLookback = Annotated[
+    Duration,
+    AfterValidator(
+        within(
+            60,
+            3 * 3600,
+            "CloudWatch's datapoints come a minute apart at best (sub-minute ones are kept 3h), and one "
+            "older than a few hours says nothing about the queue now",
+        )
+    ),
+]
 
 
 class QueueRef(FrozenModel):
@@ -115,8 +145,8 @@ class DiscoverySpec(FrozenModel):
     account_id: AccountId | None = None
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
-    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[RunnerTypeGlob] = Field(default_factory=list)
 
     @field_validator("queue_name_pattern")
     @classmethod
@@ -157,7 +187,7 @@ class DiscoverySpec(FrozenModel):
 class Thresholds(FrozenModel):
     """A signal breaches its threshold when its value is above it."""
 
-    queue_time: Duration | None = None
+    queue_time: QueueTimeThreshold | None = None
     queue_size: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -166,9 +196,9 @@ class RuleSettings(FrozenModel):
 
     thresholds: Thresholds | None = None
     breach_when: Literal["all", "any"] | None = None
-    for_: Duration | None = Field(default=None, alias="for")
-    keep_firing_for: Duration | None = None
-    repeat_interval: Duration | None = None
+    for_: PendingPeriod | None = Field(default=None, alias="for")
+    keep_firing_for: KeepFiringPeriod | None = None
+    repeat_interval: RepeatInterval | None = None
     priority: Priority | None = None
     team: str | None = None
     runbook_url: str | None = None
@@ -182,18 +212,11 @@ class RuleSettings(FrozenModel):
             raise ValueError(f"found {value!r}, expected an http(s) URL")
         return value
 
-    @field_validator("repeat_interval")
-    @classmethod
-    def _repeat_positive(cls, value: int | None) -> int | None:
-        if value is not None and value < 60:
-            raise ValueError(f"found {value}s, expected a repeat interval of at least 1m")
-        return value
-
 
 class RuleSpec(RuleSettings):
     name: str
-    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[RunnerTypeGlob] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -208,8 +231,8 @@ class MonitorSettings(FrozenModel):
 
     priority: Priority = Priority.P3
     team: str | None = None
-    for_: Duration = Field(default=300, alias="for")
-    repeat_interval: Duration = 14400
+    for_: PendingPeriod = Field(default=300, alias="for")
+    repeat_interval: RepeatInterval = 14400
     runbook_url: str | None = None
 
 
@@ -231,7 +254,7 @@ class TriageSettings(FrozenModel):
 class Defaults(FrozenModel):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
-    metric_lookback: Duration = 600
+    metric_lookback: MetricLookback = 600
     signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()

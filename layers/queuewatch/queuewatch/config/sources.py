@@ -49,8 +49,9 @@ class MetricQuery(FrozenModel):
     @field_validator("period")
     @classmethod
     def _valid_period(cls, value: int) -> int:
-        if value <= 0 or (value % 60 and value not in (1, 5, 10, 30)):
-            raise ValueError(f"found {value}s, expected 1s, 5s, 10s, 30s or a multiple of 60s")
+        if value <= 0 or (value % 60 and value not in (1, 5, 10, 30)) or value > 3600:
+            # Over an hour, one datapoint averages over more than "now" can mean for a queue.
+            raise ValueError(f"found {value}s, expected 1s, 5s, 10s, 30s or a multiple of 60s up to 1h")
         return value
 
     @field_validator("exceptions")
