@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 
-.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate clean bench cost
+.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -54,6 +54,7 @@ lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checko
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy functions/collect/app.py
 	$(VENV)/bin/mypy functions/evaluate/app.py
+	$(VENV)/bin/mypy functions/track/app.py
 	$(VENV)/bin/mypy tests
 	$(VENV)/bin/mypy bench
 	$(SAM) validate --lint --region us-east-1
@@ -81,6 +82,10 @@ invoke-collect: venv build ## sam local invoke CollectFunction on EVENT, against
 invoke-evaluate: EVENT ?= events/evaluate_success.json
 invoke-evaluate: venv build ## sam local invoke EvaluateFunction on EVENT, against a seeded moto; prints what it paged
 	$(PY) tests/e2e/sam_local.py invoke EvaluateFunction $(EVENT)
+
+invoke-track: EVENT ?= events/track_queued.json
+invoke-track: venv build ## sam local invoke TrackFunction (or WebhookFunction, for events/webhook_*.json) on EVENT, against a seeded moto
+	$(PY) tests/e2e/sam_local.py invoke $(if $(findstring webhook_,$(EVENT)),WebhookFunction,TrackFunction) $(EVENT)
 
 FLEETS ?= 10,100,1000,5000
 bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)

@@ -24,7 +24,7 @@ FLEETS = (10, 150, 1000)
 TICKS_PER_MONTH = 60 * 730  # a 1-minute schedule; AWS prices a month as 730 hours
 PLATFORM_LOG_BYTES = 3 * 120  # Lambda's START, END and REPORT lines per invocation (assumed)
 EPISODES_PER_RUNNER_TYPE = 30  # alert episodes a month (fire, then resolve) per runner type (assumed)
-SERVICE_METRICS = 5  # Heartbeat, AlertsFiring, RunnerTypesDegraded, PagesSent, PagesFailed
+SERVICE_METRICS = 5  # Heartbeat, AlertsFiring, RunnerTypesDegraded, PagesSent, PagesFailed, per stack (Stack dimension)
 
 PRICES_AS_OF = "2026-11-21"
 
@@ -165,8 +165,13 @@ def queuewatch_lines(
             "custom_metric",
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
-        Line("Heartbeat alarm", 1, "alarm-months", "alarm"),
+        Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
     ]
+
+
+def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
+    """The CloudWatch alarms the template declares: heartbeat, failed pages, the functions' errors and throttles."""
+    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Alarm")
 
 
 def alarm_lines(n: int) -> list[Line]:

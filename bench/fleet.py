@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.config import Config as BotoConfig
 
+from bench.floor import TickShape
 from queuewatch.adapters.state_table import create_table
 from queuewatch_cli.seed import put_queue_ages
 
@@ -89,6 +90,16 @@ class Fleet:
             "dynamodb.writes": 0,
             "sns.Publish": 0,
         }
+
+    def tick_shape(self) -> TickShape:
+        """What a steady tick must ask, per region: the input of its latency floor (bench/floor.py)."""
+        return TickShape(
+            queues={r: len(self.in_region(r)) for r in REGIONS},
+            judged_metrics={r: sum(1 for i in self.in_region(r) if self.queued(i)) for r in REGIONS},
+            evidence_metrics={
+                r: EVIDENCE_QUERIES * sum(1 for i in self.in_region(r) if self.firing(i)) for r in REGIONS
+            },
+        )
 
     def config_text(self) -> str:
         discovery = "".join(

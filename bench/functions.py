@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.counting import CallLog, LogSink, counting_session
 from queuewatch.adapters.clients import AwsClients
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_handler_module
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
 LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
 
@@ -52,14 +52,32 @@ class Functions:
         self.log = CallLog()
         self.sink = LogSink()
         sys.stdout = self.sink
-        # The handlers make their clients at import, from a default session; these count their calls.
-        aws = AwsClients(session=counting_session(self.log))
         self.modules = {stage: load_handler_module(stage) for stage in stages}
+        self.connect()
+
+    def connect(self) -> None:
+        """New clients for both handlers, against the endpoint AWS_ENDPOINT_URL names now; they count their calls.
+
+        The handlers make their clients at import, from a default session, and keep them: a bench that
+        switches endpoint (moto directly, or through the latency proxy) makes them again.
+        """
+        aws = AwsClients(session=counting_session(self.log))
         for module in self.modules.values():
             setattr(module, "aws", aws)  # noqa: B010 - the handler module's own global
 
+    def new_evaluator_container(self) -> None:
+        """Forget what the evaluator remembers between warm invocations (its EvaluatorMemory).
+
+        Each fleet is a new deployment whose timeline starts at the same T0: a memory carried over
+        from the last fleet's later ticks would call every tick of this one stale.
+        """
+        module = self.modules["evaluate"]
+        setattr(module, "memory", type(module.memory)())  # noqa: B010 - the handler module's own global
+
     def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
         module = self.modules[stage]
+        if stage == "evaluate":
+            arrives_when_made(module, event)  # the bench's timeline is simulated
         context = FakeContext(f"queuewatch-{stage}", memory_limit_in_mb=template_memory_mb(stage))
         self.log.take()
         self.sink.take()

@@ -22,6 +22,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class MotoServer:
     """`moto_server -H 127.0.0.1 -p <free port>`; a context manager, so an error never leaves it running."""
 
@@ -66,9 +72,7 @@ class MotoServer:
             pass
 
     def cpu_seconds(self) -> float:
-        """User plus system CPU the server has used so far (Linux /proc)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return process_cpu_seconds(self.pid)
 
     def stop(self) -> None:
         if self._process is None or self._process.poll() is not None:

@@ -1,4 +1,4 @@
-"""The benchmark's tables and the verdict on each target of issue 6."""
+"""The benchmark's tables and the verdict on each target (issues 6 and 14)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any, TextIO
 
 from bench.lambda_model import lambda_seconds
 
-RATIO_TARGET = 0.2  # a 1,000-runner-type tick takes at most 1/5 of the naive watcher's
-IMPORT_TARGET = 1.5  # handler import within 1.5x a bare `import boto3`
+RATIO_TARGET = 0.1  # with the yardstick's latency, a 1,000-runner-type tick takes at most 1/10 of the naive one's
+RATIO_FLEET = "1000"
 MEMORY_HEADROOM = 1.5  # MemorySize at least 1.5x the measured peak
 CHECKED_CALLS = (
     "sqs.ListQueues",
@@ -37,6 +37,7 @@ def imports(say: Printer, figures: dict[str, dict[str, float]]) -> None:
     for name, row in figures.items():
         ratio = row["ms"] / base
         say.line(f"  {name:<18}{row['ms']:>8.0f}{ratio:>9.2f}{row['wall_ms']:>9.0f}{row['rss_mb']:>8.0f}")
+    say.line("  (not judged: a function invoked every minute is almost always warm; see issue 14)")
 
 
 def our_calls(figures: dict[str, Any]) -> dict[str, float]:
@@ -119,10 +120,59 @@ def fleet(say: Printer, figures: dict[str, Any]) -> None:
     for stage in ("collect", "evaluate"):
         seconds = lambda_seconds(ours[stage], memory_mb=stage_memory(figures, stage))
         say.line(f"  {'est. Lambda ' + stage:<30}{seconds:.2f} s at {stage_memory(figures, stage)} MB")
+    if ours["steady_failures"]:
+        say.line(f"  {'NOT STEADY':<30}{'; '.join(ours['steady_failures'])}")
+    latency(say, figures)
+
+
+def latency(say: Printer, figures: dict[str, Any]) -> None:
+    """The AWS-like yardstick: each call held for a round trip; our tick beside its floor and the naive one's."""
+    lat = figures["latency"]
+    ours, naive, shape = lat["ours"], lat["naive"], lat["rounds"]
+    ms = f"{lat['ms']:g} ms"
+    say.line(f"  with {ms} a call (latency proxy; median of {ours['steady_ticks']} ticks)")
+    naive_text = f"{naive['wall_s']:.2f} s" if naive else "not run"
+    say.line(
+        f"  {'  wall time per tick':<30}{ours['tick_wall_s']:>10.2f} s (collect {ours['collect_wall_s']:.2f} s, "
+        f"evaluate {ours['evaluate_wall_s']:.2f} s); naive {naive_text}"
+    )
+    say.line(
+        f"  {'  floor':<30}{lat['floor_s']:>10.2f} s = {shape['total']} rounds x {ms}: listing {shape['listing']}, "
+        f"ceil(Q/{shape['concurrency']}) = {shape['queue_reads']}, GetMetricData {shape['judged_metrics']} + "
+        f"{shape['evidence_metrics']}, evaluate {shape['evaluate']}"
+    )
+    say.line(
+        f"  {'  over the floor':<30}{ours['tick_wall_s'] - lat['floor_s']:>10.2f} s; in that tick moto's server "
+        f"used {ours['server_cpu_s']:.2f} s CPU, the proxy {ours['proxy_cpu_s']:.2f} s, "
+        f"the handlers {ours['cpu_s']:.2f} s"
+    )
     if naive:
-        verdict = "meets" if figures["runner_types"] != 1000 or figures["ratio"] <= RATIO_TARGET else "MISSES"
-        note = f" ({verdict} the 1/5 target)" if figures["runner_types"] == 1000 else ""
-        say.line(f"  {'queuewatch / naive wall time':<30}{figures['ratio']:.3f}{note}")
+        say.line(f"  {'  naive: moto / proxy CPU':<30}{naive['server_cpu_s']:>10.2f} s / {naive['proxy_cpu_s']:.2f} s")
+    direct = f"{figures['ratio']:.3f}" if figures.get("naive") else "-"
+    proxied = f"{lat['ratio']:.3f}" if naive else "-"
+    note = ""
+    if naive and str(figures["runner_types"]) == RATIO_FLEET:
+        note = f" ({'meets' if lat['ratio'] <= RATIO_TARGET else 'MISSES'} the 1/10 target at {ms})"
+    say.line(f"  {'queuewatch / naive wall time':<30}0 ms: {direct}; {ms}: {proxied}{note}")
+
+
+def time_to_page(say: Printer, figures: dict[str, Any]) -> None:
+    """When the page goes out after a queue breaches, beside a CloudWatch alarm and a 5-minute cron."""
+    say.line("\n== time to page (simulated timeline; minutes after the oldest job crossed the threshold) ==")
+    for note in figures["assumptions"]:
+        say.line(f"  {note}")
+    head = f"  {'source':<34}{'lag':>6}{'visible':>9}{'queuewatch':>12}{'alarm 3/3':>11}{'cron 5m':>9}  verdict"
+    say.line(head)
+    for row in figures["rows"]:
+        late = row["page_s"] - row["visible_s"] - row["pending_s"]
+        verdict = "met" if row["met"] else "MISSED"
+        say.line(
+            f"  {row['source']:<34}{row['lag_s'] / 60:>5.1f}m{row['visible_s'] / 60:>8.1f}m{row['page_s'] / 60:>11.1f}m"
+            f"{row['alarm_s'] / 60:>10.1f}m{row['cron_s'] / 60:>8.1f}m  {verdict}: {late:.0f} s after visible"
+            + (f" + pending {row['pending_s'] / 60:g}m" if row["pending_s"] else "")
+        )
+    for missing in figures["not_measured"]:
+        say.line(f"  {missing}")
 
 
 def stage_memory(figures: dict[str, Any], stage: str) -> int:
@@ -152,20 +202,34 @@ def targets(say: Printer, results: dict[str, Any]) -> dict[str, Any]:
         "over": {s: o for s, o in over.items() if o},
         "unexpected_calls": {s: e for s, e in extra.items() if e},
     }
-    if "1000" in fleets and fleets["1000"].get("naive"):
-        ratio = fleets["1000"]["ratio"]
-        verdicts["ratio_1000"] = {"met": ratio <= RATIO_TARGET, "ratio": ratio}
+    if RATIO_FLEET in fleets and fleets[RATIO_FLEET]["latency"].get("naive"):
+        lat = fleets[RATIO_FLEET]["latency"]
+        verdicts[f"ratio_1000_at_{lat['ms']:g}ms"] = {
+            "met": lat["ratio"] <= RATIO_TARGET,
+            "ratio": round(lat["ratio"], 4),
+            "at_0ms": round(fleets[RATIO_FLEET]["ratio"], 4),
+        }
     verdicts["steady_writes_nothing"] = {
         "met": all(
-            f["ours"]["writes"] == 0 and f["ours"]["publishes"] == 0 and f["ours"]["outcomes"] == ["unchanged"]
+            f["ours"]["writes"] == 0
+            and f["ours"]["publishes"] == 0
+            and f["ours"]["outcomes"] == ["unchanged"]
+            and not f["ours"]["steady_failures"]
             for f in fleets.values()
-        )
+        ),
+        "failures": {s: f["ours"]["steady_failures"] for s, f in fleets.items() if f["ours"]["steady_failures"]},
     }
+    if "time_to_page" in results:
+        rows = results["time_to_page"]["rows"]
+        verdicts["page_within_a_tick_of_visible"] = {
+            "met": all(row["met"] for row in rows),
+            "late_s": {row["source"]: row["page_s"] - row["visible_s"] - row["pending_s"] for row in rows},
+        }
     ratios = {n: results["imports"][n]["ratio"] for n in ("collect handler", "evaluate handler")}
-    verdicts["import_within_1_5x"] = {
-        "met": all(r <= IMPORT_TARGET for r in ratios.values()),
+    verdicts["import_time"] = {  # retired as a target (issue 14): measured and printed, not judged
+        "met": None,
         "ratios": ratios,
-        "floor": results["imports"]["libraries alone"]["ratio"],
+        "libraries_alone": results["imports"]["libraries alone"]["ratio"],
     }
     peaks = {
         stage: max(f["ours"]["cold"][stage]["peak_rss_mb"] for f in fleets.values())
@@ -179,6 +243,12 @@ def targets(say: Printer, results: dict[str, Any]) -> dict[str, Any]:
     }
     say.line("\n== targets ==")
     for name, verdict in verdicts.items():
-        detail = {k: v for k, v in verdict.items() if k != "met"}
-        say.line(f"  {'met ' if verdict['met'] else 'MISSED'}  {name}  {detail if detail else ''}")
+        detail = {k: v for k, v in verdict.items() if k != "met" and v}
+        mark = {True: "met       ", False: "MISSED    ", None: "not judged"}[verdict["met"]]
+        say.line(f"  {mark}  {name}  {detail if detail else ''}")
     return verdicts
+
+
+def missed(verdicts: dict[str, Any]) -> list[str]:
+    """The targets judged and not met: any of them fails the run."""
+    return [name for name, verdict in verdicts.items() if verdict["met"] is False]

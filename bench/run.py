@@ -1,9 +1,12 @@
 """`make bench`: real collect and evaluate ticks against a moto server, per fleet size, beside a naive watcher.
 
-python -m bench.run [--fleets 10,100,1000,5000] [--out bench/results.json]
+python -m bench.run [--fleets 10,100,1000,5000] [--latency-ms 15] [--out bench/results.json]
 
-Prints a table per fleet and the targets of issue 6; writes every figure to a JSON
-file, from which bench/cost.py makes docs/COST.md.
+Each fleet's steady ticks run twice: against moto directly (0 ms), and through a
+latency proxy that adds --latency-ms to every call (the AWS-like yardstick); the
+naive watcher likewise. Then the time-to-page timeline (bench/time_to_page.py).
+Prints a table per fleet and the targets; exits 1 if one is missed. Writes every
+figure to a JSON file, from which bench/cost.py makes docs/COST.md (full runs only).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,12 +33,15 @@ from bench.cost import COST_DOC
 from bench.cost import render as render_cost
 from bench.counting import CallLog, counting_session, writes
 from bench.fleet import HOME_REGION, NAIVE_TABLE, REGIONS, STATE_TABLE, T0, Fleet, drain_inbox, seed, state_read_floor
+from bench.floor import rounds
 from bench.functions import Functions, Invocation, template_memory_mb
 from bench.imports import measure as measure_imports
 from bench.imports import template_variables
+from bench.latency_proxy import DEFAULT_LATENCY_MS, LatencyProxy, parse_api_latencies
 from bench.motoserver import MotoServer
 from bench.naive import NaiveWatcher
-from queuewatch.config import load_config
+from queuewatch.collect import MAX_THREADS
+from queuewatch.config.load import load_config
 from queuewatch.wire import decode_snapshot
 from queuewatch_cli.localrun import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
 
@@ -50,11 +58,42 @@ def naive_ticks(size: int) -> int:
     return 2 if size >= 1000 else 3
 
 
+PROXIED_TICKS = 3  # steady ticks through the proxy, after the direct ones: all within metric_lookback of T0
+
+
+def steady_failures(label: str, outcome: str, writes_: int, publishes: int) -> list[str]:
+    """Why a steady tick is not what a steady tick must be: unchanged, nothing written, nothing published."""
+    wrong = []
+    if outcome != "unchanged":
+        wrong.append(f"outcome {outcome}")
+    if writes_:
+        wrong.append(f"{writes_} writes")
+    if publishes:
+        wrong.append(f"{publishes} publishes")
+    return [f"{label}: {', '.join(wrong)}"] if wrong else []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fleets", default=",".join(map(str, DEFAULT_FLEETS)))
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--latency-ms", type=float, default=DEFAULT_LATENCY_MS, help="per-call delay of the AWS-like yardstick"
+    )
+    parser.add_argument(
+        "--api-latency-ms",
+        action="append",
+        default=[],
+        metavar="OPERATION=MS",
+        help="a delay for one API instead of --latency-ms, e.g. GetMetricData=25 (cite where the figure comes from)",
+    )
     args = parser.parse_args(argv)
+    if args.latency_ms <= 0:
+        parser.error("--latency-ms must be above 0: the 0 ms figures are always measured")
+    try:
+        api_latency = parse_api_latencies(args.api_latency_ms)
+    except ValueError as error:
+        parser.error(str(error))
     sizes = [int(n.replace("_", "")) for n in args.fleets.split(",") if n.strip()]
     out_path = args.out or (
         RESULTS if tuple(sizes) == DEFAULT_FLEETS else RESULTS.with_name(f"results.{'-'.join(map(str, sizes))}.json")
@@ -71,14 +110,19 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "memory_mb": {stage: template_memory_mb(stage) for stage in ("collect", "evaluate")},
         "imports": imports,
+        "yardstick": {"latency_ms": args.latency_ms, "api_latency_ms": api_latency, "concurrency": MAX_THREADS},
         "fleets": {},
     }
+    say.line("time to page: the real collect and evaluate on a simulated timeline (in-process moto) ...")
+    results["time_to_page"] = _time_to_page()
+    report.time_to_page(say, results["time_to_page"])
     with MotoServer() as server, tempfile.TemporaryDirectory(prefix="qw-bench-") as work:
         say.line(f"moto {moto.__version__} server on {server.endpoint} (pid {server.pid})")
         _environment(server.endpoint)
         functions = Functions()  # from here on, stdout is the functions' log sink
         for size in sizes:
-            figures = run_fleet(Fleet(size), server, functions, Path(work), say)
+            yardstick = Yardstick(server, args.latency_ms, api_latency)
+            figures = run_fleet(Fleet(size), yardstick, functions, Path(work), say)
             results["fleets"][str(size)] = figures
             report.fleet(say, figures)
     results["elapsed_s"] = time.perf_counter() - started
@@ -88,7 +132,43 @@ def main(argv: list[str] | None = None) -> int:
     if out_path == RESULTS:
         COST_DOC.write_text(render_cost(results), encoding="utf-8")
         say.line(f"{COST_DOC.relative_to(REPO_ROOT)} regenerated from them")
+    missed = report.missed(results["targets"])
+    if missed:
+        say.line(f"MISSED: {', '.join(missed)}")
+        return 1
     return 0
+
+
+class Yardstick:
+    """Where the ticks send their calls: moto directly, or through the latency proxy; and the CPU it all costs."""
+
+    def __init__(self, server: MotoServer, latency_ms: float, api_latency_ms: dict[str, float]) -> None:
+        self.server = server
+        self.latency_ms = latency_ms
+        self.api_latency_ms = api_latency_ms
+        self.proxy: LatencyProxy | None = None
+
+    def server_cpu(self) -> float:
+        return self.server.cpu_seconds()
+
+    def proxy_cpu(self) -> float:
+        return self.proxy.cpu_seconds() if self.proxy else 0.0
+
+
+def _time_to_page() -> dict[str, Any]:
+    """In its own interpreter: mock_aws there, and no AWS_ENDPOINT_URL, so nothing reaches the moto server."""
+    with tempfile.TemporaryDirectory(prefix="qw-ttp-") as work:
+        out = Path(work) / "time_to_page.json"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "QUEUEWATCH_", "POWERTOOLS_"))}
+        subprocess.run(
+            [sys.executable, "-m", "bench.time_to_page", "--json", str(out)],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            timeout=900,
+            stdout=subprocess.DEVNULL,
+        )
+        return json.loads(out.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
 def _environment(endpoint: str) -> None:
@@ -110,10 +190,12 @@ def _environment(endpoint: str) -> None:
 
 
 def run_fleet(
-    fleet: Fleet, server: MotoServer, functions: Functions, work: Path, say: report.Printer
+    fleet: Fleet, yardstick: Yardstick, functions: Functions, work: Path, say: report.Printer
 ) -> dict[str, Any]:
+    server = yardstick.server
     say.line(f"\nfleet of {fleet.size:,}: seeding moto ...")
     server.reset()
+    functions.new_evaluator_container()  # a new deployment: its timeline starts at T0 again
     seeded_at = time.perf_counter()
     seeded = seed(fleet)
     config_path = work / f"fleet-{fleet.size}.yaml"
@@ -125,13 +207,28 @@ def run_fleet(
     cold_pages = drain_inbox(seeded.inbox_url)
     if len(cold["evaluate"]["firing"]) != fleet.count("firing"):
         raise RuntimeError(f"the fleet should fire {fleet.count('firing')}, fired {cold['evaluate']['firing']}")
-    say.line(f"  cold tick paged {cold_pages}; {steady_ticks(fleet.size)} steady ticks ...")
+    direct = steady_ticks(fleet.size)
+    say.line(f"  cold tick paged {cold_pages}; {direct} steady ticks at 0 ms ...")
 
-    ticks = []
-    for n in range(1, steady_ticks(fleet.size) + 1):
-        ticks.append(_tick(functions, server, T0 + timedelta(minutes=n)))
+    ticks = [_tick(functions, yardstick, T0 + timedelta(minutes=n)) for n in range(1, direct + 1)]
+    say.line(f"  {PROXIED_TICKS} steady ticks at {yardstick.latency_ms:g} ms a call ...")
+    with _proxied(yardstick, functions):
+        proxied = [_tick(functions, yardstick, T0 + timedelta(minutes=direct + n)) for n in range(1, PROXIED_TICKS + 1)]
     steady_pages = drain_inbox(seeded.inbox_url)
     state = state_read_floor(STATE_TABLE)
+    failures = [
+        failure
+        for n, tick in enumerate(ticks + proxied, start=1)
+        for failure in steady_failures(
+            f"steady tick {n} ({'0 ms' if n <= direct else f'{yardstick.latency_ms:g} ms'})",
+            tick["evaluate"].result["outcome"],
+            writes(tick["collect"].calls + tick["evaluate"].calls),
+            tick["evaluate"].calls["sns.Publish"],
+        )
+    ]
+    for failure in failures:
+        say.line(f"  !! {failure}: a steady tick must be unchanged and write nothing")
+    shape = rounds(fleet.tick_shape(), MAX_THREADS)
 
     figures: dict[str, Any] = {
         "runner_types": fleet.size,
@@ -145,37 +242,80 @@ def run_fleet(
             "collect": _median_stage(ticks, "collect"),
             "evaluate": _median_stage(ticks, "evaluate"),
             "tick_wall_s": statistics.median(t["collect"].wall_s + t["evaluate"].wall_s for t in ticks),
-            "outcomes": sorted({t["evaluate"].result["outcome"] for t in ticks}),
+            "outcomes": sorted({t["evaluate"].result["outcome"] for t in ticks + proxied}),
             "degraded": max(len(t["evaluate"].result["degraded"]) for t in ticks),
-            "writes": max(writes(t["collect"].calls + t["evaluate"].calls) for t in ticks),
-            "publishes": max(t["evaluate"].calls["sns.Publish"] for t in ticks),
+            "writes": max(writes(t["collect"].calls + t["evaluate"].calls) for t in ticks + proxied),
+            "publishes": max(t["evaluate"].calls["sns.Publish"] for t in ticks + proxied),
             "pages_received": steady_pages,
+            "steady_failures": failures,
             "state": state,
             "snapshot": ticks[-1]["snapshot"],
             "cold": {**cold, "pages_received": cold_pages},
         },
         "naive": None,
+        "latency": {
+            "ms": yardstick.latency_ms,
+            "rounds": {**shape.__dict__, "total": shape.total, "concurrency": MAX_THREADS},
+            "floor_s": shape.floor_s(yardstick.latency_ms / 1000),
+            "ours": _proxied_figures(proxied),
+            "naive": None,
+        },
     }
     if fleet.size <= NAIVE_MAX:
-        say.line(f"  naive watcher, {naive_ticks(fleet.size)} ticks ...")
-        figures["naive"] = _naive(fleet, config_path, seeded.topic_arn, server)
+        say.line(f"  naive watcher, {naive_ticks(fleet.size)} ticks at 0 ms ...")
+        figures["naive"] = _naive(fleet, config_path, seeded.topic_arn, yardstick, first_minute=0)
         figures["ratio"] = figures["ours"]["tick_wall_s"] / figures["naive"]["wall_s"]
+        say.line(f"  naive watcher, {naive_ticks(fleet.size)} ticks at {yardstick.latency_ms:g} ms a call ...")
+        with _proxied(yardstick, functions):
+            naive = _naive(fleet, config_path, seeded.topic_arn, yardstick, first_minute=naive_ticks(fleet.size))
+        figures["latency"]["naive"] = naive
+        figures["latency"]["ratio"] = figures["latency"]["ours"]["tick_wall_s"] / naive["wall_s"]
     return figures
 
 
-def _tick(functions: Functions, server: MotoServer, at: Any) -> dict[str, Any]:
+@contextmanager
+def _proxied(yardstick: Yardstick, functions: Functions) -> Iterator[None]:
+    """Every client made inside goes through a fresh latency proxy; afterwards, straight to moto again."""
+    with LatencyProxy(yardstick.server.endpoint, yardstick.latency_ms, yardstick.api_latency_ms) as proxy:
+        yardstick.proxy = proxy
+        os.environ["AWS_ENDPOINT_URL"] = proxy.endpoint
+        functions.connect()
+        try:
+            yield
+        finally:
+            os.environ["AWS_ENDPOINT_URL"] = yardstick.server.endpoint
+            functions.connect()
+            yardstick.proxy = None
+
+
+def _proxied_figures(ticks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "steady_ticks": len(ticks),
+        "tick_wall_s": statistics.median(t["collect"].wall_s + t["evaluate"].wall_s for t in ticks),
+        "collect_wall_s": statistics.median(t["collect"].wall_s for t in ticks),
+        "evaluate_wall_s": statistics.median(t["evaluate"].wall_s for t in ticks),
+        "cpu_s": statistics.median(t["collect"].cpu_s + t["evaluate"].cpu_s for t in ticks),
+        "server_cpu_s": statistics.median(t["collect"].server_cpu_s + t["evaluate"].server_cpu_s for t in ticks),
+        "proxy_cpu_s": statistics.median(t["proxy_cpu_s"] for t in ticks),
+        "http_attempts": int(statistics.median(t["collect"].attempts + t["evaluate"].attempts for t in ticks)),
+    }
+
+
+def _tick(functions: Functions, yardstick: Yardstick, at: Any) -> dict[str, Any]:
     event = scheduled_event(at)
-    before = server.cpu_seconds()
+    proxy_before = yardstick.proxy_cpu()
+    before = yardstick.server_cpu()
     collected = functions.invoke("collect", event)
-    collected.server_cpu_s = server.cpu_seconds() - before
+    collected.server_cpu_s = yardstick.server_cpu() - before
     record = destination_record(event, collected.result, at=at + timedelta(seconds=2))
-    before = server.cpu_seconds()
+    before = yardstick.server_cpu()
     evaluated = functions.invoke("evaluate", record)
-    evaluated.server_cpu_s = server.cpu_seconds() - before
+    evaluated.server_cpu_s = yardstick.server_cpu() - before
     snapshot = decode_snapshot(collected.result)
     return {
         "collect": collected,
         "evaluate": evaluated,
+        "proxy_cpu_s": yardstick.proxy_cpu() - proxy_before,
         "snapshot": {
             "encoding": collected.result.get("encoding", "plain"),
             "plain_bytes": len(json.dumps(snapshot.model_dump(mode="json", exclude_none=True))),
@@ -228,19 +368,21 @@ def _cold_tick(work: Path, server: MotoServer) -> dict[str, Any]:
     return out
 
 
-def _naive(fleet: Fleet, config_path: Path, topic_arn: str, server: MotoServer) -> dict[str, Any]:
+def _naive(fleet: Fleet, config_path: Path, topic_arn: str, yardstick: Yardstick, first_minute: int) -> dict[str, Any]:
     log = CallLog()
     watcher = NaiveWatcher(load_config(config_path), counting_session(log), NAIVE_TABLE, topic_arn, HOME_REGION)
     runs: list[dict[str, Any]] = []
-    for n in range(naive_ticks(fleet.size)):
+    for n in range(first_minute, first_minute + naive_ticks(fleet.size)):
         log.take()
-        wall, cpu, server_cpu = time.perf_counter(), time.process_time(), server.cpu_seconds()
+        wall, cpu, server_cpu = time.perf_counter(), time.process_time(), yardstick.server_cpu()
+        proxy_cpu = yardstick.proxy_cpu()
         pages = watcher.tick(T0 + timedelta(minutes=n), ACCOUNT_ID)
         runs.append(
             {
                 "wall_s": time.perf_counter() - wall,
                 "cpu_s": time.process_time() - cpu,
-                "server_cpu_s": server.cpu_seconds() - server_cpu,
+                "server_cpu_s": yardstick.server_cpu() - server_cpu,
+                "proxy_cpu_s": yardstick.proxy_cpu() - proxy_cpu,
                 **dict(zip(("calls", "attempts", "metrics_requested"), log.take(), strict=True)),
                 "pages": pages,
             }
@@ -251,6 +393,7 @@ def _naive(fleet: Fleet, config_path: Path, topic_arn: str, server: MotoServer) 
         "wall_s": statistics.median(r["wall_s"] for r in runs),
         "cpu_s": statistics.median(r["cpu_s"] for r in runs),
         "server_cpu_s": statistics.median(r["server_cpu_s"] for r in runs),
+        "proxy_cpu_s": statistics.median(r["proxy_cpu_s"] for r in runs),
         "calls": dict(sorted(calls.items())),
         "metrics_requested": runs[-1]["metrics_requested"],
         "writes": writes(calls),

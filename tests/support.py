@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
@@ -12,11 +13,22 @@ from typing import Any
 import boto3
 import yaml
 
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.state_table import create_table
+from queuewatch.config import Config
+from queuewatch.evaluate import EvaluationResult, Stack
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.localrun import REPO_ROOT
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+
+
+def arriving_now(observation: Snapshot | CollectorFailure) -> Callable[[], datetime]:
+    """The evaluator's wall clock for a tick that arrives as it is made: it reads the observation's own time."""
+    return lambda: observed_at(observation)
 
 
 def minutes(n: float) -> datetime:
@@ -104,6 +116,57 @@ class Inbox:
     def drain(self) -> list[dict[str, Any]]:
         out, self._accepted = self._accepted, []
         return out
+
+
+@dataclass
+class StackInMoto:
+    """The stack's state table and topics in moto, as template.yaml deploys them, and the evaluator's view of them."""
+
+    dynamodb: Any
+    sns: Any
+    stack: Stack
+
+    @classmethod
+    def create(
+        cls,
+        table: str = "state",
+        *,
+        name: str = "test",
+        region: str = "us-east-1",
+        chat: bool = False,
+        clients: AwsClients | None = None,
+    ) -> StackInMoto:
+        """Clients from `clients` (retries, deadline) when given, else plain boto3 ones."""
+        dynamodb = clients.dynamodb(region) if clients else boto3.client("dynamodb", region_name=region)
+        sns = clients.sns(region) if clients else boto3.client("sns", region_name=region)
+        create_table(dynamodb, table)
+        alert_topic = sns.create_topic(Name=f"{table}-alerts")["TopicArn"]
+        chat_topic = sns.create_topic(Name=f"{table}-chat")["TopicArn"] if chat else None
+        stack = Stack(name=name, table=table, topic_arn=alert_topic, chat_topic_arn=chat_topic, region=region)
+        return cls(dynamodb, sns, stack)
+
+    def subscribe_queue(
+        self, queue: str, topic_arn: str | None = None, attributes: dict[str, str] | None = None
+    ) -> str:
+        """An SQS queue subscribed to the alert topic (or `topic_arn`); its URL."""
+        sqs = boto3.client("sqs", region_name=self.stack.region)
+        url = sqs.create_queue(QueueName=queue)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.sns.subscribe(
+            TopicArn=topic_arn or self.stack.topic_arn, Protocol="sqs", Endpoint=arn, Attributes=attributes or {}
+        )
+        return url
+
+    def evaluate(
+        self,
+        observation: Observation,
+        config: Config,
+        memory: EvaluatorMemory | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> EvaluationResult:
+        """One tick; unless a clock is given, it arrives as it is made (the wall clock reads its own time)."""
+        wall = arriving_now(observation) if clock is None else clock
+        return evaluate(observation, config, self.dynamodb, self.sns, self.stack, memory=memory, clock=wall)
 
 
 def with_signals(base: RunnerTypeSnapshot, **readings: Reading) -> RunnerTypeSnapshot:

@@ -81,3 +81,11 @@ def destination_record(
     record["requestPayload"] = request_payload
     record["responsePayload"] = response_payload
     return record
+
+
+def arrives_when_made(evaluate_module: ModuleType, record: dict[str, Any]) -> None:
+    """Local runs on a simulated or recorded timeline: the evaluate handler's wall clock reads the moment
+    its destination record was made, as in AWS where it arrives seconds after its tick. The evaluator
+    refuses observations far from its clock, so a replayed events/ file would otherwise be refused."""
+    made = datetime.fromisoformat(record["timestamp"])
+    setattr(evaluate_module, "clock", lambda: made)  # noqa: B010 - the handler module's own global

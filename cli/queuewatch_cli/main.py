@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from queuewatch.config import ConfigError, load_config
+from queuewatch.config.load import ConfigError, load_config
 
 
 def check_config(paths: Sequence[str]) -> int:

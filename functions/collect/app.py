@@ -1,16 +1,21 @@
-"""CollectFunction: on each scheduled tick, read the queues and metrics and return a Snapshot."""
+"""CollectFunction: on each scheduled tick, read the queues and metrics and return a Snapshot.
+
+Any scheduled invocation AWS documents starts a tick: an EventBridge rule's event, or EventBridge
+Scheduler's, with or without an input (queuewatch/schedule.py says which time each one gives).
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
 from queuewatch.collect import collect
+from queuewatch.schedule import ScheduleEvent
 from queuewatch.settings import CollectSettings, cached_config
 from queuewatch.wire import encode_snapshot
 
@@ -19,18 +24,19 @@ aws = AwsClients()  # made once per container, reused by warm invocations
 
 
 @logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
-@event_parser(model=EventBridgeModel)
-def lambda_handler(event: EventBridgeModel, context: LambdaContext) -> dict[str, Any]:
-    logger.set_correlation_id(event.id)
+@event_parser(model=ScheduleEvent)
+def lambda_handler(event: ScheduleEvent, context: LambdaContext) -> dict[str, Any]:
+    tick = event.tick(now=datetime.now(UTC), request_id=context.aws_request_id)
+    logger.set_correlation_id(tick.tick_id)
     settings = CollectSettings.from_env()
     config = cached_config(settings.config_file)
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     snapshot = collect(
         config,
         aws,
-        now=event.time,  # the tick's scheduled time: ticks order by it, and tests pick any clock
+        now=tick.at,  # the scheduled time when the event gives one: ticks order by it
         account_id=context.invoked_function_arn.split(":")[4],
-        snapshot_id=event.id,
+        snapshot_id=tick.tick_id,
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -9,7 +10,9 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.evaluate import EvaluatorMemory, Stack, evaluate
+from queuewatch.evaluate import Stack
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick
@@ -19,6 +22,11 @@ logger = Logger()
 metrics = Metrics()
 aws = AwsClients()
 memory = EvaluatorMemory()  # survives warm invocations: see EvaluatorMemory
+
+
+def clock() -> datetime:
+    """The wall clock: an observation implausibly far from it is refused (tests set their own)."""
+    return datetime.now(UTC)
 
 
 @metrics.log_metrics
@@ -41,9 +49,9 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
-    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory)
+    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory, clock=clock)
     snapshot = observation if isinstance(observation, Snapshot) else None
-    record_tick(metrics, snapshot, result, settings.runner_type_metrics)
+    record_tick(metrics, snapshot, result, settings.runner_type_metrics, stack=settings.stack_name)
     log = logger.error if result.pages_failed else logger.info
     log(
         "evaluated",

@@ -7,9 +7,11 @@ are printed at the end of the run.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,10 @@ from e2e.sam_local import (
     event_time,
     load_json,
     received,
+    restamped,
     sam_local_invoke,
     seed_incident,
+    shift_to_now,
     why_not_runnable,
     write_env_vars,
 )
@@ -69,9 +73,19 @@ class LocalAws:
     moto: MotoServer
     seeded: Seeded
     env_vars: Path
+    shift: timedelta  # the events/ files' tick moved to this minute: see shift_to_now
+    scratch: Path
 
-    def invoke(self, function: str, event: Path) -> Invocation:
-        return sam_local_invoke(function, event, self.env_vars, self.moto.network)
+    def restamp(self, event: dict[str, Any]) -> dict[str, Any]:
+        return restamped(event, self.shift)  # type: ignore[no-any-return]
+
+    def invoke(self, function: str, event: Path, *, restamp: bool = True) -> Invocation:
+        """The event, its times moved to this minute (unless it was made now), invoked in the function's container."""
+        if not restamp:
+            return sam_local_invoke(function, event, self.env_vars, self.moto.network)
+        moved = self.scratch / f"now-{event.name}"
+        moved.write_text(json.dumps(self.restamp(load_json(event))), encoding="utf-8")
+        return sam_local_invoke(function, moved, self.env_vars, self.moto.network)
 
     def received(self) -> list[dict[str, Any]]:
         """What the alert topic's SQS subscriber got."""
@@ -86,8 +100,10 @@ class LocalAws:
 def local_aws(moto: MotoServer, tmp_path: Path) -> LocalAws:
     """The incident at the tick the events/ files share, in a moto reset for this test."""
     moto.reset()
-    seeded = seed_incident(moto, event_time(load_json(EVENTS_DIR / "collect_scheduled.json")))
-    return LocalAws(moto, seeded, write_env_vars(tmp_path / "env.json", moto, seeded))
+    tick = load_json(EVENTS_DIR / "collect_scheduled.json")
+    shift = shift_to_now(tick)
+    seeded = seed_incident(moto, event_time(tick) + shift)
+    return LocalAws(moto, seeded, write_env_vars(tmp_path / "env.json", moto, seeded), shift, tmp_path)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

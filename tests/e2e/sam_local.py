@@ -32,14 +32,16 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import boto3
 
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
+from queuewatch.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:
@@ -60,7 +62,14 @@ INBOX = "queuewatch-e2e-pager-inbox"
 CHAT_TOPIC = "queuewatch-e2e-chat"
 CHAT_INBOX = "queuewatch-e2e-chat-inbox"
 INCIDENT_AGE_SECONDS = 114 * 60
-FUNCTIONS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
+FUNCTIONS = {
+    "collect": "CollectFunction",
+    "evaluate": "EvaluateFunction",
+    "track": "TrackFunction",
+    "webhook": "WebhookFunction",
+}
+JOBS_TABLE = "queuewatch-e2e-jobs"
+WEBHOOK_SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
 INVOKE_TIMEOUT_SECONDS = 300
 IMPORT_RUNS = 5
 
@@ -220,6 +229,8 @@ class Seeded:
     inbox_url: str
     chat_topic_arn: str
     chat_inbox_url: str
+    jobs_table: str
+    webhook_secret_arn: str
 
 
 def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
@@ -236,7 +247,9 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     create_table(moto.client("dynamodb"), STATE_TABLE)
     topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
-    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url)
+    create_jobs_table(moto.client("dynamodb"), JOBS_TABLE)
+    secret = moto.client("secretsmanager").create_secret(Name="queuewatch-e2e-webhook", SecretString=WEBHOOK_SECRET)
+    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url, JOBS_TABLE, secret["ARN"])
 
 
 def _topic_with_inbox(moto: MotoServer, topic: str, inbox: str) -> tuple[str, str]:
@@ -270,6 +283,9 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
             "ALERT_TOPIC_ARN": seeded.topic_arn,
             "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
         },
+        "CollectFunction": {"JOBS_TABLE": ""},  # tracking off, as the stack's default
+        "TrackFunction": {"JOBS_TABLE": seeded.jobs_table},
+        "WebhookFunction": {"JOBS_TABLE": seeded.jobs_table, "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn},
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path
@@ -280,9 +296,30 @@ def load_json(path: Path) -> Any:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The scheduled tick an event is about: its own `time`, or a destination record's request's."""
-    scheduled = event.get("requestPayload", event)["time"]
-    return datetime.fromisoformat(scheduled)
+    """The tick an event is about, as the collector takes it: the scheduled time its own shape (or a
+    destination record's request) gives, else now, as the collector's clock for Scheduler's default."""
+    return scheduled_time(event.get("requestPayload", event)) or datetime.now(UTC)
+
+
+ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+def shift_to_now(event: dict[str, Any]) -> timedelta:
+    """How far to move an events/ file so its tick is this minute: the evaluator in the container reads
+    the real clock and refuses observations stamped far from it, as it would a replay."""
+    return datetime.now(UTC).replace(second=0, microsecond=0) - event_time(event)
+
+
+def restamped(value: Any, shift: timedelta) -> Any:
+    """The event with every ISO-8601 instant in it moved by `shift`, in the same notation."""
+    if isinstance(value, dict):
+        return {key: restamped(item, shift) for key, item in value.items()}
+    if isinstance(value, list):
+        return [restamped(item, shift) for item in value]
+    if isinstance(value, str) and ISO_INSTANT.match(value):
+        moved = (datetime.fromisoformat(value) + shift).isoformat()
+        return moved.replace("+00:00", "Z") if value.endswith("Z") else moved
+    return value
 
 
 @dataclass(frozen=True)
@@ -405,9 +442,13 @@ def invoke_main(function: str, event: Path) -> int:
         print(f"cannot run sam local invoke: {reason}", file=sys.stderr)
         return 2
     event_data = load_json(event)
+    shift = shift_to_now(event_data)
     with MotoServer() as moto, tempfile.TemporaryDirectory(prefix="queuewatch-invoke-") as scratch:
-        seeded = seed_incident(moto, event_time(event_data))
+        seeded = seed_incident(moto, event_time(event_data) + shift)
         env_vars = write_env_vars(Path(scratch) / "env.json", moto, seeded)
+        event = Path(scratch) / event.name
+        event.write_text(json.dumps(restamped(event_data, shift)), encoding="utf-8")
+        print(f"{event.name}: its times moved by {shift} to this minute", file=sys.stderr)
         print(f"moto: {moto.container} on network {moto.network}, seeded with the 114-minute incident", file=sys.stderr)
         try:
             invocation = sam_local_invoke(function, event, env_vars, moto.network)

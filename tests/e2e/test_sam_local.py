@@ -41,7 +41,7 @@ def test_collect_then_evaluate_pages_the_subscriber(
     local_aws: LocalAws, tmp_path: Path, cold_start: dict[str, ColdStart]
 ) -> None:
     event_file = EVENTS_DIR / "collect_scheduled.json"
-    event = load_json(event_file)
+    event = local_aws.restamp(load_json(event_file))  # as invoke() sends it
 
     collected = local_aws.invoke("CollectFunction", event_file)
     snapshot = Snapshot.model_validate(collected.payload)
@@ -56,7 +56,7 @@ def test_collect_then_evaluate_pages_the_subscriber(
     record = destination_record(event, collected.payload, at=event_time(event) + timedelta(seconds=3))
     record_file = tmp_path / "evaluate_destination.json"
     record_file.write_text(json.dumps(record), encoding="utf-8")
-    evaluated = local_aws.invoke("EvaluateFunction", record_file)
+    evaluated = local_aws.invoke("EvaluateFunction", record_file, restamp=False)  # made from this minute's tick
     assert evaluated.payload["outcome"] == "applied"
     assert evaluated.payload["firing"] == ["jobs-queueing#linux.2xlarge"]
     assert len(evaluated.payload["pages_sent"]) == 1
@@ -81,10 +81,25 @@ def test_collect_then_evaluate_pages_the_subscriber(
         cold_start.setdefault(invocation.function, ColdStart()).report = invocation.report
 
 
+def test_the_tracker_applies_bus_events_and_the_signed_webhook_in_its_container(local_aws: LocalAws) -> None:
+    queued = local_aws.invoke("TrackFunction", EVENTS_DIR / "track_queued.json")
+    assert (queued.payload["outcome"], queued.payload["runner_type"]) == ("applied", "linux.2xlarge")
+    started = local_aws.invoke("TrackFunction", EVENTS_DIR / "track_in_progress.json")
+    assert started.payload["queue_seconds"] == INCIDENT_AGE_SECONDS
+    # The same job by the webhook: signed, so accepted; already further along, so nothing changes.
+    hook = local_aws.invoke("WebhookFunction", EVENTS_DIR / "webhook_workflow_job.json")
+    assert hook.payload["statusCode"] == 200 and json.loads(hook.payload["body"])["message"] == "duplicate"
+
+
 @pytest.mark.parametrize("event_file", EVENT_FILES, ids=[path.name for path in EVENT_FILES])
 def test_every_event_file_invokes_without_error(local_aws: LocalAws, event_file: Path) -> None:
     invocation = local_aws.invoke(function_for(event_file), event_file)  # raises on any function error
-    expected_key = {"CollectFunction": "runner_types", "EvaluateFunction": "outcome"}[invocation.function]
+    expected_key = {
+        "CollectFunction": "runner_types",
+        "EvaluateFunction": "outcome",
+        "TrackFunction": "outcome",
+        "WebhookFunction": "statusCode",
+    }[invocation.function]
     assert expected_key in invocation.payload
 
 
@@ -109,6 +124,20 @@ def test_build_output_ships_bytecode_python_uses_unchecked(e2e_ready: None) -> N
             checked.append(cached)
     assert not missing, f"{len(missing)} modules without bytecode, e.g. {missing[:3]}"
     assert not checked, f"{len(checked)} .pyc files are checked against their source, e.g. {checked[:3]}"
+
+
+def test_the_built_layer_ships_the_runtime_alone(e2e_ready: None) -> None:
+    """What `sam build` put in the layer: queuewatch and its runtime dependencies, no command line, demo,
+    local runner, moto or test tool, and nothing that names this checkout."""
+    layer = BUILD_DIR / "QueuewatchLayer" / "python"
+    modules = {path.stem for path in (layer / "queuewatch").rglob("*.py")}
+    assert {"stage", "plan", "wire"} <= modules  # the runtime is there
+    assert not modules & {"cli", "main", "demo", "localrun", "seed"}
+    shipped = {path.name.split("-")[0].lower() for path in layer.iterdir()}
+    assert not shipped & {"moto", "queuewatch_cli", "pytest", "hypothesis", "matplotlib"}
+    checkout = str(BUILD_DIR.parents[1])
+    named = [p for p in (layer / "queuewatch").rglob("*.py") if checkout in p.read_text(encoding="utf-8")]
+    assert not named, f"modules that name the checkout {checkout}: {named}"
 
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS.values()))

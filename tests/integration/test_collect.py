@@ -14,7 +14,7 @@ from support import T0
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect import collect
-from queuewatch.config import parse_config
+from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages

@@ -17,13 +17,13 @@ import pytest
 from botocore.exceptions import ClientError
 from consumers import CHATBOT, check_pager_envelope, check_structured, check_subject, description_fields
 from jsonschema import Draft202012Validator
-from support import T0, count, level, minutes, runner_type, snapshot, with_signals
+from support import T0, StackInMoto, count, level, minutes, runner_type, snapshot, with_signals
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
 from queuewatch.alert_state import InstanceKey
-from queuewatch.config import parse_config
-from queuewatch.evaluate import EvaluationResult, Stack, evaluate
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import CollectorFailure, Snapshot
 
@@ -88,24 +88,19 @@ class Subscribed:
 
     def __init__(self, pager: Pager) -> None:
         self.config = parse_config(CONFIG, source="test.yaml")
-        self.dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        self.sns = boto3.client("sns", region_name="us-east-1")
+        self.moto = StackInMoto.create(name="prod", chat=True)
+        self.dynamodb, self.sns, self.stack = self.moto.dynamodb, self.moto.sns, self.moto.stack
         self.sqs = boto3.client("sqs", region_name="us-east-1")
-        create_table(self.dynamodb, "state")
-        alert_topic = self.sns.create_topic(Name="alerts")["TopicArn"]
-        chat_topic = self.sns.create_topic(Name="chat")["TopicArn"]
-        self.inbox = self._queue("inbox", alert_topic)
-        self.rocm = self._queue("rocm-inbox", alert_topic, {"FilterPolicy": json.dumps({"team": ["rocm"]})})
-        self.chat = self._queue("chatbot", chat_topic, {"RawMessageDelivery": "true"})
+        assert self.stack.chat_topic_arn is not None
+        self.inbox = self.moto.subscribe_queue("inbox")
+        self.rocm = self.moto.subscribe_queue("rocm-inbox", attributes={"FilterPolicy": json.dumps({"team": ["rocm"]})})
+        self.chat = self.moto.subscribe_queue("chatbot", self.stack.chat_topic_arn, {"RawMessageDelivery": "true"})
         self.pager = pager
         self.sns.subscribe(
-            TopicArn=alert_topic,
+            TopicArn=self.stack.topic_arn,
             Protocol="http",
             Endpoint=pager.url,
             Attributes={"FilterPolicy": json.dumps(PAGER_FILTER)},
-        )
-        self.stack = Stack(
-            table="state", topic_arn=alert_topic, chat_topic_arn=chat_topic, name="prod", region="us-east-1"
         )
         self.publishes: list[dict[str, Any]] = []
         self.sns.meta.events.register("provide-client-params.sns.Publish", self._record)
@@ -113,14 +108,8 @@ class Subscribed:
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.publishes.append(dict(params))
 
-    def _queue(self, name: str, topic: str, attributes: dict[str, str] | None = None) -> str:
-        url = self.sqs.create_queue(QueueName=name)["QueueUrl"]
-        arn = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn, Attributes=attributes or {})
-        return url
-
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
+        return self.moto.evaluate(observation, self.config)
 
     def drain(self, url: str) -> list[str]:
         bodies: list[str] = []

@@ -11,13 +11,16 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
-from support import T0, minutes, race, runner_type, snapshot
+from support import T0, StackInMoto, arriving_now, minutes, race, runner_type, snapshot
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert import shipped_alert_schema
 from queuewatch.alert_state import InstanceKey
-from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import CollectorFailure, Snapshot
 
@@ -49,20 +52,13 @@ class World:
 
     def __init__(self, config_text: str = CONFIG) -> None:
         self.config: Config = parse_config(config_text, source="test.yaml")
-        self.dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        self.sns = boto3.client("sns", region_name="us-east-1")
+        self.moto = StackInMoto.create()
+        self.dynamodb, self.sns, self.stack = self.moto.dynamodb, self.moto.sns, self.moto.stack
         self.sqs = boto3.client("sqs", region_name="us-east-1")
-        create_table(self.dynamodb, "state")
-        topic_arn = self.sns.create_topic(Name="alerts")["TopicArn"]
-        self.inbox = self.sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        inbox_arn = self.sqs.get_queue_attributes(QueueUrl=self.inbox, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        self.sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
-        self.stack = Stack(table="state", topic_arn=topic_arn, name="test", region="us-east-1")
+        self.inbox = self.moto.subscribe_queue("inbox")
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack)
+        return self.moto.evaluate(observation, self.config)
 
     def pages(self) -> list[dict[str, Any]]:
         """Every alert received since the last call, each checked against the shipped schema."""
@@ -199,7 +195,15 @@ def test_a_late_snapshot_is_ignored_after_a_newer_tick_that_changed_nothing(worl
     memory = EvaluatorMemory()  # the warm container's
 
     def tick(observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, world.config, world.dynamodb, world.sns, world.stack, memory=memory)
+        return evaluate(
+            observation,
+            world.config,
+            world.dynamodb,
+            world.sns,
+            world.stack,
+            memory=memory,
+            clock=arriving_now(observation),
+        )
 
     assert tick(queueing(0)).outcome == "applied"
     assert tick(queueing(5)).outcome == "unchanged"  # steady: nothing written, the table's cursor stays at 0
@@ -262,7 +266,7 @@ def test_concurrent_evaluations_of_one_snapshot_page_exactly_once(world: World) 
         def prepare(snap: Snapshot = snap) -> Callable[[], EvaluationResult]:
             dynamodb = boto3.client("dynamodb", region_name="us-east-1")
             sns = boto3.client("sns", region_name="us-east-1")
-            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack)
+            return lambda: evaluate(snap, world.config, dynamodb, sns, world.stack, clock=arriving_now(snap))
 
         results = race(2, prepare)
         assert len(results) == 2

@@ -16,13 +16,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
-from support import Inbox, minutes, runner_type, session, snapshot
+from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert_state import InstanceKey
-from queuewatch.config import parse_config
-from queuewatch.evaluate import EvaluationResult, EvaluatorMemory, Stack, evaluate
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult
+from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
 
@@ -66,16 +68,21 @@ def moto() -> Iterator[None]:
 class World:
     def __init__(self) -> None:
         name = f"prop-{next(_names)}"
-        clients = AwsClients(session())
-        self.dynamodb, self.sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-        create_table(self.dynamodb, name)
+        moto = StackInMoto.create(name, name="prop", clients=AwsClients(session()))
+        self.dynamodb, self.sns, self.stack = moto.dynamodb, moto.sns, moto.stack
         self.inbox = Inbox(self.sns)
-        topic = self.sns.create_topic(Name=name)["TopicArn"]
-        self.stack = Stack(table=name, topic_arn=topic, name="prop", region="us-east-1")
         self.memory = EvaluatorMemory()
 
     def tick(self, observation: Snapshot) -> EvaluationResult:
-        return evaluate(observation, CONFIG, self.dynamodb, self.sns, self.stack, memory=self.memory)
+        return evaluate(
+            observation,
+            CONFIG,
+            self.dynamodb,
+            self.sns,
+            self.stack,
+            memory=self.memory,
+            clock=arriving_now(observation),
+        )
 
     def instances(self) -> dict[str, tuple[Any, ...]]:
         state = load_state(self.dynamodb, self.stack.table)
@@ -143,7 +150,7 @@ def test_no_transition_pages_twice_and_every_alert_resolves_once_clear_past_keep
     silence_start=29,
     silence_minutes=1,
 )
-def test_a_silence_never_loses_state(
+def test_a_silence_never_loses_state_nor_a_resolve(
     ticks: list[tuple[int, tuple[str, str]]], silence_start: int, silence_minutes: int
 ) -> None:
     plain, silenced = World(), World()
@@ -154,12 +161,17 @@ def test_a_silence_never_loses_state(
         SilenceRecord("s1", ("linux.*",), "jobs-queueing", None, start, end, "prop", "property test"),
     )
     applied_until = minutes(-1)
-    for _, observation in observations(ticks):
+    sent: list[dict[str, Any]] = []
+    last = 0
+    for minute, observation in observations(ticks):
+        last = max(last, minute)
         plain.tick(observation)
         result = silenced.tick(observation)
         assert silenced.instances() == plain.instances()  # a silence changes who is paged, never the state
         now = observation.collected_at
-        during = [p for p in silenced.inbox.drain() if p["status"] == "firing" and p["rule"] == "jobs-queueing"]
+        fresh = silenced.inbox.drain()
+        sent += fresh
+        during = [p for p in fresh if p["status"] == "firing" and p["rule"] == "jobs-queueing"]
         if start <= now < end:
             assert all(r["runner_type"] != "linux.2xlarge" for p in during for r in p["runner_types"])
         if result.outcome != "stale":
@@ -173,3 +185,16 @@ def test_a_silence_never_loses_state(
             ]
             assert group.status is not None and group.status.value == "firing" and "linux.2xlarge" in group.members
     assert timedelta(0) <= end - start
+    # Then the fleet is quiet, under a silence that matches everything: each alert that paged still resolves.
+    put_silence(
+        silenced.dynamodb,
+        silenced.stack.table,
+        SilenceRecord("s2", (), None, None, minutes(last), minutes(last + 60), "prop", "covers every resolve"),
+    )
+    for minute in range(last + 1, last + KEEP_FIRING_MINUTES + 3):
+        silenced.tick(snapshot(minutes(minute), *[runner_type(name) for name in RUNNER_TYPES]))
+    sent += silenced.inbox.drain()
+    for key in {p["dedup_key"] for p in sent}:
+        assert [p["page"] for p in sent if p["dedup_key"] == key][-1] == "resolved", key
+    state = load_state(silenced.dynamodb, silenced.stack.table)
+    assert (state.instances, state.groups) == ({}, {})

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from support import T0
+from support import T0, StackInMoto
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
 from queuewatch.collect import collect
-from queuewatch.config import Config, load_config
-from queuewatch.evaluate import Stack, evaluate
+from queuewatch.config import Config
+from queuewatch.config.load import load_config
 from queuewatch_cli.localrun import REPO_ROOT
 
 if TYPE_CHECKING:
@@ -48,18 +47,11 @@ def put(region: str, namespace: str, metric: str, dimensions: dict[str, str], po
 
 def page_for(config: Config, region: str) -> dict[str, Any]:
     """Collect at T0, evaluate, and return the one page an SQS subscriber gets."""
-    sns = boto3.client("sns", region_name=region)
-    sqs = boto3.client("sqs", region_name=region)
-    dynamodb = boto3.client("dynamodb", region_name=region)
-    create_table(dynamodb, "state")
-    topic = sns.create_topic(Name="alerts")["TopicArn"]
-    inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
-    aws = AwsClients()
-    snap = collect(config, aws, now=T0, account_id="123456789012", snapshot_id="s1")
-    evaluate(snap, config, dynamodb, sns, Stack(table="state", topic_arn=topic, name="prod", region=region))
-    [message] = sqs.receive_message(QueueUrl=inbox).get("Messages", [])
+    moto = StackInMoto.create(name="prod", region=region)
+    inbox = moto.subscribe_queue("inbox")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    moto.evaluate(snap, config)
+    [message] = boto3.client("sqs", region_name=region).receive_message(QueueUrl=inbox).get("Messages", [])
     return json.loads(json.loads(message["Body"])["Message"])  # type: ignore[no-any-return]
 
 

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from aws_lambda_powertools.utilities.parser import ValidationError
+from support import load_template
 
 from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.settings import SettingsError
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.localrun import (
+    EVENTS_DIR,
+    REPO_ROOT,
+    FakeContext,
+    destination_record,
+    load_event,
+    load_handler_module,
+)
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
+EVENT_TICK = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)  # the scheduled time in every events/ file
 
 
 @pytest.fixture
@@ -34,6 +44,13 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return {"inbox": inbox, **env}
 
 
+def evaluate_handler(delay: timedelta = timedelta(seconds=30)) -> Any:
+    """The evaluate handler, its wall clock `delay` after the tick the events/ files share."""
+    module = load_handler_module("evaluate")
+    module.clock = lambda: EVENT_TICK + delay  # type: ignore[attr-defined]
+    return module.lambda_handler
+
+
 def received(inbox: str) -> list[dict[str, Any]]:
     sqs = boto3.client("sqs", region_name="us-east-1")
     return [
@@ -51,10 +68,55 @@ def test_collect_handler_takes_the_scheduled_event_and_returns_a_snapshot(stack:
     json.dumps(snapshot)  # what Lambda hands the destination must be plain JSON
 
 
+# Every scheduled invocation AWS documents, as events/collect_*.json: the tick time and id each gives,
+# or None where the event says nothing and the invocation's clock and request id stand in.
+SCHEDULE_SHAPES: dict[str, tuple[str | None, str | None]] = {
+    "collect_scheduled.json": ("2026-11-21T18:00:00Z", "5f3b2c1e-8d4a-4f6e-9b0c-2a7d1e6f4c3b"),  # EventBridge rule
+    "collect_scheduler_default.json": (None, None),  # EventBridge Scheduler, no Input: {}
+    "collect_scheduler_input.json": ("2026-11-21T18:00:00Z", "7c1e4a9f02b35d68"),  # Scheduler's context attributes
+}
+
+
+def test_every_collect_event_file_has_its_expected_tick() -> None:
+    assert sorted(SCHEDULE_SHAPES) == sorted(path.name for path in EVENTS_DIR.glob("collect_*.json"))
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULE_SHAPES))
+def test_collect_handler_collects_on_every_scheduled_event_shape(stack: dict[str, str], name: str) -> None:
+    collect = load_handler_module("collect").lambda_handler
+    before = datetime.now(UTC)
+    snapshot = collect(load_event(name), FakeContext("collect", aws_request_id="req-7f3a"))
+    after = datetime.now(UTC)
+    scheduled, tick_id = SCHEDULE_SHAPES[name]
+    collected_at = datetime.fromisoformat(snapshot["collected_at"])
+    if scheduled is None:
+        assert before <= collected_at <= after  # no scheduled time given: the invocation's clock
+    else:
+        assert collected_at == datetime.fromisoformat(scheduled)
+    assert snapshot["snapshot_id"] == (tick_id or "req-7f3a")
+    assert {"linux.2xlarge", "linux.4xlarge"} <= {rt["name"] for rt in snapshot["runner_types"]}
+    json.dumps(snapshot)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULE_SHAPES))
+def test_a_failed_tick_of_every_shape_is_judged_at_its_scheduled_time(stack: dict[str, str], name: str) -> None:
+    """A failed collection orders on the same clock as the snapshots: its scheduled time, else the record's."""
+    record = destination_record(
+        load_event(name),
+        {"errorMessage": "Task timed out after 45.00 seconds", "errorType": "Sandbox.Timedout"},
+        at=datetime(2026, 11, 21, 18, 0, 47, tzinfo=UTC),
+        succeeded=False,
+    )
+    evaluate_handler(timedelta(seconds=47))(record, FakeContext("evaluate"))
+    applied_at = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at
+    scheduled, _ = SCHEDULE_SHAPES[name]
+    assert applied_at == datetime.fromisoformat(scheduled or "2026-11-21T18:00:47Z")
+
+
 def test_evaluate_handler_pages_on_the_success_record(
     stack: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["firing"] == ["jobs-queueing#linux.2xlarge"]
     [page] = received(stack["inbox"])
@@ -66,6 +128,39 @@ def test_evaluate_handler_pages_on_the_success_record(
     assert per_type and per_type[0]["QueueSize"] == [14] and per_type[0]["QueueTime"] == [6840]
     # Per runner type only while jobs wait: linux.4xlarge's queue is empty, so it costs no custom metric.
     assert {blob.get("RunnerType") for blob in emf} == {None, "linux.2xlarge", "linux.g5.4xlarge.nvidia.gpu"}
+
+
+def emitted_dimensions(out: str) -> dict[str, dict[str, str]]:
+    """Each metric in a handler's EMF output, by name, with the dimensions it went out under."""
+    found: dict[str, dict[str, str]] = {}
+    for blob in (json.loads(line) for line in out.splitlines() if '"_aws"' in line):
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            [dimension_set] = directive["Dimensions"]
+            for metric in directive["Metrics"]:
+                found.setdefault(metric["Name"], {name: blob[name] for name in dimension_set})
+    return found
+
+
+@pytest.mark.parametrize("stack_name", ["queuewatch-linux", "queuewatch-other"])
+def test_each_stacks_alarms_watch_exactly_the_metrics_its_own_evaluator_emits(
+    stack: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack_name: str
+) -> None:
+    """CloudWatch matches an alarm to a metric by its exact dimension set. Stacks side by side in one account
+    and region must not share one: another stack's heartbeat would keep a dead evaluator "healthy"."""
+    template = load_template()
+    function_env = template["Globals"]["Function"]["Environment"]["Variables"]
+    for key in ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"):
+        monkeypatch.setenv(key, function_env[key])
+    monkeypatch.setenv("STACK_NAME", stack_name)  # template.yaml: !Ref AWS::StackName
+    evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    emitted = emitted_dimensions(capsys.readouterr().out)
+    this_stack = {"Ref": "AWS::StackName"}
+    for alarm in ("HeartbeatAlarm", "PagesFailedAlarm"):
+        props = template["Resources"][alarm]["Properties"]
+        watched = {d["Name"]: stack_name if d["Value"] == this_stack else d["Value"] for d in props["Dimensions"]}
+        assert props["Namespace"] == function_env["POWERTOOLS_METRICS_NAMESPACE"]
+        assert emitted[props["MetricName"]] == watched, alarm
+        assert watched["Stack"] == stack_name
 
 
 def per_runner_type_metrics(out: str) -> set[str]:
@@ -89,7 +184,7 @@ def test_runner_type_metrics_choose_which_runner_types_get_their_own_metrics(
     expected: set[str],
 ) -> None:
     monkeypatch.setenv("RUNNER_TYPE_METRICS", setting)
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert result["pending"] == [] and result["firing"] == ["jobs-queueing#linux.2xlarge"]
     out = capsys.readouterr().out
@@ -103,13 +198,13 @@ def test_a_bad_runner_type_metrics_setting_names_the_variable(
 ) -> None:
     monkeypatch.setenv("RUNNER_TYPE_METRICS", "some")
     with pytest.raises(SettingsError, match="RUNNER_TYPE_METRICS"):
-        load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+        evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at is None
     assert received(stack["inbox"]) == []
 
 
 def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     result = evaluate(load_event("evaluate_failure.json"), FakeContext("evaluate"))
     assert result["pending"] == ["queuewatch-health#collector"]  # pages once it lasts monitor.for
     assert received(stack["inbox"]) == []
@@ -124,7 +219,7 @@ def test_evaluate_handler_takes_the_failure_record(stack: dict[str, str]) -> Non
     ],
 )
 def test_a_malformed_record_is_rejected_and_changes_nothing(stack: dict[str, str], event: dict[str, Any]) -> None:
-    evaluate = load_handler_module("evaluate").lambda_handler
+    evaluate = evaluate_handler()
     with pytest.raises(ValidationError):
         evaluate(event, FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").instances == {}
@@ -135,14 +230,25 @@ def test_a_forged_success_payload_is_rejected_and_changes_nothing(stack: dict[st
     event = load_event("evaluate_success.json")
     event["responsePayload"] = {"runner_types": "all fine, trust me"}
     with pytest.raises(ValueError, match="responsePayload is not a queuewatch Snapshot"):
-        load_handler_module("evaluate").lambda_handler(event, FakeContext("evaluate"))
+        evaluate_handler()(event, FakeContext("evaluate"))
     assert load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").applied_at is None
     assert received(stack["inbox"]) == []
 
 
-def test_collect_handler_rejects_an_event_that_is_not_a_schedule(stack: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"time": "now"},
+        {"scheduledTime": "2026-11-21T18:00:00Z"},  # a misspelt key is refused, not ignored
+        {"scheduled_time": "2026-11-21T18:00:00"},  # no time zone
+        {"scheduled_time": "<aws.scheduler.scheduled-time>"},  # an Input given to something other than Scheduler
+        {"execution_id": ""},
+        {**load_event("collect_scheduled.json"), "time": None},
+    ],
+)
+def test_collect_handler_rejects_an_event_that_is_not_a_schedule(stack: dict[str, str], event: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
-        load_handler_module("collect").lambda_handler({"time": "now"}, FakeContext("collect"))
+        load_handler_module("collect").lambda_handler(event, FakeContext("collect", aws_request_id="req-1"))
 
 
 def test_a_bad_config_fails_the_function_with_the_file_and_key(
@@ -152,5 +258,5 @@ def test_a_bad_config_fails_the_function_with_the_file_and_key(
     bad.write_text("version: 1\nrules:\n  - name: r\n    thresholds: {queue_time: soon}\nrunner_types: []\n")
     monkeypatch.setenv("QUEUEWATCH_CONFIG", str(bad))
     with pytest.raises(Exception, match=r"bad.yaml:4: rules\[0\]\.thresholds\.queue_time"):
-        load_handler_module("evaluate").lambda_handler(load_event("evaluate_success.json"), FakeContext("evaluate"))
+        evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert received(stack["inbox"]) == []

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from support import Inbox, minutes, runner_type, session, snapshot
+from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.config import parse_config
-from queuewatch.evaluate import Stack, evaluate
+from queuewatch.adapters.state_table import load_state
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate.stage import evaluate
 
 COUNT = 5000
 
@@ -36,16 +36,14 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     assert len(config.runner_types) == COUNT
     assert sum(1 for spec in config.runner_types if config.rules_for(spec.name)) == COUNT
 
-    clients = AwsClients(session())
-    dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-    create_table(dynamodb, "state")
+    moto = StackInMoto.create(name="big", clients=AwsClients(session()))
+    dynamodb, sns, stack = moto.dynamodb, moto.sns, moto.stack
     inbox = Inbox(sns)
-    stack = Stack(table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], name="big", region="us-east-1")
     names = [spec.name for spec in config.runner_types]
 
     quiet = snapshot(minutes(0), *[runner_type(name) for name in names])
     started = time.perf_counter()
-    steady = evaluate(quiet, config, dynamodb, sns, stack)
+    steady = evaluate(quiet, config, dynamodb, sns, stack, clock=arriving_now(quiet))
     quiet_seconds = time.perf_counter() - started
     assert (steady.outcome, steady.writes, steady.firing) == ("unchanged", 0, [])
 
@@ -53,7 +51,7 @@ def test_five_thousand_runner_types_load_and_evaluate(aws: None, capsys: pytest.
     queueing = set(names[::20]) | set(names[1::20])
     incident = snapshot(minutes(1), *[runner_type(n, 7, 900) if n in queueing else runner_type(n) for n in names])
     started = time.perf_counter()
-    result = evaluate(incident, config, dynamodb, sns, stack)
+    result = evaluate(incident, config, dynamodb, sns, stack, clock=arriving_now(incident))
     incident_seconds = time.perf_counter() - started
     assert len(result.firing) == len(queueing) == COUNT // 10
     pages = {page["rule"]: page for page in inbox.drain()}

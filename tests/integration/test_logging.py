@@ -10,7 +10,7 @@ import pytest
 from faults import inject
 
 from queuewatch.adapters.state_table import create_table
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_event, load_handler_module
 
 CANARY = "canary-5e1f"
 
@@ -57,6 +57,7 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
         record = load_event("evaluate_success.json")
         record["requestPayload"] = event
         record["requestContext"]["secret"] = f"{CANARY}-in-the-record"
+        arrives_when_made(evaluate, record)
         result = evaluate.lambda_handler(record, FakeContext("evaluate"))
     finally:
         shared.setLevel(level)

@@ -17,17 +17,26 @@ from typing import Any
 
 import boto3
 import pytest
-from support import T0, minutes
+from support import T0, arriving_now, minutes
 
 from queuewatch import wire as wire_module
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
 from queuewatch.collect import collect
-from queuewatch.config import Config, parse_config
-from queuewatch.evaluate import EvaluationResult, Stack, evaluate
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import EvaluationResult, Stack
+from queuewatch.evaluate.stage import evaluate
 from queuewatch.snapshot import Snapshot
 from queuewatch.wire import SnapshotTooLarge
-from queuewatch_cli.localrun import ACCOUNT_ID, FakeContext, destination_record, load_handler_module, scheduled_event
+from queuewatch_cli.localrun import (
+    ACCOUNT_ID,
+    FakeContext,
+    arrives_when_made,
+    destination_record,
+    load_handler_module,
+    scheduled_event,
+)
 from queuewatch_cli.seed import put_queue_ages
 
 RULES = """
@@ -57,7 +66,7 @@ class Shard:
         snap = collect(self.config, aws, now=now, account_id=ACCOUNT_ID, snapshot_id=f"s{at_minute}")
         dynamodb = boto3.client("dynamodb", region_name=self.stack.region)
         sns = boto3.client("sns", region_name=self.stack.topic_arn.split(":")[3])
-        return snap, evaluate(snap, self.config, dynamodb, sns, self.stack)
+        return snap, evaluate(snap, self.config, dynamodb, sns, self.stack, clock=arriving_now(snap))
 
 
 class Topic:
@@ -187,7 +196,9 @@ def test_a_stack_publishes_into_a_topic_in_another_region(aws: None, monkeypatch
     event = scheduled_event(T0)
     snap = load_handler_module("collect").lambda_handler(event, FakeContext("collect"))
     record = destination_record(event, snap, at=T0 + timedelta(seconds=3))
-    result = load_handler_module("evaluate").lambda_handler(record, FakeContext("evaluate"))
+    evaluator = load_handler_module("evaluate")
+    arrives_when_made(evaluator, record)
+    result = evaluator.lambda_handler(record, FakeContext("evaluate"))
     assert result["pages_sent"] and paged_runner_types(topic.pages()) == {"linux.2xlarge": 1}
 
 
@@ -205,7 +216,9 @@ def test_a_large_fleet_travels_compressed_through_the_real_handlers(aws: None, m
     assert payload["encoding"] == "gzip+base64" and payload["runner_type_count"] == 63  # 60 found, 3 named
     assert len(json.dumps(payload)) < 4096
     record = destination_record(event, payload, at=T0 + timedelta(seconds=3))
-    result = load_handler_module("evaluate").lambda_handler(record, FakeContext("evaluate"))
+    evaluator = load_handler_module("evaluate")
+    arrives_when_made(evaluator, record)
+    result = evaluator.lambda_handler(record, FakeContext("evaluate"))
     # The named runner types' queues do not exist here: degraded, as in any fleet.
     assert result["degraded"] == ["linux.2xlarge", "linux.4xlarge", "linux.g5.4xlarge.nvidia.gpu"]
     assert result["firing"] == ["jobs-queueing#linux-c5-large-v0007"]
@@ -226,7 +239,7 @@ def test_a_snapshot_too_large_to_deliver_fails_the_collection_and_pages_the_moni
     monkeypatch.setattr(wire_module, "COMPRESS_ABOVE_BYTES", 1_000)
     monkeypatch.setattr(wire_module, "MAX_PAYLOAD_BYTES", 500)
     collect_handler = load_handler_module("collect").lambda_handler
-    evaluate_handler = load_handler_module("evaluate").lambda_handler
+    evaluator = load_handler_module("evaluate")
     for minute in range(6):  # the shipped config's monitor.for is 5m
         event = scheduled_event(minutes(minute))
         with pytest.raises(SnapshotTooLarge) as raised:
@@ -234,7 +247,8 @@ def test_a_snapshot_too_large_to_deliver_fails_the_collection_and_pages_the_moni
         # Lambda hands the error to the failure destination: the evaluator pages once it lasts monitor.for.
         failure = {"errorMessage": str(raised.value), "errorType": "SnapshotTooLarge", "stackTrace": []}
         record = destination_record(event, failure, at=minutes(minute) + timedelta(seconds=2), succeeded=False)
-        evaluate_handler(record, FakeContext("evaluate"))
+        arrives_when_made(evaluator, record)
+        evaluator.lambda_handler(record, FakeContext("evaluate"))
     [page] = topic.pages()
     assert page["title"] == "queuewatch monitor degraded"
     [collector] = page["runner_types"]

@@ -216,8 +216,13 @@ def test_a_silenced_member_does_not_count_as_new() -> None:
     )
 
 
-def test_a_silenced_group_whose_members_clear_resolves_quietly() -> None:
-    assert decide(status=GroupStatus.SILENCED, notified=("a",), last=0, now=600) == (None, None, ("a",))
+def test_a_silenced_group_whose_members_clear_still_sends_its_resolve() -> None:
+    # It paged before the silence began: whoever got that page gets the resolve that closes it.
+    assert decide(status=GroupStatus.SILENCED, notified=("a",), last=0, now=600) == (
+        PageKind.RESOLVED,
+        None,
+        ("a",),
+    )
 
 
 def test_a_silenced_group_still_firing_stays_silenced() -> None:

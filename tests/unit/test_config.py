@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.config import ConfigError, DiscoverySpec, MetricQuery, load_config, parse_config
+from queuewatch.config import DiscoverySpec, MetricQuery
+from queuewatch.config.load import ConfigError, load_config, parse_config
 from queuewatch.config.schema import QueueRef
 from queuewatch.rules import Rule
 from queuewatch.signals import SignalName
@@ -375,3 +376,33 @@ def test_discovery_names_the_runner_type_from_the_queue_name(queue_name: str, ru
     discovery = DiscoverySpec(queue_name_pattern="{prefix}-{runner_type}-queued-builds", prefix="gh-ci")
     assert discovery.runner_type_of(queue_name) == runner_type
     assert discovery.name_prefix == "gh-ci-"
+
+
+@pytest.mark.parametrize("name", ["collector", "discovery:us-east-1"])
+def test_a_runner_type_cannot_take_a_health_instance_name(name: str) -> None:
+    """`queuewatch-health#<runner type>` and the health instances share one key space: no name may be both."""
+    message = problems(edit("  - name: linux.2xlarge\n", f"  - name: '{name}'\n"))
+    assert "qw.yaml:8: runner_types[0].name" in message
+    assert repr(name) in message
+
+
+def test_a_runner_type_named_collector_says_why_and_what_to_do() -> None:
+    message = problems(edit("  - name: linux.2xlarge\n", "  - name: collector\n"))
+    assert "reserves for its own health page (queuewatch-health#collector)" in message
+    assert "expected another name" in message
+
+
+def test_discovery_never_names_a_runner_type_after_a_health_instance() -> None:
+    discovery = DiscoverySpec(queue_name_pattern="{prefix}-{runner_type}-queued-builds", prefix="gh-ci")
+    assert discovery.runner_type_of("gh-ci-collector-queued-builds") is None
+    assert discovery.runner_type_of("gh-ci-collectors-queued-builds") == "collectors"
+    # That queue is still watched once named under runner_types:, whose entry owns it.
+    config = parse_config(
+        edit(
+            "      name: gh-ci-linux-2xlarge-queued-builds\n",
+            "      name: gh-ci-collector-queued-builds\n",
+            edit("  - name: linux.2xlarge\n", "  - name: collector-fleet\n"),
+        ),
+        source="qw.yaml",
+    )
+    assert [spec.name for spec in config.runner_types] == ["collector-fleet"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuewatch.config import ConfigError, parse_config
+from queuewatch.config.load import ConfigError, parse_config
 
 HEAD = """version: 1
 runner_types:
@@ -132,7 +132,7 @@ def test_every_rule_problem_is_reported_at_once_with_its_line() -> None:
 
 
 def test_the_shipped_config_has_no_rule_problem() -> None:
-    from queuewatch.config import load_config
+    from queuewatch.config.load import load_config
     from queuewatch_cli.localrun import REPO_ROOT
 
     assert load_config(REPO_ROOT / "config" / "queuewatch.yaml").resolved_rules

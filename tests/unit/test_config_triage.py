@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.config import ConfigError, parse_config
+from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.signals import SignalName
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.main import main
@@ -84,7 +84,7 @@ def test_every_example_passes_check_config(path: Path, capsys: pytest.CaptureFix
 
 
 def test_each_example_configures_what_its_autoscaler_publishes() -> None:
-    from queuewatch.config import load_config
+    from queuewatch.config.load import load_config
 
     upstream = load_config(REPO_ROOT / "config" / "examples" / "upstream-multi-runner.yaml")
     signals = upstream.signals_for({})

@@ -7,7 +7,7 @@ from typing import Any
 from queuewatch.adapters.cloudwatch import MetricRequest
 from queuewatch.collect import WatchedQueue
 from queuewatch.collect.queries import metric_requests
-from queuewatch.config import parse_config
+from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
 
 CONFIG = """

@@ -218,7 +218,7 @@ def test_the_chat_body_is_a_chatbot_custom_notification_threaded_by_the_dedup_ke
 def _crowded(listed: int) -> Alert:
     many = [
         figures(
-            f"linux.t{i:03d}." + "n" * 120,
+            f"linux.t{i:03d}." + "n" * 117,  # the longest name a runner type may have (128)
             i + 1,
             600 + i,
             busy_runners=level(40),

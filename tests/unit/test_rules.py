@@ -6,7 +6,7 @@ from typing import Literal
 
 import pytest
 
-from queuewatch.config import parse_config
+from queuewatch.config.load import parse_config
 from queuewatch.rules import Priority, Rule, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot

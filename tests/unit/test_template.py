@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +29,7 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
+        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/queued", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
@@ -40,6 +42,14 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",
          '{"StringEquals": {"kms:ViaService": {"Fn::Sub": "sns.${AWS::Region}.amazonaws.com"}}}'),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
+    # The tracker writes its own table and nothing else: no state table, no topic, no queue it reads.
+    "TrackRole": {
+        (None, frozenset({"dynamodb:PutItem", "dynamodb:GetItem"}), "GetAtt JobsTable.Arn", None),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
+        ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
+        ("TrackFromWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
 }  # fmt: skip
@@ -111,6 +121,8 @@ def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: di
     assert roles == {
         "CollectFunction": {"Fn::GetAtt": ["CollectRole", "Arn"]},
         "EvaluateFunction": {"Fn::GetAtt": ["EvaluateRole", "Arn"]},
+        "TrackFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
+        "WebhookFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
     }
     # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
     assert all("Policies" not in f["Properties"] for f in functions.values())
@@ -144,7 +156,11 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
     granted: dict[str, set[str]] = {}
     for name, role in resources(template, "AWS::IAM::Role").items():
         granted[name] = {a for _, actions, _, _ in role_statements(role) for a in actions if a.startswith("sqs:")}
-    assert granted == {"CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"}, "EvaluateRole": set()}
+    assert granted == {
+        "CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"},
+        "EvaluateRole": set(),
+        "TrackRole": {"sqs:SendMessage"},  # into its own dead-letter queue only
+    }
 
 
 def test_wildcard_resources_only_for_actions_without_resource_level_permissions(template: dict[str, Any]) -> None:
@@ -204,6 +220,8 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
         dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
+        if props["Namespace"] == "Queuewatch":  # the evaluator's own metrics: this stack's, not a neighbour's
+            assert dimension["Stack"] == {"Ref": "AWS::StackName"}, props["MetricName"]
         watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
     assert watched == {
         ("Queuewatch", "Heartbeat", ""),
@@ -212,6 +230,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
         ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),
         ("AWS/Lambda", "Throttles", "Ref EvaluateFunction"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track dead-letter queue
     }
     assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
 
@@ -242,3 +261,88 @@ def test_the_functions_never_log_their_event(template: dict[str, Any]) -> None:
     for function in resources(template, "AWS::Serverless::Function").values():
         env = {**env, **function["Properties"].get("Environment", {}).get("Variables", {})}
     assert "POWERTOOLS_LOGGER_LOG_EVENT" not in env and env["POWERTOOLS_LOG_LEVEL"] == "INFO"
+
+
+def resolve(node: Any, parameters: dict[str, str], conditions: dict[str, bool]) -> Any:
+    """The value CloudFormation would give `node` for these parameters and conditions (the intrinsics used here)."""
+    if isinstance(node, list):
+        return [resolve(item, parameters, conditions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "Fn::If" in node:
+        condition, then, otherwise = node["Fn::If"]
+        return resolve(then if conditions[condition] else otherwise, parameters, conditions)
+    if "Ref" in node:
+        name = node["Ref"]
+        return None if name == "AWS::NoValue" else parameters.get(name, f"<{name}>")
+    if "Fn::Select" in node:
+        index, items = node["Fn::Select"]
+        return resolve(items, parameters, conditions)[int(index)]
+    if "Fn::Split" in node:
+        separator, text = node["Fn::Split"]
+        return str(resolve(text, parameters, conditions)).split(separator)
+    return {key: resolve(value, parameters, conditions) for key, value in node.items()}
+
+
+SHARED_TOPIC = "arn:aws:sns:us-west-2:111122223333:ci-pages"
+
+
+@pytest.mark.parametrize("existing", ["", SHARED_TOPIC], ids=["own-topic", "existing-topic"])
+def test_the_pager_and_email_subscribe_to_the_topic_the_evaluator_pages(
+    template: dict[str, Any], existing: str
+) -> None:
+    parameters = {"ExistingAlertTopicArn": existing}
+    conditions = {"CreateAlertTopic": existing == ""}
+    env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
+    pages_topic = resolve(env["ALERT_TOPIC_ARN"], parameters, conditions)
+    assert pages_topic == (existing or "<AlertTopic>")
+    for name in ("PagerSubscription", "AlertEmailSubscription"):
+        subscription = template["Resources"][name]["Properties"]
+        assert resolve(subscription["TopicArn"], parameters, conditions) == pages_topic, name
+        # SNS subscribes in the topic's region; CloudFormation's default is the stack's.
+        assert resolve(subscription.get("Region"), parameters, conditions) == ("us-west-2" if existing else None), name
+    # The stack's own alarms still reach the pager, unfiltered, whichever topic carries the pages.
+    heartbeat = template["Resources"]["PagerHeartbeatSubscription"]["Properties"]
+    assert heartbeat["TopicArn"] == {"Ref": "MonitorTopic"} and "FilterPolicy" not in heartbeat
+
+
+QUEUE_PATTERN_ACCEPTED = ["*-queued-builds*", "gh-ci-*-queued-builds", "gh-ci-linux-?xlarge-queued-builds", "ci.fifo"]
+QUEUE_PATTERN_REFUSED = [
+    "", "*", "**", "?*", "*?*", "*a*", "*ab*", "?-?", "*:*", "*/*", "gh-ci-*,*", "arn:aws:sqs:*:*:*", "ci queue*",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", QUEUE_PATTERN_ACCEPTED + QUEUE_PATTERN_REFUSED)
+def test_the_watched_queue_pattern_cannot_grant_every_queue(template: dict[str, Any], pattern: str) -> None:
+    parameter = template["Parameters"]["WatchedQueueNamePattern"]
+    # CloudFormation matches AllowedPattern against the whole value (Java regex; this one reads the same in Python).
+    accepted = re.fullmatch(parameter["AllowedPattern"], pattern) is not None and len(pattern) <= parameter["MaxLength"]
+    assert accepted == (pattern in QUEUE_PATTERN_ACCEPTED)
+    assert re.fullmatch(parameter["AllowedPattern"], parameter["Default"])
+    assert "every queue" in parameter["ConstraintDescription"]
+
+
+def test_tracking_is_off_unless_a_bus_or_a_webhook_secret_is_given(template: dict[str, Any]) -> None:
+    conditions = template["Conditions"]
+    assert template["Parameters"]["AutoscalerEventBusName"]["Default"] == ""
+    assert template["Parameters"]["WebhookSecretArn"]["Default"] == ""
+    tracking = {name for name, r in template["Resources"].items() if r.get("Condition") in conditions}
+    assert {"JobsTable", "TrackRole", "TrackFunction", "WebhookFunction", "TrackDeadLetterQueue"} <= tracking
+    collect_env = template["Resources"]["CollectFunction"]["Properties"]["Environment"]["Variables"]
+    assert resolve(collect_env["JOBS_TABLE"], {}, {"Tracking": False}) == ""  # the collector reads no jobs
+
+
+def test_the_track_rule_matches_workflow_jobs_and_keeps_what_it_cannot_apply(template: dict[str, Any]) -> None:
+    track = template["Resources"]["TrackFunction"]["Properties"]
+    rule = track["Events"]["WorkflowJob"]["Properties"]
+    assert rule["Pattern"] == {"source": ["github"], "detail-type": ["workflow_job"]}
+    assert rule["EventBusName"] == {"Ref": "AutoscalerEventBusName"}
+    assert rule["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    assert track["EventInvokeConfig"]["MaximumRetryAttempts"] == 2
+    alarm = template["Resources"]["TrackDeadLettersAlarm"]["Properties"]
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["TrackDeadLetterQueue", "QueueName"]}}
+    ]
+    webhook = template["Resources"]["WebhookFunction"]["Properties"]
+    assert webhook["Handler"] == "app.webhook_handler" and webhook["FunctionUrlConfig"]["AuthType"] == "NONE"

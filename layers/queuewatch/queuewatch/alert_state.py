@@ -48,6 +48,8 @@ class InstanceState:
     since: datetime  # entered PENDING, or started FIRING
     clear_since: datetime | None = None  # FIRING, but clear from then on
     version: int = 0
+    # The runner type's team when last observed: silences and pages keep it on a tick that does not see it.
+    team: str | None = None
 
     @property
     def key(self) -> InstanceKey:
@@ -133,7 +135,9 @@ def decide_group(
             return GroupDecision(None, GroupStatus.SILENCED, started_at, notified)
         return GroupDecision(PageKind.RESOLVED, None, started_at, notified)
     if status is GroupStatus.SILENCED and not firing:
-        return GroupDecision(None, None, started_at, notified)  # a silenced alert resolves quietly
+        # It paged before it was silenced: a silence holds back new pages and repeats, never the
+        # resolve that closes what every subscriber already got.
+        return GroupDecision(PageKind.RESOLVED, None, started_at, notified)
     return GroupDecision(None, status, started_at, notified)
 
 
@@ -159,6 +163,19 @@ class Outbox:
 
 
 @dataclass(frozen=True)
+class PagedAs:
+    """How the group's last page went out: its resolve is worded the same, whatever the config says by then."""
+
+    priority: str
+    team: str
+    teams: tuple[str, ...]  # every member's team, for routing
+    title: str
+    group_by: str
+    runbook_url: str | None = None
+    dashboard_url: str | None = None
+
+
+@dataclass(frozen=True)
 class GroupRecord:
     """One group's page as stored: what was paged, when, and the page waiting to be sent."""
 
@@ -171,6 +188,7 @@ class GroupRecord:
     sequence: int
     version: int = 0
     outbox: Outbox | None = None
+    paged_as: PagedAs | None = None  # None: stored before it was kept, or never paged
 
     @property
     def key(self) -> str:

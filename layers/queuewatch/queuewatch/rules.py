@@ -13,6 +13,11 @@ from queuewatch.snapshot import RunnerTypeSnapshot
 
 HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
+COLLECTOR = "collector"
+"""The health instance that stands for collection itself. Health instances share the runner types' key
+space (`queuewatch-health#<name>`), so no runner type may take this name. ("discovery:<region>" holds a
+':', which no runner type name can.)"""
+RESERVED_RUNNER_TYPES = frozenset({COLLECTOR})
 
 
 class Priority(StrEnum):

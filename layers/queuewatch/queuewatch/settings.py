@@ -11,7 +11,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from queuewatch.config import Config, load_config
+from queuewatch.config import Config
+from queuewatch.config.load import load_config
 from queuewatch.errors import QueuewatchError
 
 # Which runner types get their own QueueSize and QueueTime metrics: those whose queue holds jobs, those
@@ -64,6 +65,20 @@ class EvaluateSettings(_Settings):
     def topic_region(self) -> str:
         """The region of the alert topic, which is not always the function's own."""
         return self.alert_topic_arn.split(":")[3]
+
+
+class TrackSettings(_Settings):
+    jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+    webhook_secret_arn: str | None = Field(
+        alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
+    )
+
+    @field_validator("webhook_secret_arn", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when the stack takes no webhook
 
 
 @lru_cache(maxsize=4)

@@ -8,15 +8,59 @@ is one observation, stamped with the tick it stands for.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
+from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
-from queuewatch.signals import SignalName
+from queuewatch.signals import RULE_SIGNALS, SignalName
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION: Literal[1] = 1
+
+RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+"""A runner type's name, in the config and in a snapshot: it is part of state table keys (at most 1,024 bytes)."""
+MAX_NAME_LENGTH = 256  # teams, regions, queues, ids: each is part of a key, a page or a metric dimension
+
+# How far an observation's time may stand from the evaluator's wall clock. Ahead: clocks skew by
+# seconds (Lambda's are NTP-synced; the schedule stamps the tick), so 5 minutes is generous and a later
+# time can only be a hand-edited event or a wrong replay. Behind: a real tick reaches the evaluator
+# within the collector's maximum event age and timeout (120 s + 45 s) and the evaluator's own
+# (300 s, retries included, + 45 s), about 8.5 minutes; 15 leaves room. Anything older is a replay.
+MAX_AHEAD = timedelta(minutes=5)
+MAX_BEHIND = timedelta(minutes=15)
+
+
+class ImplausibleObservation(QueuewatchError):
+    """An observation whose time is too far from the evaluator's clock to be a real tick: it is refused."""
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)  # one representation per instant, so times compare and store alike
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"found {value}, expected a finite number")
+    return value
+
+
+def _runner_type_name(value: str) -> str:
+    if not RUNNER_TYPE.match(value):
+        shown = value if len(value) <= 60 else value[:60] + f"... ({len(value)} characters)"
+        raise ValueError(
+            f"found {shown!r}, expected a runner type name: a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -"
+        )
+    return value
+
+
+Finite = Annotated[float, AfterValidator(_finite)]
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_utc)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
 
 class Reading(FrozenModel):
@@ -27,15 +71,15 @@ class Reading(FrozenModel):
     it; level signals carry where they stood when the window began.
     """
 
-    value: float | None = None
-    age_seconds: float | None = None  # how old the value was when collected
+    value: Finite | None = None
+    age_seconds: Finite | None = None  # how old the value was when collected
     error: str | None = None  # set exactly when value is None
-    window_sum: float | None = None  # count signals: the total over the triage window
-    baseline_sum: float | None = None  # count signals: the usual total per window, over the baseline before it
-    window_first: float | None = None  # level signals: the first datapoint of the triage window
-    window_last: float | None = None  # level signals: the last datapoint of the triage window
-    baseline_mean: float | None = None  # level signals: the mean over the baseline before the window
-    by_name: dict[str, float] | None = None  # ec2_exceptions: the window's total per exception name, non-zero only
+    window_sum: Finite | None = None  # count signals: the total over the triage window
+    baseline_sum: Finite | None = None  # count signals: the usual total per window, over the baseline before it
+    window_first: Finite | None = None  # level signals: the first datapoint of the triage window
+    window_last: Finite | None = None  # level signals: the last datapoint of the triage window
+    baseline_mean: Finite | None = None  # level signals: the mean over the baseline before the window
+    by_name: dict[str, Finite] | None = None  # ec2_exceptions: the window's total per exception name, non-zero only
     fleet_wide: bool | None = None  # set when the metric names no runner type: it counts the whole fleet
 
     @classmethod
@@ -48,11 +92,20 @@ class Reading(FrozenModel):
 
 
 class RunnerTypeSnapshot(FrozenModel):
-    name: str
-    region: str
-    queue_name: str
-    team: str | None = None
+    name: Annotated[str, AfterValidator(_runner_type_name)]
+    region: Name
+    queue_name: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
+    team: Name | None = None
     signals: dict[SignalName, Reading] = Field(default_factory=dict)
+
+    @field_validator("signals")
+    @classmethod
+    def _rule_signals_not_negative(cls, signals: dict[SignalName, Reading]) -> dict[SignalName, Reading]:
+        for name in RULE_SIGNALS:
+            reading = signals.get(name)
+            if reading is not None and reading.value is not None and reading.value < 0:
+                raise ValueError(f"{name} is {reading.value}, expected 0 or more")
+        return signals
 
     @property
     def degraded(self) -> dict[SignalName, str]:
@@ -65,20 +118,20 @@ class RunnerTypeSnapshot(FrozenModel):
 
 
 class DiscoveryResult(FrozenModel):
-    region: str
-    pattern: str
+    region: Name
+    pattern: Name
     found: int = 0
     error: str | None = None
 
 
 class Snapshot(FrozenModel):
-    version: int = SNAPSHOT_VERSION
-    snapshot_id: str
-    collected_at: AwareDatetime
+    version: Literal[1] = SNAPSHOT_VERSION  # a snapshot of another version is refused, not guessed at
+    snapshot_id: Name
+    collected_at: UtcDatetime
     runner_types: list[RunnerTypeSnapshot]
     discovery: list[DiscoveryResult] = Field(default_factory=list)
-    triage_window_seconds: int = 900  # the span window_sum and window_first cover
-    baseline_seconds: int = 10800  # the span before the window that baseline_sum and baseline_mean cover
+    triage_window_seconds: int = Field(default=900, gt=0)  # the span window_sum and window_first cover
+    baseline_seconds: int = Field(default=10800, gt=0)  # the span before the window: baseline_sum, baseline_mean
 
     @property
     def failed_discovery_regions(self) -> set[str]:
@@ -106,3 +159,18 @@ def observed_at(observation: Observation) -> datetime:
 
 def observation_label(observation: Observation) -> str:
     return observation.snapshot_id if isinstance(observation, Snapshot) else f"failure:{observation.request_id}"
+
+
+def check_plausible(observation: Observation, wall_clock: datetime) -> None:
+    """Refuse an observation stamped too far from the evaluator's own clock: see MAX_AHEAD and MAX_BEHIND."""
+    at = observed_at(observation)
+    if at > wall_clock + MAX_AHEAD:
+        raise ImplausibleObservation(
+            f"{observation_label(observation)} is stamped {at.isoformat()}, {at - wall_clock} ahead of the "
+            f"evaluator's clock ({wall_clock.isoformat()}); expected at most {MAX_AHEAD} ahead; refused"
+        )
+    if at < wall_clock - MAX_BEHIND:
+        raise ImplausibleObservation(
+            f"{observation_label(observation)} is stamped {at.isoformat()}, {wall_clock - at} behind the "
+            f"evaluator's clock ({wall_clock.isoformat()}); expected at most {MAX_BEHIND} behind; refused"
+        )

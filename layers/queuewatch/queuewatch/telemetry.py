@@ -1,4 +1,5 @@
-"""EMF metrics for each tick: a heartbeat, alert counts, and queue size and time per runner type."""
+"""EMF metrics: for each tick, a heartbeat, alert counts, and queue size and time per runner type; for each
+tracked job, its arrival, queue time and run time per runner type."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from queuewatch.evaluate import EvaluationResult
 from queuewatch.settings import RunnerTypeMetrics
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch.track.stage import TrackResult
+
+DIMENSION_VALUE_LIMIT = 1024  # CloudWatch's longest dimension value
 
 
 def record_tick(
@@ -15,9 +19,16 @@ def record_tick(
     snapshot: Snapshot | None,
     result: EvaluationResult,
     runner_type_metrics: RunnerTypeMetrics = "queued",
+    *,
+    stack: str,
 ) -> None:
-    # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that ran.
-    metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
+    # Per stack: stacks side by side in one account and region would otherwise share these metrics,
+    # and one stack's heartbeat would keep another's dead evaluator looking healthy.
+    metrics.add_dimension(name="Stack", value=stack)
+    # The heartbeat alarm treats a missing datapoint as breaching: emit it on every tick that judged the
+    # present. A stale tick (older than what was applied) or a lost race judged nothing: no heartbeat.
+    if result.outcome in ("applied", "unchanged"):
+        metrics.add_metric(name="Heartbeat", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="AlertsFiring", unit=MetricUnit.Count, value=len(result.firing))
     metrics.add_metric(name="RunnerTypesDegraded", unit=MetricUnit.Count, value=len(result.degraded))
     metrics.add_metric(name="PagesSent", unit=MetricUnit.Count, value=len(result.pages_sent))
@@ -41,3 +52,27 @@ def record_tick(
         if age is not None:
             per_type.add_metric(name="QueueTime", unit=MetricUnit.Seconds, value=age)
         per_type.flush_metrics()
+
+
+def record_job(result: TrackResult, namespace: str, *, stack: str) -> None:
+    """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
+    runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding."""
+    if result.outcome != "applied":
+        return  # a duplicate or late event: counted when it first applied
+    metrics = EphemeralMetrics(namespace=namespace)
+    metrics.add_dimension(name="Stack", value=stack)
+    if result.runner_type is None:
+        if result.status == "queued":
+            metrics.add_dimension(name="LabelSet", value=(result.label_set or "-")[:DIMENSION_VALUE_LIMIT])
+            metrics.add_metric(name="JobsUnmatched", unit=MetricUnit.Count, value=1)
+            metrics.flush_metrics()
+        return
+    metrics.add_dimension(name="RunnerType", value=result.runner_type)
+    if result.status == "queued":
+        metrics.add_metric(name="JobsQueued", unit=MetricUnit.Count, value=1)
+    if result.queue_seconds is not None:
+        metrics.add_metric(name="JobQueueTime", unit=MetricUnit.Seconds, value=result.queue_seconds)
+    if result.run_seconds is not None:
+        metrics.add_metric(name="JobRunTime", unit=MetricUnit.Seconds, value=result.run_seconds)
+    if metrics.metric_set:
+        metrics.flush_metrics()

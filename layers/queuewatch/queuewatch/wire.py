@@ -13,15 +13,15 @@ import base64
 import binascii
 import json
 import zlib
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
-from queuewatch.snapshot import SNAPSHOT_VERSION, CollectorFailure, Observation, Snapshot
+from queuewatch.schedule import scheduled_time
+from queuewatch.snapshot import SNAPSHOT_VERSION, CollectorFailure, Observation, Snapshot, UtcDatetime
 
 COMPRESSED: Literal["gzip+base64"] = "gzip+base64"
 COMPRESS_ABOVE_BYTES = 64 * 1024
@@ -38,9 +38,9 @@ class SnapshotTooLarge(QueuewatchError):
 class CompressedSnapshot(FrozenModel):
     """A snapshot as the collector returns it once its JSON exceeds COMPRESS_ABOVE_BYTES."""
 
-    version: int = SNAPSHOT_VERSION
+    version: Literal[1] = SNAPSHOT_VERSION
     snapshot_id: str
-    collected_at: AwareDatetime
+    collected_at: UtcDatetime
     runner_type_count: int
     encoding: Literal["gzip+base64"]
     data: str = Field(description="the snapshot's JSON, gzip-compressed, base64-encoded")
@@ -150,7 +150,7 @@ def observation_from(record: DestinationRecord) -> Observation:
     payload = record.response_payload if isinstance(record.response_payload, dict) else {}
     failure = FunctionError.model_validate(payload)
     return CollectorFailure(
-        at=_scheduled_time(record) or record.timestamp,
+        at=(_scheduled_time(record) or record.timestamp).astimezone(UTC),  # stored and compared in UTC
         error_type=failure.error_type,
         error_message=failure.error_message or record.request_context.condition,
         request_id=record.request_context.request_id,
@@ -159,7 +159,4 @@ def observation_from(record: DestinationRecord) -> Observation:
 
 def _scheduled_time(record: DestinationRecord) -> datetime | None:
     """The failed tick's own time, so failures and snapshots order on one clock."""
-    try:
-        return EventBridgeModel.model_validate(record.request_payload).time
-    except ValidationError:
-        return None
+    return scheduled_time(record.request_payload)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -30,6 +30,7 @@ from queuewatch.alert_state import (
     InstanceKey,
     InstanceState,
     Outbox,
+    PagedAs,
     Status,
     StoredState,
     Topic,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 PARTITION = "queuewatch"
 CURSOR = "cursor"
 RETAIN_AFTER_END = timedelta(days=14)  # TTL for items that are over
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -52,12 +54,27 @@ class WriteConflict(QueuewatchError):
     """Another evaluation changed the item first, or a newer snapshot was applied."""
 
 
+def _utc(value: str) -> datetime:
+    """A stored time as a UTC instant; items written before times were normalised may carry any offset."""
+    return datetime.fromisoformat(value).astimezone(UTC)
+
+
 def _dt(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
+    return _utc(value) if value else None
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+def _iso(value: datetime) -> str:
+    """Every time is stored in UTC, so equal instants are equal strings and their order is the strings' order."""
+    return value.astimezone(UTC).isoformat()
+
+
+def _iso_or_none(value: datetime | None) -> str | None:
+    return _iso(value) if value else None
+
+
+def _micros(value: datetime) -> int:
+    """The cursor's instant as a number: DynamoDB compares it exactly, whatever the text's offset."""
+    return (value - EPOCH) // timedelta(microseconds=1)
 
 
 def _ttl(moment: datetime) -> int:
@@ -94,9 +111,10 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             rule=item["rule"],
             runner_type=item["runner_type"],
             status=Status(item["status"]),
-            since=datetime.fromisoformat(item["since"]),
+            since=_utc(item["since"]),
             clear_since=_dt(item.get("clear_since")),
             version=int(item["version"]),
+            team=item.get("team"),
         )
     elif kind == "group":
         outbox = None
@@ -108,7 +126,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 message=raw["message"],
                 attributes=json.loads(raw["attributes"]),
                 message_structure=raw.get("message_structure"),
-                claimed_at=datetime.fromisoformat(raw["claimed_at"]),
+                claimed_at=_utc(raw["claimed_at"]),
                 chat_message=raw.get("chat_message"),
                 pending=tuple(Topic(t) for t in raw.get("pending", [Topic.ALERT])),
             )
@@ -123,6 +141,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             sequence=int(item.get("sequence", 0)),
             version=int(item["version"]),
             outbox=outbox,
+            paged_as=_paged_as(item.get("paged_as")),
         )
     elif kind == "silence":
         state.silences.append(
@@ -131,12 +150,26 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 matchers=tuple(item.get("matchers", [])),
                 rule=item.get("rule"),
                 team=item.get("team"),
-                starts_at=datetime.fromisoformat(item["starts_at"]),
-                ends_at=datetime.fromisoformat(item["ends_at"]),
+                starts_at=_utc(item["starts_at"]),
+                ends_at=_utc(item["ends_at"]),
                 author=item["author"],
                 comment=item["comment"],
             )
         )
+
+
+def _paged_as(raw: dict[str, Any] | None) -> PagedAs | None:
+    if raw is None:
+        return None
+    return PagedAs(
+        priority=raw["priority"],
+        team=raw["team"],
+        teams=tuple(raw.get("teams", [raw["team"]])),
+        title=raw["title"],
+        group_by=raw["group_by"],
+        runbook_url=raw.get("runbook_url"),
+        dashboard_url=raw.get("dashboard_url"),
+    )
 
 
 @contextmanager
@@ -199,15 +232,29 @@ def _version_condition(expected: int) -> tuple[str, dict[str, Any]]:
     return "version = :expected", {":expected": expected}
 
 
-def advance_cursor(client: DynamoDBClient, table: str, applied_at: datetime, writer: str | None = None) -> None:
+def advance_cursor(
+    client: DynamoDBClient,
+    table: str,
+    applied_at: datetime,
+    writer: str | None = None,
+    *,
+    implausible_after: datetime | None = None,
+) -> None:
     """Claim the tick: fails if a newer snapshot was applied already.
 
     The same snapshot may be applied again, so that Lambda's retry of an evaluation that
     failed halfway finishes its work; applying one snapshot twice changes nothing twice.
+    Instants compare as numbers (`applied_us`), never as text. A cursor past `implausible_after`
+    (a future observation applied before they were refused) is no claim on anything: it is replaced.
+    A cursor from before `applied_us` existed was compared by the caller, on its decoded instant.
     """
-    item = {"pk": PARTITION, "sk": CURSOR, "applied_at": applied_at.isoformat()}
-    condition = "attribute_not_exists(sk) OR applied_at <= :at"
-    _put(client, table, item, condition, {":at": applied_at.isoformat()}, writer)
+    item = {"pk": PARTITION, "sk": CURSOR, "applied_at": _iso(applied_at), "applied_us": _micros(applied_at)}
+    condition = "attribute_not_exists(sk) OR attribute_not_exists(applied_us) OR applied_us <= :us"
+    values: dict[str, Any] = {":us": _micros(applied_at)}
+    if implausible_after is not None:
+        condition += " OR applied_us > :implausible"
+        values[":implausible"] = _micros(implausible_after)
+    _put(client, table, item, condition, values, writer)
 
 
 def put_instance(
@@ -224,10 +271,11 @@ def put_instance(
         "rule": state.rule,
         "runner_type": state.runner_type,
         "status": state.status.value,
-        "since": state.since.isoformat(),
-        "clear_since": _iso(state.clear_since),
+        "since": _iso(state.since),
+        "clear_since": _iso_or_none(state.clear_since),
+        "team": state.team,
         "version": expected_version + 1,
-        "updated_at": now.isoformat(),
+        "updated_at": _iso(now),
     }
     condition, values = _version_condition(expected_version)
     _put(client, table, item, condition, values, writer)
@@ -255,7 +303,7 @@ def put_group(
             "message": group.outbox.message,
             "attributes": json.dumps(group.outbox.attributes),
             "message_structure": group.outbox.message_structure,
-            "claimed_at": group.outbox.claimed_at.isoformat(),
+            "claimed_at": _iso(group.outbox.claimed_at),
             "chat_message": group.outbox.chat_message,
             "pending": [str(t) for t in group.outbox.pending],
         }
@@ -266,18 +314,34 @@ def put_group(
         "rule": group.rule,
         "group": group.group,
         "status": group.status.value if group.status else None,
-        "started_at": _iso(group.started_at),
+        "started_at": _iso_or_none(group.started_at),
         "members": list(group.members) or None,
-        "last_notified_at": _iso(group.last_notified_at),
+        "last_notified_at": _iso_or_none(group.last_notified_at),
         "sequence": group.sequence,
         "version": expected_version + 1,
         "outbox": outbox,
-        "updated_at": now.isoformat(),
+        "paged_as": _paged_as_item(group.paged_as),
+        "updated_at": _iso(now),
         # A group that is over lingers only until its resolve page is out and the TTL passes.
         "expires_at": _ttl(now) if group.status is None else None,
     }
     condition, values = _version_condition(expected_version)
     _put(client, table, item, condition, values, writer)
+
+
+def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:
+    if paged is None:
+        return None
+    item = {
+        "priority": paged.priority,
+        "team": paged.team,
+        "teams": list(paged.teams),
+        "title": paged.title,
+        "group_by": paged.group_by,
+        "runbook_url": paged.runbook_url,
+        "dashboard_url": paged.dashboard_url,
+    }
+    return {k: v for k, v in item.items() if v is not None}
 
 
 def delete_group(
@@ -293,8 +357,8 @@ def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> N
         "matchers": list(silence.matchers),
         "rule": silence.rule,
         "team": silence.team,
-        "starts_at": silence.starts_at.isoformat(),
-        "ends_at": silence.ends_at.isoformat(),
+        "starts_at": _iso(silence.starts_at),
+        "ends_at": _iso(silence.ends_at),
         "author": silence.author,
         "comment": silence.comment,
         "expires_at": _ttl(silence.ends_at),
@@ -310,7 +374,7 @@ def end_silence(client: DynamoDBClient, table: str, silence_id: str, at: datetim
             Key={"pk": {"S": PARTITION}, "sk": {"S": f"silence#{silence_id}"}},
             UpdateExpression="SET ends_at = :at, expires_at = :ttl",
             ConditionExpression="attribute_exists(sk)",
-            ExpressionAttributeValues={":at": {"S": at.isoformat()}, ":ttl": {"N": str(_ttl(at))}},
+            ExpressionAttributeValues={":at": {"S": _iso(at)}, ":ttl": {"N": str(_ttl(at))}},
         )
 
 

@@ -1,19 +1,10 @@
-"""The config file: its schema (schema.py, sources.py, names.py), loading with line-accurate errors
-(load.py), and the checks across entries (lint.py)."""
+"""The config file's schema (schema.py, sources.py, names.py): what the stages read.
 
-from queuewatch.config.load import ConfigError, ConfigProblem, load_config, parse_config
+Loading it from YAML, with line-accurate errors, is `queuewatch.config.load`; the checks
+across entries are lint.py. The schema imports no YAML, so the pure planner can use it.
+"""
+
 from queuewatch.config.schema import CONFIG_VERSION, Config, DiscoverySpec, RunnerTypeSpec
 from queuewatch.config.sources import MetricQuery, SignalSource
 
-__all__ = [
-    "CONFIG_VERSION",
-    "Config",
-    "ConfigError",
-    "ConfigProblem",
-    "DiscoverySpec",
-    "MetricQuery",
-    "RunnerTypeSpec",
-    "SignalSource",
-    "load_config",
-    "parse_config",
-]
+__all__ = ["CONFIG_VERSION", "Config", "DiscoverySpec", "MetricQuery", "RunnerTypeSpec", "SignalSource"]

@@ -7,13 +7,14 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
+from queuewatch import snapshot
 from queuewatch.globs import glob_problem
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
 QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
 QUEUE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?/(?P<account>\d{12})/(?P<name>[^/]+)$")
 SQS_HOST_REGION = re.compile(r"^https?://sqs\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
-RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RUNNER_TYPE = snapshot.RUNNER_TYPE  # one rule for the config and the snapshot: the name is part of a key
 RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 STAT = re.compile(r"^(SampleCount|Average|Sum|Minimum|Maximum|p\d{1,2}(\.\d+)?|tm\d{1,2}|IQM)$")
 ACCOUNT = re.compile(r"^\d{12}$")

@@ -27,7 +27,7 @@ from queuewatch.config.names import (
 from queuewatch.config.sources import Signals, SignalSource
 from queuewatch.durations import Duration, within
 from queuewatch.frozen import FrozenModel
-from queuewatch.rules import Priority, Rule
+from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
 from queuewatch.signals import SignalName
 
 CONFIG_VERSION = 1
@@ -116,11 +116,36 @@ class QueueRef(FrozenModel):
         return host["region"] if host else default
 
 
+JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
     queue: QueueRef
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
+    labels: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="the runner's labels: a tracked job whose labels are all among them belongs to this runner type "
+        "(all of them and no other with exact_match); without them, a job belongs here when its labels name it",
+    )
+    exact_match: bool = False
+
+    @field_validator("labels")
+    @classmethod
+    def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
+        for label in value or []:
+            if not JOB_LABEL.match(label):
+                raise ValueError(f"found {label!r}, expected a runner label: 1 to 100 characters, no space or comma")
+        return value
+
+    @model_validator(mode="after")
+    def _exact_needs_labels(self) -> RunnerTypeSpec:
+        if self.exact_match and self.labels is None:
+            raise ValueError("exact_match: true needs the runner type's labels")
+        return self
 
     @field_validator("name")
     @classmethod
@@ -128,6 +153,11 @@ class RunnerTypeSpec(FrozenModel):
         if not RUNNER_TYPE.match(value):
             raise ValueError(
                 f"found {value!r}, expected a runner type name of letters, digits, '.', '_' or '-' (at most 128)"
+            )
+        if value in RESERVED_RUNNER_TYPES:
+            raise ValueError(
+                f"found {value!r}, which queuewatch reserves for its own health page ({HEALTH_RULE}#{value}); "
+                "expected another name (the queue keeps its own)"
             )
         return value
 
@@ -178,6 +208,8 @@ class DiscoverySpec(FrozenModel):
         if found is None:
             return None
         name = found["runner_type"]
+        if name in RESERVED_RUNNER_TYPES:  # name that queue under runner_types: instead
+            return None
         selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
             fnmatch.fnmatchcase(name, p) for p in self.exclude
         )

@@ -1,20 +1,13 @@
 """The evaluate stage: plan.py judges (pure), page.py words the pages, delivery.py publishes them
-through an outbox, stage.py runs one tick in that order."""
+through an outbox, stage.py runs one tick in that order.
 
-from queuewatch.evaluate.delivery import EvaluatorMemory
-from queuewatch.evaluate.plan import COLLECTOR, DISCOVERY, Plan, health_rule, plan
+The package exports the pure part, which a backtest drives too; the stage, which reads and writes
+AWS, is `queuewatch.evaluate.stage.evaluate`.
+"""
+
+from queuewatch.evaluate.plan import DISCOVERY, Plan, health_rule, plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
-from queuewatch.evaluate.stage import evaluate
+from queuewatch.rules import COLLECTOR
 
-__all__ = [
-    "COLLECTOR",
-    "DISCOVERY",
-    "EvaluationResult",
-    "EvaluatorMemory",
-    "Plan",
-    "Stack",
-    "evaluate",
-    "health_rule",
-    "plan",
-]
+__all__ = ["COLLECTOR", "DISCOVERY", "EvaluationResult", "Plan", "Stack", "health_rule", "plan"]

@@ -9,7 +9,6 @@ recorded as sent.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -41,9 +40,11 @@ class EvaluatorMemory:
     and a snapshot later than the cursor but older than the last unchanged tick still applies.
     """
 
-    def __init__(self, limit: int = 256) -> None:
-        self._keys: OrderedDict[str, None] = OrderedDict()
-        self._limit = limit
+    def __init__(self) -> None:
+        # Not a fixed-size cache: one tick can send a page per group (5,000 with group_by: runner_type),
+        # and a page forgotten too soon would go out twice. Instead each tick keeps only the pages
+        # still waiting in an outbox (forget_sent_except), so it holds at most what the table holds.
+        self._keys: set[str] = set()
         self.newest_tick: datetime | None = None
 
     def judged(self, tick: datetime) -> None:
@@ -56,9 +57,20 @@ class EvaluatorMemory:
         return hashlib.sha256(f"{destination}\n{outbox.notification_id}\n{outbox.message}".encode()).hexdigest()
 
     def remember(self, outbox: Outbox, destination: Topic = Topic.ALERT) -> None:
-        self._keys[self._key(outbox, destination)] = None
-        while len(self._keys) > self._limit:
-            self._keys.popitem(last=False)
+        self._keys.add(self._key(outbox, destination))
+
+    def forget_sent_except(self, state: StoredState) -> None:
+        """Forget every page but those still pending in an outbox: only those can be asked about again."""
+        waiting = {
+            self._key(record.outbox, destination)
+            for record in state.groups.values()
+            if record.outbox is not None
+            for destination in record.outbox.pending
+        }
+        self._keys &= waiting
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
     def holds(self, outbox: Outbox, destination: Topic = Topic.ALERT) -> bool:
         return self._key(outbox, destination) in self._keys
@@ -94,6 +106,7 @@ class Delivery:
 
     def retry_unsent(self, state: StoredState) -> None:
         """Re-send each page whose sender's lease on its outbox has run out."""
+        self.memory.forget_sent_except(state)
         for key, record in list(state.groups.items()):
             outbox = record.outbox
             if outbox is None or (self.now - outbox.claimed_at).total_seconds() < self.stack.outbox_lease_seconds:

@@ -41,7 +41,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
-        title=_title(rule, record.group),
+        # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
+        title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
         summary=_summary(rule, figures, resolved),
         rule=rule.name,
         team=rule.team if rule.group_by != "team" else record.group,

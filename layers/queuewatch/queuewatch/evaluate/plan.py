@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Literal, cast
 
 from queuewatch.alert_state import (
     GroupDecision,
@@ -23,11 +24,11 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
-from queuewatch.rules import HEALTH_RULE, Rule, Verdict, judge
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
 
-COLLECTOR = "collector"  # the health instance that stands for collection itself
+GroupBy = Literal["all", "team", "runner_type"]
 DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 
 
@@ -105,8 +106,26 @@ class Context:
         return replace(self.health, name=name, pending_for=0, keep_firing_for=0, runbook_url=None)
 
     def team(self, rule: Rule, runner_type: str) -> str:
+        """The runner type's team as observed; on a tick that does not see it, as it was last observed."""
         found = self.by_name.get(runner_type)
-        return (found.team if found and found.team else None) or rule.team
+        if found is not None:
+            return found.team or rule.team
+        remembered = self.state.instances.get(InstanceKey(rule.name, runner_type))
+        return (remembered.team if remembered else None) or rule.team
+
+    def as_paged(self, rule: Rule, record: GroupRecord | None) -> Rule:
+        """The rule as the group's last page carried it: a resolve closes that page, whatever the config says now."""
+        paged = record.paged_as if record else None
+        if paged is None:
+            return rule
+        return replace(
+            rule,
+            priority=Priority(paged.priority),
+            team=paged.team,
+            group_by=cast(GroupBy, paged.group_by),
+            runbook_url=paged.runbook_url,
+            dashboard_url=paged.dashboard_url,
+        )
 
     def gone(self, runner_type: str, rule: Rule) -> bool:
         if self.snapshot is None:
@@ -182,6 +201,9 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
         pending_for=rule.pending_for,
         keep_firing_for=rule.keep_firing_for,
     )
+    observed = result.context.by_name.get(runner_type)
+    if new is not None and observed is not None and new.team != observed.team:
+        new = replace(new, team=observed.team)
     if new is not None:
         result.instances[key] = new
     if new != previous:
@@ -268,6 +290,8 @@ def _decide_groups(result: Plan) -> None:
             context.now,
             rule.repeat_interval,
         )
+        if decision.page is PageKind.RESOLVED:
+            rule = context.as_paged(rule, record)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)
@@ -289,6 +313,7 @@ def _plan_group(
         sequence=(record.sequence if record else 0) + (1 if paging else 0),
         version=record.version if record else 0,
         outbox=None if paging else (record.outbox if record else None),  # a due page's outbox: see the stage
+        paged_as=record.paged_as if record else None,  # a due page's: see the stage
     )
     if not paging and new == record:
         return None

@@ -19,9 +19,12 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from queuewatch.adapters.errors import DeadlineExceeded
 from queuewatch.adapters.state_table import (
     WriteConflict,
     advance_cursor,
@@ -30,14 +33,15 @@ from queuewatch.adapters.state_table import (
     put_group,
     put_instance,
 )
-from queuewatch.alert_state import Status
+from queuewatch.alert import Alert
+from queuewatch.alert_state import GroupRecord, PagedAs, Status
 from queuewatch.config import Config
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
-from queuewatch.evaluate.plan import plan
+from queuewatch.evaluate.plan import GroupPlan, Plan, plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
-from queuewatch.snapshot import Observation, observation_label, observed_at
+from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -52,17 +56,25 @@ def evaluate(
     stack: Stack,
     *,
     memory: EvaluatorMemory | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> EvaluationResult:
+    """Apply one observation. `clock` is the wall clock, only to refuse observations implausibly far from it."""
     memory = EvaluatorMemory() if memory is None else memory
     writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table.py
     now = observed_at(observation)
+    wall = clock()
+    check_plausible(observation, wall)  # before the first read: a refused observation changes nothing
+    implausible_after = wall + MAX_AHEAD
     state = load_state(dynamodb, stack.table)
     result = EvaluationResult(
         outcome="applied", evaluated_at=now, observation=observation_label(observation), read_units=state.read_units
     )
     delivery = Delivery(dynamodb, sns, stack, now, result, memory, writer)
     delivery.retry_unsent(state)
-    newest = max((t for t in (state.applied_at, memory.newest_tick) if t is not None), default=None)
+    # A tick stamped past any plausible time (applied before such ticks were refused) orders nothing:
+    # the cursor write replaces it (advance_cursor), so one bad event cannot blind the evaluator for good.
+    ticks = (state.applied_at, memory.newest_tick)
+    newest = max((t for t in ticks if t is not None and t <= implausible_after), default=None)
     if newest is not None and now < newest:
         result.outcome = "stale"
         return result
@@ -76,12 +88,9 @@ def evaluate(
         result.outcome = "unchanged"
         return result
     # Every page is worded and rendered before the first write: nothing is half-applied if that fails.
-    groups = [
-        (replace(g.record, outbox=outbox_for(build_alert(planned, g, stack), stack, now)) if g.page else g.record, g)
-        for g in planned.groups
-    ]
+    groups = [(_with_page(planned, g, stack) if g.page else g.record, g) for g in planned.groups]
     try:
-        advance_cursor(dynamodb, stack.table, now, writer)
+        advance_cursor(dynamodb, stack.table, now, writer, implausible_after=implausible_after)
         result.writes += 1
         for change in planned.instance_changes:
             if change.new is None:
@@ -94,13 +103,41 @@ def evaluate(
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
-    for record, group in groups:
+    except DeadlineExceeded:
+        # Out of time: what was written stands, the rest is planned again next tick from the stored
+        # state, and no group was paged yet, so nothing is lost or sent twice.
+        result.deferred = [g.record.key for g in planned.groups]
+        return result
+    for index, (record, group) in enumerate(groups):
         try:
             put_group(dynamodb, stack.table, record, group.expected_version, now, writer)
             result.writes += 1
+            if record.outbox is not None:
+                delivery.send(record, group.expected_version + 1)
         except WriteConflict:
             result.outcome = "conflict"
-            continue
-        if record.outbox is not None:
-            delivery.send(record, group.expected_version + 1)
+        except DeadlineExceeded:
+            # Out of time between groups: a page written to its outbox goes out on a later tick (its
+            # lease runs out); the groups not reached are decided again next tick from their instances.
+            result.deferred = [g.record.key for _, g in groups[index:]]
+            return result
     return result
+
+
+def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
+    """The group's record with its page rendered into the outbox, and what the page carried kept for its resolve."""
+    alert = build_alert(planned, group, stack)
+    teams = tuple(sorted({planned.context.team(group.rule, name) for name in group.decision.members}))
+    return replace(group.record, outbox=outbox_for(alert, stack, planned.context.now), paged_as=_paged_as(alert, teams))
+
+
+def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:
+    return PagedAs(
+        priority=alert.priority,
+        team=alert.team,
+        teams=teams,
+        title=alert.title,
+        group_by=alert.group_by,
+        runbook_url=alert.runbook_url,
+        dashboard_url=alert.dashboard_url,
+    )

@@ -1,0 +1,47 @@
+"""The track stage: apply one workflow_job event to the jobs table."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from queuewatch.adapters.job_store import put_job
+from queuewatch.frozen import FrozenModel
+from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.jobs import record_of
+from queuewatch.track.routing import Router
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+class TrackResult(FrozenModel):
+    """What one event did; the handler returns it and turns it into metrics."""
+
+    outcome: Literal["applied", "duplicate", "ignored"]
+    action: str
+    job_id: int
+    status: str | None = None
+    runner_type: str | None = None
+    label_set: str | None = None
+    queue_seconds: float | None = None
+    run_seconds: float | None = None
+
+
+def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime) -> TrackResult:
+    """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
+    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ)."""
+    record = record_of(event, router, now)
+    if record is None:
+        return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
+    applied = put_job(dynamodb, table, record)
+    return TrackResult(
+        outcome="applied" if applied else "duplicate",
+        action=event.action,
+        job_id=record.job_id,
+        status=record.status,
+        runner_type=record.runner_type,
+        label_set=record.label_set,
+        queue_seconds=record.queue_seconds if applied and record.status == "in_progress" else None,
+        run_seconds=record.run_seconds if applied and record.status == "completed" else None,
+    )

@@ -1,0 +1,128 @@
+"""The track stage's pure parts: GitHub's payloads, routing by labels, a job's state, the signature."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from queuewatch.config.load import ConfigError, parse_config
+from queuewatch.track import Router, WorkflowJobEvent, label_set, record_of
+from queuewatch.track.schema import QUEUED_LIMIT
+from queuewatch.track.signature import sign, signature_valid
+from queuewatch_cli.localrun import REPO_ROOT
+
+NOW = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+CONFIG = """
+version: 1
+runner_types:
+  - {name: linux.2xlarge, queue: {name: q1}}
+  - {name: gpu-a100, queue: {name: q2}, labels: [self-hosted, linux, gpu, a100]}
+  - {name: special, queue: {name: q3}, labels: [self-hosted, special], exact_match: true}
+discovery:
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", match: ["linux.*"], exclude: ["linux.ephemeral.*"]}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_size: 0}}
+"""
+
+
+def bus_detail(name: str) -> dict[str, Any]:
+    return json.loads((REPO_ROOT / "events" / name).read_text())["detail"]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    return Router(parse_config(CONFIG, source="test.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (["linux.2xlarge"], "linux.2xlarge"),  # the name among the labels
+        (["self-hosted", "LINUX.2XLARGE"], "linux.2xlarge"),  # without case, as GitHub compares
+        (["gpu", "a100"], "gpu-a100"),  # a subset of the runner's labels
+        (["self-hosted", "linux", "gpu", "a100"], "gpu-a100"),
+        (["gpu", "h100"], None),  # a label the runner lacks
+        (["self-hosted", "special"], "special"),  # exact_match: the same set
+        (["special"], None),  # exact_match: a subset is not enough
+        (["self-hosted", "linux", "linux.12xlarge"], "linux.12xlarge"),  # discovered: its one specific label
+        (["linux.ephemeral.large"], None),  # discovery excludes it
+        (["ubuntu-latest"], None),  # GitHub-hosted: no runner type here
+        ([], None),
+    ],
+)
+def test_a_job_belongs_to_the_runner_type_its_labels_name(
+    router: Router, labels: list[str], expected: str | None
+) -> None:
+    assert router.runner_type(labels) == expected
+
+
+def test_labels_and_exact_match_are_checked_in_the_config() -> None:
+    with pytest.raises(ConfigError, match="exact_match: true needs the runner type's labels"):
+        parse_config(CONFIG.replace("{name: q1}}", "{name: q1}, exact_match: true}"), source="t.yaml")
+    with pytest.raises(ConfigError, match="expected a runner label"):
+        parse_config(CONFIG.replace("[self-hosted, special]", "['self hosted']"), source="t.yaml")
+
+
+def test_every_shape_github_documents_parses_nulls_and_extra_fields_included() -> None:
+    for name in ("track_queued.json", "track_waiting.json", "track_in_progress.json", "track_completed.json"):
+        event = WorkflowJobEvent.model_validate(bus_detail(name))
+        assert event.tracked and event.org == "pytorch"
+    personal = WorkflowJobEvent.model_validate(bus_detail("track_queued_user_repository.json"))
+    assert personal.organization is None and personal.org == "someone"  # a user's repository: no organization
+
+
+def test_an_unknown_action_parses_and_is_not_tracked(router: Router) -> None:
+    detail = bus_detail("track_queued.json") | {"action": "escalated"}
+    event = WorkflowJobEvent.model_validate(detail)
+    assert not event.tracked and record_of(event, router, NOW) is None
+
+
+@pytest.mark.parametrize("missing", ["workflow_job", "repository", "action"])
+def test_a_body_that_is_not_a_workflow_job_is_refused_by_name(missing: str) -> None:
+    detail = bus_detail("track_queued.json")
+    del detail[missing]
+    with pytest.raises(ValidationError, match=missing):
+        WorkflowJobEvent.model_validate(detail)
+
+
+def test_queue_time_is_started_minus_created_and_never_negative(router: Router) -> None:
+    started = WorkflowJobEvent.model_validate(bus_detail("track_in_progress.json"))
+    record = record_of(started, router, NOW)
+    assert record is not None and record.queue_seconds == 114 * 60 and not record.queued
+    early = bus_detail("track_in_progress.json")
+    early["workflow_job"]["started_at"] = "2026-11-21T16:05:58Z"  # GitHub sometimes stamps it 2 s early
+    record = record_of(WorkflowJobEvent.model_validate(early), router, NOW)
+    assert record is not None and record.queue_seconds == 0
+
+
+def test_a_queued_event_keeps_no_start_and_expires_past_githubs_limit(router: Router) -> None:
+    record = record_of(WorkflowJobEvent.model_validate(bus_detail("track_queued.json")), router, NOW)
+    assert record is not None and record.queued and record.started_at is None and record.queue_seconds is None
+    assert record.expires_at >= record.created_at + QUEUED_LIMIT
+    completed = record_of(WorkflowJobEvent.model_validate(bus_detail("track_completed.json")), router, NOW)
+    assert completed is not None and completed.run_seconds == 41 * 60 + 12
+    assert completed.expires_at <= NOW + timedelta(days=2)
+
+
+def test_waiting_for_approval_is_not_waiting_for_a_runner(router: Router) -> None:
+    record = record_of(WorkflowJobEvent.model_validate(bus_detail("track_waiting.json")), router, NOW)
+    assert record is not None and record.status == "waiting" and not record.queued
+
+
+def test_label_sets_are_one_text_whatever_the_order_and_case() -> None:
+    assert label_set(["Linux", "self-hosted", "gpu"]) == label_set(["gpu", "linux", "SELF-HOSTED"])
+
+
+def test_the_signature_is_githubs_hmac_of_the_raw_body() -> None:
+    body = b'{"action":"queued"}'
+    header = sign("s3cret", body)
+    assert signature_valid("s3cret", body, header)
+    assert not signature_valid("s3cret", body + b" ", header)  # a tampered body
+    assert not signature_valid("other", body, header)  # a wrong secret
+    assert not signature_valid("s3cret", body, None)  # no header
+    assert not signature_valid("s3cret", body, header.replace("sha256=", "sha1="))
+    assert not signature_valid("", body, sign("", body))  # no secret configured verifies nothing
