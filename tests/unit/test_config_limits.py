@@ -49,7 +49,7 @@ def check_config(*paths: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "queuewatch_cli", "check-config", *map(str, paths)],
         capture_output=True,
         text=True,
-        timeout=120,  # a guard against a hang, not a speed target (bench/config_bomb.py measures)
+        timeout=120,  # a guard against a hang, not a speed target
         preexec_fn=limit_memory,
         check=False,
     )
