@@ -27,7 +27,7 @@ class MetricQuery(FrozenModel):
     dimensions: dict[str, str] = Field(default_factory=dict, max_length=30)
     stat: str = "Maximum"
     period: Duration = 60
-    unit: Literal["count", "seconds", "minutes", "hours"] = "count"
+    unit: Literal["count", "seconds", "minutes", "hours", "percent"] = "count"
     region: Region | None = None
     missing: Literal["no_data", "zero"] = Field(
         default="no_data",
@@ -86,7 +86,7 @@ class MetricQuery(FrozenModel):
 
     @property
     def seconds_per_unit(self) -> int:
-        return {"count": 1, "seconds": 1, "minutes": 60, "hours": 3600}[self.unit]
+        return {"count": 1, "seconds": 1, "minutes": 60, "hours": 3600, "percent": 1}[self.unit]
 
 
 SignalSource = Literal["sqs"] | MetricQuery
