@@ -3,9 +3,9 @@
 Each finding names its evidence in numbers. The order is fixed by how directly a
 cause explains a queue: runners that sit idle while jobs wait point past capacity
 altogether; a scale-up that fails or stalls, or an autoscaler at its maximum, is
-why capacity does not grow; a surge or longer jobs is why more is needed;
-saturation alone is the symptom they share. Missing or stale signals come last,
-unless nothing else was found. The triage explains a page; it never decides one.
+why capacity does not grow; a surge, longer jobs or runners short of CPU, memory
+or disk is why more is needed; saturation alone is the symptom they share. Missing
+or stale signals come last, unless nothing else was found. The triage explains a page; it never decides one.
 """
 
 from __future__ import annotations
