@@ -4,6 +4,7 @@ crash: each refusal names its flag, what was found and what was expected, and wr
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import boto3
@@ -11,6 +12,7 @@ import pytest
 from support import arriving_now, minutes
 
 from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.alert import silence_command
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
@@ -117,6 +119,19 @@ def test_bad_flags_are_refused_and_nothing_is_written(
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
     assert silences() == []
+
+
+def test_the_silence_command_a_page_prints_is_accepted(
+    table: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
+    # queuewatch's own page names a region's queue listing as discovery:<region>, which no runner type can be.
+    command = silence_command(HEALTH_RULE, ["collector", "discovery:us-east-1"], "state", "us-east-1")
+    assert main(shlex.split(command)[1:]) == 0
+    [silence] = silences()
+    assert silence.matches(HEALTH_RULE, "discovery:us-east-1", "ci-infra", silence.starts_at)
+    assert add("--rule", "jobs-queueing", "--match", "discovery:us-east-1", "--for", "1h", "--comment", "x") == 2
+    assert "--match: found 'discovery:us-east-1', which can match no runner type: ':'" in capsys.readouterr().err
 
 
 def test_a_rule_not_in_the_config_is_refused(table: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,11 +12,13 @@ import fnmatch
 import string
 
 NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "._-")
+HEALTH_INSTANCE_CHARACTERS = NAME_CHARACTERS | {":"}
+"""queuewatch's own page also names a region's queue listing, `discovery:<region>`."""
 _REGEX_HINTS = frozenset("\\^$+()|{}")
 
 
-def glob_problem(pattern: str) -> str | None:
-    """Why `pattern` can match no runner type name, or None when some name matches it."""
+def glob_problem(pattern: str, alphabet: frozenset[str] = NAME_CHARACTERS) -> str | None:
+    """Why `pattern` can match no name spelt from `alphabet` (a runner type's), or None when some name can."""
     if not pattern:
         return "found an empty pattern, expected a runner type name or glob such as 'linux.*'"
     index = 0
@@ -26,11 +28,11 @@ def glob_problem(pattern: str) -> str | None:
             end = _class_end(pattern, index)
             if end is None:
                 return f"found {pattern!r}: '[' opens a set that never closes; expected '[...]' or no '['"
-            if not any(fnmatch.fnmatchcase(c, pattern[index : end + 1]) for c in NAME_CHARACTERS):
+            if not any(fnmatch.fnmatchcase(c, pattern[index : end + 1]) for c in alphabet):
                 return f"found {pattern!r}: the set {pattern[index : end + 1]!r} admits no character a runner type has"
             index = end + 1
             continue
-        if char not in NAME_CHARACTERS and char not in "*?":
+        if char not in alphabet and char not in "*?":
             return _bad_character(pattern, char)
         index += 1
     return None
