@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from queuewatch.config.names import (
     QUEUE_NAME,
@@ -25,41 +25,13 @@ from queuewatch.config.names import (
     RunnerTypeGlob,
 )
 from queuewatch.config.sources import Signals, SignalSource
-from queuewatch.durations import Duration, within
+from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
+from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
 from queuewatch.signals import SignalName
 
 CONFIG_VERSION = 1
-
-_DAY = 86400
-# Each duration is bounded to what can make sense, so that none overflows a date at run time or
-# silently never happens; the error names the field and says why.
-QueueTimeThreshold = Annotated[
-    Duration,
-    AfterValidator(within(0, _DAY, "GitHub cancels a job that has waited 24h for a self-hosted runner")),
-]
-PendingPeriod = Annotated[
-    Duration,
-    AfterValidator(within(0, _DAY, "a breach that must last over a day before it pages outlives the jobs queueing")),
-]
-KeepFiringPeriod = Annotated[
-    Duration, AfterValidator(within(0, _DAY, "an alert held open over a day after it cleared hides the next one"))
-]
-RepeatInterval = Annotated[
-    Duration, AfterValidator(within(60, 7 * _DAY, "repeats come at most once a tick and at least once a week"))
-]
-MetricLookback = Annotated[
-    Duration,
-    AfterValidator(
-        within(
-            60,
-            3 * 3600,
-            "CloudWatch's datapoints come a minute apart at best (sub-minute ones are kept 3h), and one "
-            "older than a few hours says nothing about the queue now",
-        )
-    ),
-]
 
 
 class QueueRef(FrozenModel):
