@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, NoRegionError
 
 from queuewatch.adapters.state_table import WriteConflict, end_silence, load_state, put_silence
 from queuewatch.config.load import ConfigError, load_config
@@ -66,13 +66,13 @@ def silence_problems(args: argparse.Namespace) -> list[str]:
     return problems
 
 
-def known_rules(args: argparse.Namespace, client: DynamoDBClient) -> tuple[set[str], str]:
+def known_rules(args: argparse.Namespace) -> tuple[set[str], str]:
     """The rules a silence may name, and where they come from: the config when one is given, else the
     rules the state table has alerts for (every page's own silence command names one of those)."""
     if args.config:
         config = load_config(args.config)
         return {rule.name for rule in config.resolved_rules} | {HEALTH_RULE}, f"the config {args.config}"
-    state = _on_table(args, client, load_state)
+    state = _on_table(args, load_state)
     rules = {key.rule for key in state.instances} | {record.rule for record in state.groups.values()}
     return rules | {HEALTH_RULE}, f"the alerts in {args.table} (pass --config FILE to check against the config)"
 
@@ -84,10 +84,9 @@ def silence_add(args: argparse.Namespace) -> int:
             print(problem, file=sys.stderr)
         print("nothing was written", file=sys.stderr)
         return 2
-    client = boto3.client("dynamodb", region_name=args.region)
     try:
         if args.rule is not None:
-            rules, source = known_rules(args, client)
+            rules, source = known_rules(args)
             if args.rule not in rules:
                 raise RequestError(
                     f"--rule: found {args.rule!r}, which is not in {source}; expected one of {', '.join(sorted(rules))}"
@@ -104,7 +103,7 @@ def silence_add(args: argparse.Namespace) -> int:
             author=args.author or getpass.getuser(),
             comment=args.comment.strip(),
         )
-        _on_table(args, client, lambda c, table: put_silence(c, table, silence))
+        _on_table(args, lambda client, table: put_silence(client, table, silence))
     except (RequestError, ConfigError) as error:
         print(f"{error}\nnothing was written", file=sys.stderr)
         return 2
@@ -112,8 +111,14 @@ def silence_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _on_table[T](args: argparse.Namespace, client: DynamoDBClient, call: Callable[[DynamoDBClient, str], T]) -> T:
-    """`call` on the state table; a table that is not there is one line naming it and its region."""
+def _on_table[T](args: argparse.Namespace, call: Callable[[DynamoDBClient, str], T]) -> T:
+    """`call` on the state table; no region, or a table that is not there, is one line naming the flag."""
+    try:
+        client = boto3.client("dynamodb", region_name=args.region)
+    except NoRegionError as error:
+        raise RequestError(
+            "--region: none given and no default region (AWS_REGION or the profile's); expected one such as us-east-1"
+        ) from error
     try:
         return call(client, args.table)
     except ClientError as error:
@@ -127,7 +132,7 @@ def _on_table[T](args: argparse.Namespace, client: DynamoDBClient, call: Callabl
 
 def silence_list(args: argparse.Namespace) -> int:
     try:
-        state = _on_table(args, boto3.client("dynamodb", region_name=args.region), load_state)
+        state = _on_table(args, load_state)
     except RequestError as error:
         print(error, file=sys.stderr)
         return 2
@@ -145,9 +150,8 @@ def silence_list(args: argparse.Namespace) -> int:
 
 
 def silence_expire(args: argparse.Namespace) -> int:
-    client = boto3.client("dynamodb", region_name=args.region)
     try:
-        _on_table(args, client, lambda c, table: end_silence(c, table, args.silence_id, datetime.now(UTC)))
+        _on_table(args, lambda client, table: end_silence(client, table, args.silence_id, datetime.now(UTC)))
     except WriteConflict:
         print(f"no silence {args.silence_id!r} in {args.table}", file=sys.stderr)
         return 1

@@ -190,3 +190,14 @@ def test_a_missing_table_is_one_line_naming_it_and_its_region(
     err = capsys.readouterr().err
     assert err.startswith("--table: found no table 'nope' in eu-west-1 (--region); expected the stack's StateTableName")
     assert "Traceback" not in err and "ResourceNotFoundException" not in err
+
+
+def test_no_region_anywhere_is_one_line_naming_the_flag(
+    table: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    assert main(["silence", "list", "--table", "state"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--region: none given and no default region") and "Traceback" not in err
