@@ -89,6 +89,7 @@ invoke-track: venv build ## sam local invoke TrackFunction (or WebhookFunction, 
 
 FLEETS ?= 10,100,1000,5000
 bench: venv ## the benchmark: real ticks against a moto server per fleet size, then docs/COST.md (FLEETS=10,100: a quick run)
+	$(PY) -m bench.track
 	$(PY) -m bench.run --fleets $(FLEETS)
 
 cost: venv ## docs/COST.md again from bench/results.json (the figures of the last full `make bench`)

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, lambda_seconds
 from queuewatch_cli.localrun import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"
+TRACK_RESULTS = REPO_ROOT / "bench" / "track.json"  # written by `python -m bench.track`
 FLEETS = (10, 150, 1000)
 TICKS_PER_MONTH = 60 * 730  # a 1-minute schedule; AWS prices a month as 730 hours
 PLATFORM_LOG_BYTES = 3 * 120  # Lambda's START, END and REPORT lines per invocation (assumed)
@@ -61,6 +64,8 @@ PRICES = {
     "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
     "alarm": Price(0.10, 1, "standard-resolution alarm a month", CLOUDWATCH),
     "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
+    # The account's first three dashboards are free; a stack beside others pays for its own.
+    "dashboard": Price(3.00, 1, "dashboard a month (beyond the account's first 3)", CLOUDWATCH),
 }
 
 
@@ -166,12 +171,24 @@ def queuewatch_lines(
         ),
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
         Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
+        Line("The stack's dashboard (template.yaml)", stack_dashboards(), "dashboard-months", "dashboard"),
     ]
 
 
 def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
-    """The CloudWatch alarms the template declares: heartbeat, failed pages, the functions' errors and throttles."""
-    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Alarm")
+    """The CloudWatch alarms every stack has (heartbeat, failed pages, the functions' errors and throttles);
+    one that a parameter turns on (the track dead-letter alarm) is not in the base bill."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # CloudFormation's tags: not needed here
+    resources = yaml.load(template.read_text(encoding="utf-8"), Loader=Loader)["Resources"]
+    return sum(1 for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r)
+
+
+def stack_dashboards(template: Path = REPO_ROOT / "template.yaml") -> int:
+    return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Dashboard")
 
 
 def alarm_lines(n: int) -> list[Line]:
@@ -331,7 +348,30 @@ def render(results: dict[str, Any]) -> str:
         "either option), data transfer within the region, DynamoDB storage and backups of a few kilobytes."
     )
     add("")
+    out += tracking_section()
     return "\n".join(out)
+
+
+def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
+    """Job tracking's month, from the figures `python -m bench.track` measured (bench/track.json)."""
+    if not path.exists():
+        return []
+    figures = json.loads(path.read_text(encoding="utf-8"))
+    rows = [
+        "## Job tracking",
+        "",
+        f"With tracking on (`AutoscalerEventBusName` or `WebhookSecretArn`), at {figures['jobs_per_day']:,} jobs "
+        f"a day and {figures['runner_types']} runner types with jobs in a month, from `python -m bench.track`: "
+        f"the track handler took {figures['cpu_ms']:.1f} ms of CPU an event, a job's item is "
+        f"{figures['item_bytes']} bytes, and the collector's reads of the jobs table stay at "
+        f"{figures['collector_queries']} `Query` a tick from 10 to 5,000 runner types.",
+        "",
+        "| monthly | $ | on what |",
+        "|---|---:|---|",
+    ]
+    rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in figures["lines"]]
+    rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in figures['lines']))}** | |", ""]
+    return rows
 
 
 def measured_section(results: dict[str, Any]) -> str:

@@ -18,9 +18,11 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import boto3
 
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
@@ -29,6 +31,7 @@ from queuewatch_cli.localrun import (
     FakeContext,
     arrives_when_made,
     destination_record,
+    load_event,
     load_handler_module,
     scheduled_event,
 )
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 
 REGION = "us-east-1"
 STATE_TABLE = "queuewatch-demo-state"
+JOBS_TABLE = "queuewatch-demo-jobs"
 INCIDENT_QUEUE = "gh-ci-linux-2xlarge-queued-builds"
 HEALTHY_QUEUES = {
     "gh-ci-linux-4xlarge-queued-builds": 0,
@@ -55,6 +59,7 @@ DEMO_ENV = {
     "QUEUEWATCH_CONFIG": str(REPO_ROOT / "config" / "queuewatch.yaml"),
     "STATE_TABLE": STATE_TABLE,
     "STACK_NAME": "queuewatch-demo",
+    "DASHBOARD_NAME": "queuewatch-demo-queuewatch",  # template.yaml: ${AWS::StackName}-queuewatch
     "POWERTOOLS_SERVICE_NAME": "queuewatch",
     "POWERTOOLS_METRICS_NAMESPACE": "Queuewatch",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -91,6 +96,7 @@ class Demo:
         self.evaluator = load_handler_module("evaluate")
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
+        self.tracker = load_handler_module("track")  # reads JOBS_TABLE when invoked, as Lambda would
 
     def setup(self) -> None:
         for name in [INCIDENT_QUEUE, *HEALTHY_QUEUES]:
@@ -194,7 +200,58 @@ class Demo:
             and json.loads(fourth[0]["Message"])["status"] == "resolved"
         )
         self.out("\n" + ("demo OK: one page, no duplicate, one resolve" if ok else "demo FAILED: see the ticks above"))
-        return 0 if ok else 1
+        tracked_ok = self.run_tracked(start + timedelta(minutes=10))
+        return 0 if ok and tracked_ok else 1
+
+    def track(self, action: str, job_id: int, created: datetime, started: datetime | None = None) -> None:
+        """One workflow_job event through TrackFunction's handler, as the autoscaler's bus delivers it."""
+        event = load_event(f"track_{action}.json")
+        job = event["detail"]["workflow_job"]
+        run_id = 10_200_000_000 + job_id
+        job.update(id=job_id, run_id=run_id, created_at=created.isoformat(), status=action)
+        job["html_url"] = f"https://github.com/pytorch/pytorch/actions/runs/{run_id}/job/{job_id}"
+        job["started_at"] = (started or created).isoformat()
+        event["time"] = (started or created).isoformat()
+        self.tracker.lambda_handler(event, FakeContext("queuewatch-track"))
+
+    def run_tracked(self, at: datetime) -> bool:
+        """The second incident, which only tracking sees: GitHub holds 14 jobs queued for 114 minutes while
+        the autoscaler's queue is empty (its runners never took the jobs, or the requests were dropped)."""
+        self.out(
+            "\n\nPart 2, with job tracking on (AutoscalerEventBusName set): GitHub's workflow_job events reach "
+            "TrackFunction. 14 jobs have waited 114 minutes on linux.2xlarge, and the autoscaler's queue is empty: "
+            "the scale-up Lambda took their requests, and no runner took the jobs."
+        )
+        create_jobs_table(boto3.client("dynamodb", region_name=REGION), JOBS_TABLE)
+        os.environ["JOBS_TABLE"] = JOBS_TABLE  # what the template gives both functions when tracking is on
+        created = at - timedelta(minutes=114)
+        jobs = range(9_100_000, 9_100_014)
+        for job_id in jobs:
+            self.track("queued", job_id, created)
+        self.put_ages(at, 0)
+        fifth = self.show(f"tick 5 at {at:%H:%M} (jobs queued, no scale-up request)", self.tick(at))
+        started = at + timedelta(seconds=30)
+        self.out(f"\nAt {started:%H:%M:%S} runners take the 14 jobs: their in_progress events arrive.")
+        for job_id in jobs:
+            self.track("in_progress", job_id, created, started)
+        at += timedelta(minutes=1)
+        self.put_ages(at, 0)
+        sixth = self.show(f"tick 6 at {at:%H:%M} (jobs started; keep_firing_for 5m starts)", self.tick(at))
+        at += timedelta(minutes=5)
+        self.put_ages(at, 0)
+        seventh = self.show(f"tick 7 at {at:%H:%M} (clear for 5m)", self.tick(at))
+        paged = [json.loads(envelope["Message"]) for envelope in fifth]
+        ok = (
+            len(paged) == 1
+            and paged[0]["runner_types"][0]["triage"]["findings"][0]["cause"] == "no_scale_up_request"
+            and paged[0]["max_queue_time_seconds"] == 114 * 60
+            and not sixth
+            and len(seventh) == 1
+            and json.loads(seventh[0]["Message"])["status"] == "resolved"
+        )
+        verdict = "tracked jobs paged, dropped requests named first, one resolve"
+        self.out("\n" + (f"demo OK: {verdict}" if ok else "demo FAILED: see the ticks above"))
+        return ok
 
 
 def run_demo(out: Callable[[str], None] = print) -> int:
@@ -204,8 +261,8 @@ def run_demo(out: Callable[[str], None] = print) -> int:
         # The demo turns EMF output off to keep the page readable; Powertools warns about that.
         stack.enter_context(warnings.catch_warnings())
         warnings.filterwarnings("ignore", message="No application metrics to publish")
-        for key, value in DEMO_ENV.items():
-            os.environ[key] = value
+        # The demo's environment, and what it adds on the way (JOBS_TABLE), ends with the demo.
+        stack.enter_context(patch.dict(os.environ, DEMO_ENV))
         stack.enter_context(mock_aws())
         return Demo(out).run()
     return 1  # pragma: no cover - ExitStack does not swallow exceptions

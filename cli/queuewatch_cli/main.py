@@ -1,4 +1,4 @@
-"""The `queuewatch` command line: config checks, silences, the alert schema, the local demo."""
+"""The `queuewatch` command line: config checks, silences, job tracking's backfill, the alert schema, the demo."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import sys
 from collections.abc import Sequence
 
 from queuewatch.config.load import ConfigError, load_config
+from queuewatch_cli.backfill import add_parser as add_track_parser
+from queuewatch_cli.backfill import run as run_track
+from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
 def check_config(paths: Sequence[str]) -> int:
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     commands.add_parser("schema", help="print the alert message's JSON Schema")
+
+    add_track_parser(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -80,9 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from queuewatch_cli.demo import run_demo
 
         return run_demo()
-    # Imported here, not at the top: check-config needs neither boto3 nor the alert's models.
-    from queuewatch_cli.silences import silence_add, silence_expire, silence_list
-
+    if args.command == "track":
+        return run_track(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
     return handlers[args.action](args)
 

@@ -1,5 +1,5 @@
 """What moto does not make, seeded for the demo, the tests and the benchmark: the AWS/SQS metrics
-CloudWatch publishes for a real queue."""
+CloudWatch publishes for a real queue, and the jobs the track stage would have written."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from queuewatch.adapters.job_store import put_job
+from queuewatch.track.jobs import PROGRESS, JobRecord
+from queuewatch.track.routing import label_set
+from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT
+
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def put_queue_ages(cloudwatch: CloudWatchClient, ages: Mapping[str, float], at: datetime) -> None:
@@ -28,3 +34,39 @@ def put_queue_ages(cloudwatch: CloudWatchClient, ages: Mapping[str, float], at: 
                 for name in names[start : start + 500]
             ],
         )
+
+
+def put_queued_jobs(
+    dynamodb: DynamoDBClient,
+    table: str,
+    runner_type: str | None,
+    created: list[datetime],
+    *,
+    now: datetime,
+    first_id: int = 1,
+    labels: tuple[str, ...] | None = None,
+    repo: str = "pytorch/pytorch",
+) -> list[JobRecord]:
+    """Jobs GitHub holds queued, written as the track stage writes them: one per creation time."""
+    shown = labels if labels is not None else (runner_type or "unknown",)
+    records = []
+    for offset, created_at in enumerate(created):
+        job_id = first_id + offset
+        record = JobRecord(
+            job_id=job_id,
+            run_id=10_000_000 + job_id,
+            status="queued",
+            progress=PROGRESS["queued"],
+            runner_type=runner_type,
+            labels=shown,
+            label_set=label_set(shown),
+            org=repo.split("/", maxsplit=1)[0],
+            repo=repo,
+            html_url=f"https://github.com/{repo}/actions/runs/{10_000_000 + job_id}/job/{job_id}",
+            created_at=created_at,
+            updated_at=now,
+            expires_at=created_at + QUEUED_LIMIT + KEEP_FINISHED,
+        )
+        put_job(dynamodb, table, record)
+        records.append(record)
+    return records

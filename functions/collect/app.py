@@ -37,6 +37,7 @@ def lambda_handler(event: ScheduleEvent, context: LambdaContext) -> dict[str, An
         now=tick.at,  # the scheduled time when the event gives one: ticks order by it
         account_id=context.invoked_function_arn.split(":")[4],
         snapshot_id=tick.tick_id,
+        jobs_table=settings.jobs_table,  # tracking on: the jobs GitHub holds queued, read in one paged Query
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})

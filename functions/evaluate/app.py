@@ -46,6 +46,7 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         chat_topic_arn=settings.chat_topic_arn,
         metrics_namespace=settings.metrics_namespace,
         account_id=context.invoked_function_arn.split(":")[4],
+        dashboard_name=settings.dashboard_name,
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)

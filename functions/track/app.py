@@ -42,7 +42,7 @@ def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[s
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
     result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
-    record_job(result, settings.metrics_namespace, stack=settings.stack_name)
+    record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
     logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))
     return result.model_dump(mode="json")
 
@@ -61,7 +61,7 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     router = router_for(settings.config_file)
     response = receive(request, str(secret), router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
     if response.result is not None:
-        record_job(response.result, settings.metrics_namespace, stack=settings.stack_name)
+        record_job(response.result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
     log = logger.info if response.status < 400 else logger.warning
     log("webhook", extra={"status": response.status, "reason": response.message})
     return response.for_function_url()

@@ -282,6 +282,7 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
             "STATE_TABLE": seeded.table,
             "ALERT_TOPIC_ARN": seeded.topic_arn,
             "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
+            "DASHBOARD_NAME": "queuewatch-e2e-queuewatch",  # as ${AWS::StackName}-queuewatch would be
         },
         "CollectFunction": {"JOBS_TABLE": ""},  # tracking off, as the stack's default
         "TrackFunction": {"JOBS_TABLE": seeded.jobs_table},

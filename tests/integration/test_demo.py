@@ -17,10 +17,20 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     assert run_demo(lines.append) == 0
     text = "\n".join(lines)
     alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alert/v1"')]
-    assert [a["status"] for a in alerts] == ["firing", "resolved"]
+    assert [a["status"] for a in alerts] == ["firing", "resolved", "firing", "resolved"]
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
-    assert "tick 2" in text and text.count("nothing paged") == 2
+    assert "tick 2" in text and text.count("nothing paged") == 3
+    # The second incident, which only tracking sees: the jobs' own figures, the missing requests first.
+    [tracked] = alerts[2]["runner_types"]
+    assert (tracked["queue_size"], tracked["queue_time_seconds"], tracked["signals"]["scale_up_requests"]) == (
+        14,
+        114 * 60,
+        0,
+    )
+    assert tracked["triage"]["findings"][0]["cause"] == "no_scale_up_request"
+    assert len(tracked["oldest_jobs"]) == 5 and tracked["oldest_jobs"][0]["url"].startswith("https://github.com/")
+    assert "JOBS_TABLE" not in os.environ  # the demo's environment ends with it
     [finding, *_] = alerts[0]["runner_types"][0]["triage"]["findings"]
     assert finding["cause"] == "scale_up_failing"
     assert (

@@ -16,10 +16,12 @@ import pytest
 from support import T0, StackInMoto
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.seed import put_queued_jobs
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef
@@ -201,3 +203,30 @@ def test_fork_runner_creation_failing_names_the_ec2_exceptions(fork: Config) -> 
     assert cause == "scale_up_failing"
     assert "9 runner creations failed in 15m" in detail
     assert "EC2 RunInstances errors in 15m (fleet-wide): InsufficientInstanceCapacity 8, VcpuLimitExceeded 1" in detail
+
+
+# --- upstream with tracking: the events' own metrics feed the triage ---------------------------
+
+
+def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jobs(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-tracked.yaml")
+    boto3.client("sqs", region_name="eu-west-1").create_queue(QueueName=UPSTREAM_QUEUE)  # empty
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")  # the stack's region: the jobs table lives there
+    create_jobs_table(dynamodb, "jobs")
+    waiting = [T0 - timedelta(minutes=9, seconds=-i) for i in range(14)]
+    put_queued_jobs(dynamodb, "jobs", "linux-x64", waiting, now=T0)
+    # What TrackFunction publishes. moto matches dimensions in order (CloudWatch does not): the collector's order.
+    mine = {"RunnerType": "linux-x64", "Stack": "queuewatch"}
+    arrivals = {**dict.fromkeys(BASELINE_MINUTES, 0.2), **dict.fromkeys(WINDOW_MINUTES, 6)}
+    put("eu-west-1", "Queuewatch", "JobsQueued", mine, arrivals)
+    put("eu-west-1", "Queuewatch", "JobRunTime", mine, {**dict.fromkeys(range(20, 190, 5), 600), 3: 1500})
+    moto = StackInMoto.create(name="prod", region="eu-west-1")
+    inbox = moto.subscribe_queue("inbox")
+    clients = AwsClients()
+    snap = collect(config, clients, now=T0, account_id="123456789012", snapshot_id="s1", jobs_table="jobs")
+    moto.evaluate(snap, config)
+    [message] = boto3.client("sqs", region_name="eu-west-1").receive_message(QueueUrl=inbox)["Messages"]
+    page = json.loads(json.loads(message["Body"])["Message"])
+    causes = [cause for cause, _ in findings(page, "linux-x64")]
+    assert causes == ["no_scale_up_request", "arrival_surge", "jobs_longer"]
+    assert page["max_queue_size"] == 14 and page["max_queue_time_seconds"] == 9 * 60

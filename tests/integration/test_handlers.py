@@ -260,3 +260,24 @@ def test_a_bad_config_fails_the_function_with_the_file_and_key(
     with pytest.raises(Exception, match=r"bad.yaml:4: rules\[0\]\.thresholds\.queue_time"):
         evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert received(stack["inbox"]) == []
+
+
+def test_the_evaluator_links_each_page_to_the_dashboard_it_is_told(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DASHBOARD_NAME", "test-queuewatch")  # template.yaml: ${AWS::StackName}-queuewatch
+    evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    [page] = received(stack["inbox"])
+    assert page["view_url"].startswith(
+        "https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#dashboards/dashboard/test-queuewatch?"
+    )
+
+
+@pytest.mark.parametrize("name", ["has space", "x" * 256, "semi;colon"])
+def test_a_malformed_dashboard_name_is_refused_with_its_variable_named(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv("DASHBOARD_NAME", name)
+    with pytest.raises(SettingsError, match="DASHBOARD_NAME"):
+        evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    assert received(stack["inbox"]) == []

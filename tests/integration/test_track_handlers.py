@@ -188,3 +188,12 @@ def test_a_body_over_githubs_limit_is_a_413(tracker: Any, monkeypatch: pytest.Mo
     monkeypatch.setattr(webhook_module, "MAX_BODY_BYTES", len(webhook_body()) - 1)
     response = tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
     assert response["statusCode"] == 413 and job() is None
+
+
+def test_runner_type_metrics_off_publishes_no_job_metric(
+    tracker: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RUNNER_TYPE_METRICS", "off")
+    tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
+    tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
+    assert emf(capsys.readouterr().out) == [] and queued() == []  # the jobs are tracked all the same

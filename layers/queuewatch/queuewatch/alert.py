@@ -9,13 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import WaitingJob
 from queuewatch.triage import Triage
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
@@ -43,12 +47,20 @@ class RunnerTypeFigures(FrozenModel):
         default_factory=dict, description="every other signal's latest value: busy_runners, total_runners, ..."
     )
     triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
+    oldest_jobs: list[WaitingJob] = Field(
+        default_factory=list, description="where jobs are tracked: the jobs waiting longest, with their links"
+    )
 
     def queue_text(self) -> str:
-        """'14 queued, oldest 1h54m', as every body words a runner type's queue."""
+        """'14 queued, oldest 1h54m', as every body words a runner type's queue; where jobs are tracked,
+        the autoscaler's requests beside them ('14 queued, oldest 1h54m; 0 scale-up requests')."""
         size = "no data" if self.queue_size is None else f"{self.queue_size:g} queued"
         age = "no data" if self.queue_time_seconds is None else f"oldest {format_duration(self.queue_time_seconds)}"
-        return f"{size}, {age}"
+        requests = self.signals.get(SignalName.SCALE_UP_REQUESTS)
+        if requests is None:
+            return f"{size}, {age}"
+        noun = "request" if requests == 1 else "requests"
+        return f"{size}, {age}; {requests:g} scale-up {noun}"
 
 
 class Silence(FrozenModel):
@@ -86,6 +98,9 @@ class Alert(FrozenModel):
     source: dict[str, str] = Field(description="where the alert came from: stack, region, snapshot id")
     likely_cause: str | None = Field(
         default=None, description="the worst runner type's first triage finding, in one line"
+    )
+    view_url: str | None = Field(
+        default=None, description="the stack's CloudWatch dashboard over the time around this page"
     )
 
     def to_json(self) -> str:
@@ -157,6 +172,28 @@ def queue_metrics_url(region: str, queue_name: str) -> str:
         f"https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#metricsV2:graph=~();"
         f"query=~'*7bAWS*2fSQS*2cQueueName*7d*20{queue_name}"
     )
+
+
+def dashboard_view_url(region: str, dashboard: str, start: datetime, end: datetime) -> str:
+    """The stack's dashboard in the CloudWatch console, showing start to end (UTC, to the minute)."""
+    host = _console_host(region)
+    return (
+        f"{host}/cloudwatch/home?region={region}#dashboards/dashboard/{quote(dashboard, safe='')}"
+        f"?start={_console_time(start)}&end={_console_time(end)}"
+    )
+
+
+def _console_host(region: str) -> str:
+    # The console lives elsewhere in the China and GovCloud partitions.
+    if region.startswith("cn-"):
+        return f"https://{region}.console.amazonaws.cn"
+    if region.startswith("us-gov-"):
+        return "https://console.amazonaws-us-gov.com"
+    return f"https://{region}.console.aws.amazon.com"
+
+
+def _console_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:00Z")
 
 
 def alert_json_schema() -> dict[str, Any]:

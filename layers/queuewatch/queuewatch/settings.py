@@ -41,7 +41,12 @@ class _Settings(BaseModel):
 
 
 class CollectSettings(_Settings):
-    pass
+    jobs_table: str | None = Field(alias="JOBS_TABLE", default=None, min_length=3)
+
+    @field_validator("jobs_table", mode="before")
+    @classmethod
+    def _empty_is_off(cls, value: object) -> object:
+        return None if value == "" else value  # the template passes "" when tracking is off
 
 
 class EvaluateSettings(_Settings):
@@ -55,8 +60,10 @@ class EvaluateSettings(_Settings):
     )
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
     runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
+    # The stack's CloudWatch dashboard, every page's "view" link; none: pages carry no view link.
+    dashboard_name: str | None = Field(alias="DASHBOARD_NAME", default=None, pattern=r"^[A-Za-z0-9_-]{1,255}$")
 
-    @field_validator("chat_topic_arn", mode="before")
+    @field_validator("chat_topic_arn", "dashboard_name", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when the stack has no chat topic
@@ -71,6 +78,7 @@ class TrackSettings(_Settings):
     jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
+    runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
     webhook_secret_arn: str | None = Field(
         alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
     )

@@ -27,6 +27,13 @@ class SignalName(StrEnum):
     CPU_USED = "cpu_used"
     MEMORY_USED = "memory_used"
     DISK_USED = "disk_used"
+    # Where jobs are tracked (track/) and the rules judge the jobs, the autoscaler's queue becomes
+    # evidence: the scale-up requests it holds, and the oldest one's age.
+    SCALE_UP_REQUESTS = "scale_up_requests"
+    SCALE_UP_REQUEST_AGE = "scale_up_request_age"
+    # Where jobs are tracked but the rules judge the requests (queue_source: sqs): the jobs as evidence.
+    JOBS_QUEUED = "jobs_queued"
+    OLDEST_JOB_AGE = "oldest_job_age"
 
 
 COUNT_SIGNALS = frozenset(
@@ -49,6 +56,9 @@ RESOURCE_SIGNALS: Mapping[SignalName, str] = {
 
 RULE_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME})
 """What the rules judge (rules.judge); every other signal is the triage's evidence."""
+
+JOBS_SOURCE: Literal["jobs"] = "jobs"
+"""The tracked jobs (track/): what GitHub says waits, whether or not the autoscaler still holds a request."""
 
 SQS_SOURCE: Literal["sqs"] = "sqs"
 """A signal read from the queue itself: its attributes, or its AWS/SQS metric."""

@@ -91,12 +91,29 @@ class Reading(FrozenModel):
         return cls(error=reason)
 
 
+class WaitingJob(FrozenModel):
+    """One tracked job still queued: where it waits, and since when."""
+
+    repo: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
+    url: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
+    created_at: UtcDatetime
+
+
+class UnmatchedJobs(FrozenModel):
+    """Queued jobs whose labels no watched runner type serves: a finding of its own."""
+
+    label_set: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)]
+    count: Annotated[int, Field(ge=1)]
+    oldest_seconds: Annotated[float, Field(ge=0)]
+
+
 class RunnerTypeSnapshot(FrozenModel):
     name: Annotated[str, AfterValidator(_runner_type_name)]
     region: Name
     queue_name: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
     team: Name | None = None
     signals: dict[SignalName, Reading] = Field(default_factory=dict)
+    oldest_jobs: list[WaitingJob] = Field(default_factory=list, max_length=5)
 
     @field_validator("signals")
     @classmethod
@@ -132,6 +149,10 @@ class Snapshot(FrozenModel):
     discovery: list[DiscoveryResult] = Field(default_factory=list)
     triage_window_seconds: int = Field(default=900, gt=0)  # the span window_sum and window_first cover
     baseline_seconds: int = Field(default=10800, gt=0)  # the span before the window: baseline_sum, baseline_mean
+    # Where jobs are tracked: the label sets no runner type serves (the most waiting first), and the jobs
+    # still queued past GitHub's limit, whose later events were lost.
+    unmatched_jobs: list[UnmatchedJobs] = Field(default_factory=list, max_length=20)
+    expired_jobs: Annotated[int, Field(ge=0)] = 0
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -46,6 +46,8 @@ def record_tick(
         if not (size or age):
             continue
         per_type = EphemeralMetrics(namespace=metrics.namespace)
+        # Per stack too, like the tick's metrics: the stack's dashboard searches on it.
+        per_type.add_dimension(name="Stack", value=stack)
         per_type.add_dimension(name="RunnerType", value=runner_type.name)
         if size is not None:
             per_type.add_metric(name="QueueSize", unit=MetricUnit.Count, value=size)
@@ -54,10 +56,13 @@ def record_tick(
         per_type.flush_metrics()
 
 
-def record_job(result: TrackResult, namespace: str, *, stack: str) -> None:
+def record_job(
+    result: TrackResult, namespace: str, runner_type_metrics: RunnerTypeMetrics = "queued", *, stack: str
+) -> None:
     """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
-    runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding."""
-    if result.outcome != "applied":
+    runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding.
+    `off` (RunnerTypeMetrics) publishes none: each is a custom metric billed for every hour it gets data."""
+    if result.outcome != "applied" or runner_type_metrics == "off":
         return  # a duplicate or late event: counted when it first applied
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)

@@ -21,6 +21,7 @@ from queuewatch.signals import RESOURCE_SIGNALS, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 
 Cause = Literal[
+    "no_scale_up_request",
     "idle_not_taking_jobs",
     "scale_up_failing",
     "at_max",
@@ -32,6 +33,7 @@ Cause = Literal[
 ]
 
 TITLES: dict[Cause, str] = {
+    "no_scale_up_request": "Jobs queued with no scale-up request",
     "idle_not_taking_jobs": "Idle runners not taking jobs",
     "scale_up_failing": "Scale-up stalled or failing",
     "at_max": "At the autoscaler's maximum",
@@ -131,7 +133,17 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
     reader = _Reader(runner_type, window, baseline)
     findings = [
         finding
-        for check in (_idle, _scale_up_failing, _at_max, _surge, _longer, _short_of_resources, _saturated, _no_data)
+        for check in (
+            _no_request,
+            _idle,
+            _scale_up_failing,
+            _at_max,
+            _surge,
+            _longer,
+            _short_of_resources,
+            _saturated,
+            _no_data,
+        )
         if (finding := check(reader)) is not None
     ]
     return Triage(findings=findings, not_checked=_not_checked(reader), window_seconds=window, baseline_seconds=baseline)
@@ -139,6 +151,25 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
 
 def _finding(cause: Cause, parts: list[str], evidence: dict[str, float]) -> Finding:
     return Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence)
+
+
+def _no_request(r: _Reader) -> Finding | None:
+    """Tracked jobs GitHub holds queued beyond the requests the autoscaler still has: the scale-up Lambda
+    took a request and launched a runner that never took its job, or the request was dropped."""
+    jobs, requests = r.value(SignalName.QUEUE_SIZE), r.value(SignalName.SCALE_UP_REQUESTS)
+    if jobs is None or requests is None or jobs <= requests:
+        return None
+    oldest = r.value(SignalName.QUEUE_TIME)
+    waited = f", the oldest {format_duration(oldest)} old" if oldest else ""
+    return _finding(
+        "no_scale_up_request",
+        [
+            f"GitHub has {jobs:g} jobs queued{waited}, while the autoscaler's queue holds {requests:g} requests",
+            f"{jobs - requests:g} requests were dropped or their runners took other jobs: re-run the jobs or "
+            "let the autoscaler's re-scaler requeue them, and check the scale-up Lambda's log for the launches",
+        ],
+        {"jobs_queued": jobs, "scale_up_requests": requests, **({"oldest_job_seconds": oldest} if oldest else {})},
+    )
 
 
 def _idle(r: _Reader) -> Finding | None:

@@ -21,22 +21,36 @@ from datetime import datetime, timedelta
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.errors import describe
+from queuewatch.adapters.job_store import queued_jobs
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
+from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.config import Config
 from queuewatch.rules import judge
-from queuewatch.signals import SQS_SOURCE, SignalName
+from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.track.jobs import JobRecord
 
 MAX_THREADS = 32
 
 
-def collect(config: Config, clients: AwsClients, *, now: datetime, account_id: str, snapshot_id: str) -> Snapshot:
+def collect(
+    config: Config,
+    clients: AwsClients,
+    *,
+    now: datetime,
+    account_id: str,
+    snapshot_id: str,
+    jobs_table: str | None = None,
+) -> Snapshot:
+    """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued index more."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
+    judge_jobs = config.defaults.queue_source == JOBS_SOURCE
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
+        jobs_future = pool.submit(_queued_jobs, clients, jobs_table) if jobs_table else None
         targets, discovery = resolve_queues(config, clients, account_id, pool)
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         depth_futures = {
@@ -47,23 +61,41 @@ def collect(config: Config, clients: AwsClients, *, now: datetime, account_id: s
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
         empty = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
         judged = _read_metrics(clients, metric_requests(targets, empty), spans, pool)
-        runner_types = [
-            assemble(target, depths.get(index), judged.get(index, []), spans) for index, target in enumerate(targets)
-        ]
+        tracked = _census(jobs_future, {t.runner_type for t in targets}, now) if jobs_future else None
+
+        def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
+            runner_type = assemble(targets[index], depths.get(index), series, spans)
+            return runner_type if tracked is None else with_jobs(runner_type, tracked, now, judge_jobs=judge_jobs)
+
+        runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
         if breaching:
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
             for index in breaching:  # only these gained series: the others stand as the first round read them
-                series = judged.get(index, []) + evidence.get(index, [])
-                runner_types[index] = assemble(targets[index], depths.get(index), series, spans)
+                runner_types[index] = reading(index, judged.get(index, []) + evidence.get(index, []))
+    census_read = tracked if isinstance(tracked, JobCensus) else None
     return Snapshot(
         snapshot_id=snapshot_id,
         collected_at=now,
-        runner_types=runner_types,
+        runner_types=keep_listed_for_the_longest_waits(runner_types),
         discovery=discovery,
         triage_window_seconds=triage.window,
         baseline_seconds=triage.baseline,
+        unmatched_jobs=census_read.unmatched if census_read else [],
+        expired_jobs=census_read.expired if census_read else 0,
     )
+
+
+def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:
+    return list(queued_jobs(clients.dynamodb(), table))
+
+
+def _census(future: Future[list[JobRecord]], fleet: set[str], now: datetime) -> JobCensus | str:
+    """The jobs counted, or why they could not be read (their runner types' figures then read as missing)."""
+    try:
+        return census(future.result(), fleet, now)
+    except Exception as error:  # noqa: BLE001 - a failed read degrades what the jobs decide, nothing else
+        return describe(error)
 
 
 def _breaches(config: Config, runner_type: RunnerTypeSnapshot) -> bool:

@@ -259,6 +259,12 @@ class Defaults(FrozenModel):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
     metric_lookback: MetricLookback = 600
+    queue_source: Literal["jobs", "sqs"] = Field(
+        default="jobs",
+        description="where jobs are tracked, what the rules judge as queue size and time: the jobs GitHub "
+        "holds queued ('jobs'), or the scale-up requests in the autoscaler's queue ('sqs'); the other "
+        "rides along as evidence. Without tracking, always the queue.",
+    )
     signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()

@@ -6,7 +6,18 @@ queueing runner type of a firing page, likely cause first.
 
 from __future__ import annotations
 
-from queuewatch.alert import Alert, RunnerTypeFigures, Silence, dedup_key, queue_metrics_url, silence_command, worst
+from datetime import datetime, timedelta
+
+from queuewatch.alert import (
+    Alert,
+    RunnerTypeFigures,
+    Silence,
+    dashboard_view_url,
+    dedup_key,
+    queue_metrics_url,
+    silence_command,
+    worst,
+)
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.evaluate.plan import GroupPlan, Plan
 from queuewatch.evaluate.stack import Stack
@@ -15,6 +26,10 @@ from queuewatch.signals import RULE_SIGNALS, SignalName
 from queuewatch.triage import triage
 
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
+# The view link's time range: the hour before the alert started (how the queue built up) to a little
+# after this page (what the on-call sees first when they open it minutes later).
+VIEW_BEFORE = timedelta(hours=1)
+VIEW_AFTER = timedelta(minutes=15)
 
 
 def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
@@ -72,7 +87,16 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
             "observation": snapshot.snapshot_id if snapshot else "collector-failure",
         },
         likely_cause=likely,
+        view_url=_view_url(stack, decision.started_at, now),
     )
+
+
+def _view_url(stack: Stack, started_at: datetime, now: datetime) -> str | None:
+    if stack.dashboard_name is None:
+        return None
+    # A clock skewed into the future must not make the range run backwards.
+    start = min(started_at, now) - VIEW_BEFORE
+    return dashboard_view_url(stack.region, stack.dashboard_name, start, now + VIEW_AFTER)
 
 
 def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: Stack) -> RunnerTypeFigures:
@@ -109,6 +133,7 @@ def _figures(plan: Plan, rule: Rule, runner_type: str, resolved: bool, stack: St
         console_url=queue_metrics_url(found.region, found.queue_name) if found else None,
         signals=others,
         triage=explanation,
+        oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
     )
 
 

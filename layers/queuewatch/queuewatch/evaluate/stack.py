@@ -19,6 +19,7 @@ class Stack:
     chat_topic_arn: str | None = None  # AWS Chatbot's topic: gets the custom notification body
     metrics_namespace: str = "Queuewatch"
     account_id: str = ""
+    dashboard_name: str | None = None  # the stack's CloudWatch dashboard: each page's "view" link
 
     def topic(self, destination: Topic) -> str | None:
         return self.topic_arn if destination == Topic.ALERT else self.chat_topic_arn

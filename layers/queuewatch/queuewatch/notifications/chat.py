@@ -26,7 +26,9 @@ def chat_notification(alert: Alert) -> dict[str, object]:
     more = alert.runner_types_affected - min(len(alert.runner_types), CHAT_LISTED)
     if more > 0:
         lines.append(f"• and {more} more")
-    links = [f"[Runbook]({alert.runbook_url})"] if alert.runbook_url else []
+    links = [f"[View]({alert.view_url})"] if alert.view_url else []
+    if alert.runbook_url:
+        links.append(f"[Runbook]({alert.runbook_url})")
     if alert.dashboard_url:
         links.append(f"[Dashboard]({alert.dashboard_url})")
     if links:

@@ -35,7 +35,17 @@ def email_text(alert: Alert) -> str:
         if shared:
             lines.append("Not checked, for want of a signal:")
             lines += [f"  {item}" for item in first.not_checked if item in shared]
+    waiting = [f for f in alert.runner_types if f.oldest_jobs]
+    if waiting:
+        lines += ["", "Jobs waiting longest (GitHub's own records)"]
+        for figures in waiting:
+            lines.append(figures.runner_type)
+            for job in figures.oldest_jobs:
+                waited = format_duration((alert.evaluated_at - job.created_at).total_seconds())
+                lines.append(f"  {job.repo}, queued {waited}: {job.url or 'no link'}")
     lines += ["", "Links"]
+    if alert.view_url:
+        lines.append(f"  View:       {alert.view_url}")
     if alert.runbook_url:
         lines.append(f"  Runbook:    {alert.runbook_url}")
     if alert.dashboard_url:
