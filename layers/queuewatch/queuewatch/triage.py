@@ -5,7 +5,8 @@ cause explains a queue: runners that sit idle while jobs wait point past capacit
 altogether; a scale-up that fails or stalls, or an autoscaler at its maximum, is
 why capacity does not grow; a surge, longer jobs or runners short of CPU, memory
 or disk is why more is needed; saturation alone is the symptom they share. Missing
-or stale signals come last, unless nothing else was found. The triage explains a page; it never decides one.
+or stale signals come last, unless nothing else was found. The triage explains a
+page; it never decides one.
 """
 
 from __future__ import annotations
