@@ -11,21 +11,27 @@ queue and the resolve arrives.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import os
+import tempfile
 import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 import boto3
 
+from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
+from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.localrun import (
     REPO_ROOT,
     FakeContext,
@@ -35,7 +41,8 @@ from queuewatch_cli.localrun import (
     load_handler_module,
     scheduled_event,
 )
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.seed import put_evaluator_figures, put_queue_ages
+from queuewatch_cli.status import show_status
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -96,6 +103,7 @@ class Demo:
         self.evaluator = load_handler_module("evaluate")
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
+        self.start = datetime.now(UTC).replace(second=0, microsecond=0)
         self.tracker = load_handler_module("track")  # reads JOBS_TABLE when invoked, as Lambda would
 
     def setup(self) -> None:
@@ -163,7 +171,7 @@ class Demo:
 
     def run(self) -> int:
         self.setup()
-        start = datetime.now(UTC).replace(second=0, microsecond=0)
+        start = self.start
         self.out(
             "queuewatch demo: 14 jobs queued on linux.2xlarge, the oldest 114 minutes old; the scale-up Lambda "
             "stopped consuming 15 minutes ago; other runner types idle."
@@ -176,6 +184,12 @@ class Demo:
         at = start + timedelta(minutes=1)
         self.put_ages(at, 115 * 60)
         second = self.show(f"tick 2 at {at:%H:%M} (still queueing)", self.tick(at))
+        # What CloudWatch extracts from the evaluator's EMF lines (moto does not), for status's figures.
+        namespace = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]
+        put_evaluator_figures(self.cloudwatch, namespace, {"linux.2xlarge": (14, 115 * 60)}, at)
+        self.out(f"\n=== queuewatch status --table {STATE_TABLE} --region {REGION}, while the incident fires:")
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        self.out(show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), False, self.cloudwatch))
 
         depth = self.sqs.get_queue_attributes(QueueUrl=self.urls[INCIDENT_QUEUE], AttributeNames=["All"])["Attributes"]
         self.out(
@@ -199,9 +213,57 @@ class Demo:
             and len(fourth) == 1
             and json.loads(fourth[0]["Message"])["status"] == "resolved"
         )
-        self.out("\n" + ("demo OK: one page, no duplicate, one resolve" if ok else "demo FAILED: see the ticks above"))
+        replayed = self.replay(start)
+        self.out(
+            "\n"
+            + (
+                "demo OK: one page, no duplicate, one resolve; the backtest of its history pages at the same "
+                "minute, and a 150-job threshold would not have paged"
+                if ok and replayed
+                else "demo FAILED: see the ticks above"
+            )
+        )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
-        return 0 if ok and tracked_ok else 1
+        return 0 if ok and replayed and tracked_ok else 1
+
+    def replay(self, start: datetime) -> bool:
+        """`queuewatch backtest` on the history the demo put in CloudWatch, from its first tick, against the
+        same config with a 150-job threshold; True if only the first pages, at the demo's minute."""
+        config = Path(os.environ["QUEUEWATCH_CONFIG"])
+        folder = Path(tempfile.mkdtemp(prefix="queuewatch-demo-"))
+        raised = folder / "queue-size-150.yaml"
+        text = config.read_text()
+        raised.write_text(text.replace("queue_size: 0 }", "queue_size: 150 }", 1))
+        plot = folder / "timeline.png" if importlib.util.find_spec("matplotlib") else None
+        end = start + timedelta(minutes=8)
+        command = (
+            f"queuewatch backtest --config {config.relative_to(REPO_ROOT)} --compare {raised} "
+            f"--from {start:%Y-%m-%dT%H:%M} --to {end:%Y-%m-%dT%H:%M}" + (f" --plot {plot}" if plot else "")
+        )
+        self.out(f"\n=== {command}\n(the demo's history, replayed through the same rules; progress on stderr)")
+        lines: list[str] = []
+        args = argparse.Namespace(
+            config=str(config),
+            compare=str(raised),
+            start=start.isoformat(),
+            end=end.isoformat(),
+            plot=str(plot) if plot else None,
+            region=None,
+            quiet=True,
+        )
+        code = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
+        for line in lines:
+            self.out(line)
+        if plot is None:
+            self.out("(no --plot: matplotlib is not installed; pip install 'queuewatch[plot]')")
+        report = "\n".join(lines)
+        only_a = report.split("pages only A sends: ", 1)[-1]
+        return (
+            code == 0
+            and raised.read_text() != text
+            and only_a.startswith(f"1\n    {start:%Y-%m-%d %H:%M} -> ")
+            and "pages only B sends: 0" in report
+        )
 
     def track(self, action: str, job_id: int, created: datetime, started: datetime | None = None) -> None:
         """One workflow_job event through TrackFunction's handler, as the autoscaler's bus delivers it."""

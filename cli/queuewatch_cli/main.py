@@ -1,4 +1,5 @@
-"""The `queuewatch` command line: config checks, silences, job tracking's backfill, the alert schema, the demo."""
+"""The `queuewatch` command line: config checks, silences, status, backtests, job tracking's backfill, the alert
+schema, the demo."""
 
 from __future__ import annotations
 
@@ -41,6 +42,27 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     commands.add_parser("schema", help="print the alert message's JSON Schema")
 
+    status = commands.add_parser("status", help="alerts pending or firing, silences, the last tick, degraded signals")
+    status.add_argument("--table", required=True, help="the stack's state table")
+    status.add_argument("--region", default=None)
+    status.add_argument("--json", action="store_true", help="print a JSON document instead of text")
+    status.add_argument(
+        "--metrics-namespace",
+        default="Queuewatch",
+        help="the evaluator's POWERTOOLS_METRICS_NAMESPACE, where the latest figures are read",
+    )
+    status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
+
+    backtest = commands.add_parser(
+        "backtest", help="replay CloudWatch history through the rules: what would have paged"
+    )
+    backtest.add_argument("--config", required=True, metavar="FILE")
+    backtest.add_argument("--compare", metavar="OTHER_FILE", help="a second config: pages only one would send")
+    backtest.add_argument("--from", dest="start", required=True, help="ISO time (UTC), or a duration ago: 14d")
+    backtest.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
+    backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
+    backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
+    backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_track_parser(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
@@ -85,6 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from queuewatch_cli.demo import run_demo
 
         return run_demo()
+    if args.command == "status":
+        from queuewatch_cli.status import status
+
+        return status(args)
+    if args.command == "backtest":
+        from queuewatch_cli.backtest.run import run_backtest
+
+        return run_backtest(args)
     if args.command == "track":
         return run_track(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}

@@ -21,6 +21,20 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
     assert "tick 2" in text and text.count("nothing paged") == 3
+    status = text.split("=== queuewatch status --table queuewatch-demo-state")[1].split("The autoscaler's queue")[0]
+    assert "alerts pending or firing: 1" in status
+    assert "jobs-queueing / all: firing since" in status and "sequence 1; outbox: empty" in status
+    assert "    linux.2xlarge: firing since" in status
+    assert "; queue size 14, queue time 1h55m (Queuewatch metrics at " in status
+    assert "active silences: none" in status and "last applied tick (the last that changed state): " in status
+    replay = text.split("=== queuewatch backtest --config config/queuewatch.yaml --compare ")[1]
+    first_tick = text.split("=== tick 1 at ")[1][:5]
+    only_a = replay.split("pages only A sends: ")[1]
+    assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick}")
+    assert "pages only B sends: 0" in replay and "queue-size-150.yaml: 0 page(s)" in replay
+    png = replay.split("timeline written to ")[1].split("\n")[0]
+    with open(png, "rb") as drawn:
+        assert drawn.read(8) == b"\x89PNG\r\n\x1a\n"
     # The second incident, which only tracking sees: the jobs' own figures, the missing requests first.
     [tracked] = alerts[2]["runner_types"]
     assert (tracked["queue_size"], tracked["queue_time_seconds"], tracked["signals"]["scale_up_requests"]) == (

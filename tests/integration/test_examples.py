@@ -7,9 +7,13 @@ cause first, with its numbers, from what that autoscaler really has.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import boto3
 import pytest
@@ -20,6 +24,8 @@ from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.telemetry import record_job
+from queuewatch.track.stage import TrackResult
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.seed import put_queued_jobs
 
@@ -215,8 +221,10 @@ def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jo
     create_jobs_table(dynamodb, "jobs")
     waiting = [T0 - timedelta(minutes=9, seconds=-i) for i in range(14)]
     put_queued_jobs(dynamodb, "jobs", "linux-x64", waiting, now=T0)
-    # What TrackFunction publishes. moto matches dimensions in order (CloudWatch does not): the collector's order.
-    mine = {"RunnerType": "linux-x64", "Stack": "queuewatch"}
+    # What TrackFunction publishes, under exactly the dimensions the example asks for (a query must name them all).
+    mine = {"RunnerType": "linux-x64", "Stack": "queuewatch", "service": "queuewatch"}
+    assert emitted_dimensions() == set(mine)
+    # moto matches dimensions in order (CloudWatch does not): they are put in the collector's order.
     arrivals = {**dict.fromkeys(BASELINE_MINUTES, 0.2), **dict.fromkeys(WINDOW_MINUTES, 6)}
     put("eu-west-1", "Queuewatch", "JobsQueued", mine, arrivals)
     put("eu-west-1", "Queuewatch", "JobRunTime", mine, {**dict.fromkeys(range(20, 190, 5), 600), 3: 1500})
@@ -230,3 +238,15 @@ def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jo
     causes = [cause for cause, _ in findings(page, "linux-x64")]
     assert causes == ["no_scale_up_request", "arrival_surge", "jobs_longer"]
     assert page["max_queue_size"] == 14 and page["max_queue_time_seconds"] == 9 * 60
+
+
+def emitted_dimensions() -> set[str]:
+    """The dimension names TrackFunction's metrics carry, from the EMF record_job prints, as the template
+    sets the service name."""
+    buffer = io.StringIO()
+    result = TrackResult(outcome="applied", action="queued", job_id=1, runner_type="linux-x64", arrived=True)
+    with patch.dict(os.environ, {"POWERTOOLS_SERVICE_NAME": "queuewatch"}), contextlib.redirect_stdout(buffer):
+        record_job(result, "Queuewatch", stack="queuewatch")
+    [blob] = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    [dimensions] = blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    return set(dimensions)

@@ -6,17 +6,25 @@ import base64
 import copy
 import itertools
 import json
+import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 from faults import inject
+from moto.dynamodb.responses import DynamoHandler
 from pydantic import ValidationError
+from support import race
 
 from queuewatch.adapters.job_store import create_jobs_table, queued_jobs
+from queuewatch.config.load import load_config
 from queuewatch.track import webhook as webhook_module
+from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.routing import Router
 from queuewatch.track.signature import sign
+from queuewatch.track.stage import track
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
 TABLE = "jobs"
@@ -84,6 +92,54 @@ def test_an_in_progress_before_its_queued_means_not_queued(tracker: Any) -> None
     tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
     late = tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     assert late["outcome"] == "duplicate" and queued() == []
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(STAGES)))
+def test_in_any_order_each_figure_is_counted_once(
+    tracker: Any, capsys: pytest.CaptureFixture[str], order: tuple[str, ...]
+) -> None:
+    # A queued event after its in_progress still leaves one arrival; a completed that overtook its
+    # in_progress still gives the queue time.
+    for name in order + order:
+        tracker.lambda_handler(load_event(name), FakeContext("track"))
+    blobs = emf(capsys.readouterr().out)
+    assert [b["JobsQueued"] for b in blobs if "JobsQueued" in b] == [[1]]
+    assert [b["JobQueueTime"] for b in blobs if "JobQueueTime" in b] == [[114 * 60]]
+    assert len([b for b in blobs if "JobRunTime" in b]) == 1
+
+
+@pytest.fixture
+def atomic_put_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB returns ALL_OLD atomically with the conditional PutItem; moto reads the old item before it
+    writes, so two racing threads could both see none. One lock around moto's PutItem handler gives
+    DynamoDB's guarantee back (conftest's backend lock sits inside it)."""
+    lock = threading.Lock()
+    handler = DynamoHandler.put_item
+
+    def under_lock(self: DynamoHandler) -> Any:
+        with lock:
+            return handler(self)
+
+    monkeypatch.setattr(DynamoHandler, "put_item", under_lock)
+
+
+@pytest.mark.usefixtures("atomic_put_returns")
+def test_racing_events_for_one_job_count_each_figure_once(tracker: Any) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    router = Router(load_config(REPO_ROOT / "config" / "queuewatch.yaml"))
+    events = iter([load_event(name) for name in STAGES] * 4)  # each event four times, all at once
+    now = datetime(2026, 11, 21, 18, 30, tzinfo=UTC)
+
+    def prepare() -> Any:
+        event = WorkflowJobEvent.model_validate(next(events)["detail"])
+        return lambda: track(event, router, dynamodb, TABLE, now)
+
+    results = race(len(STAGES) * 4, prepare)
+    item = job()
+    assert item is not None and item["status"]["S"] == "completed" and queued() == []
+    assert sum(r.arrived for r in results) == 1
+    assert sum(r.queue_seconds is not None for r in results) == 1
+    assert sum(r.run_seconds is not None for r in results) == 1
 
 
 def test_a_duplicate_counts_nothing_twice(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:

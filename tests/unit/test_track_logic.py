@@ -108,6 +108,14 @@ def test_a_queued_event_keeps_no_start_and_expires_past_githubs_limit(router: Ro
     assert completed.expires_at <= NOW + timedelta(days=2)
 
 
+def test_a_job_cancelled_before_any_runner_took_it_has_no_run_or_queue_time(router: Router) -> None:
+    cancelled = bus_detail("track_completed.json")
+    cancelled["workflow_job"] |= {"conclusion": "cancelled", "runner_id": None, "runner_name": None}
+    record = record_of(WorkflowJobEvent.model_validate(cancelled), router, NOW)
+    assert record is not None and record.status == "completed" and not record.queued
+    assert record.started_at is None and record.run_seconds is None and record.queue_seconds is None
+
+
 def test_waiting_for_approval_is_not_waiting_for_a_runner(router: Router) -> None:
     record = record_of(WorkflowJobEvent.model_validate(bus_detail("track_waiting.json")), router, NOW)
     assert record is not None and record.status == "waiting" and not record.queued

@@ -67,13 +67,13 @@ def record_job(
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)
     if result.runner_type is None:
-        if result.status == "queued":
+        if result.arrived:
             metrics.add_dimension(name="LabelSet", value=(result.label_set or "-")[:DIMENSION_VALUE_LIMIT])
             metrics.add_metric(name="JobsUnmatched", unit=MetricUnit.Count, value=1)
             metrics.flush_metrics()
         return
     metrics.add_dimension(name="RunnerType", value=result.runner_type)
-    if result.status == "queued":
+    if result.arrived:
         metrics.add_metric(name="JobsQueued", unit=MetricUnit.Count, value=1)
     if result.queue_seconds is not None:
         metrics.add_metric(name="JobQueueTime", unit=MetricUnit.Seconds, value=result.queue_seconds)

@@ -93,22 +93,29 @@ def record_from(item: dict[str, Any]) -> JobRecord:
     )
 
 
-def put_job(client: DynamoDBClient, table: str, record: JobRecord) -> bool:
-    """Store the job's state if it is further along than the stored one; False when it is not (a
+NEW_JOB = -1
+"""put_job's answer when the job had no item: no event of it had applied before."""
+
+
+def put_job(client: DynamoDBClient, table: str, record: JobRecord) -> int | None:
+    """Store the job's state if it is further along than the stored one. The progress the job had
+    before (NEW_JOB if none), read atomically with the write; None when the write did not take effect (a
     duplicate, or an event that arrived after a later one)."""
     try:
-        client.put_item(
+        answer = client.put_item(
             TableName=table,
             Item=_item(record),
             ConditionExpression="attribute_not_exists(#pk) OR progress < :progress",
             ExpressionAttributeNames={"#pk": PARTITION_KEY},
             ExpressionAttributeValues={":progress": {"N": str(record.progress)}},
+            ReturnValues="ALL_OLD",
         )
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
+            return None
         raise
-    return True
+    before = answer.get("Attributes", {}).get("progress", {}).get("N")
+    return NEW_JOB if before is None else int(before)
 
 
 def delivery_seen(client: DynamoDBClient, table: str, delivery: str) -> bool:

@@ -63,6 +63,8 @@ def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobReco
     status: JobStatus = event.action  # type: ignore[assignment]  # tracked: one of JobStatus
     job = event.workflow_job
     started = job.started_at if status in ("in_progress", "completed") else None
+    if status == "completed" and job.runner_name is None:
+        started = None  # cancelled or skipped before any runner took it: it never ran, nor stopped waiting
     completed = job.completed_at if status == "completed" else None
     return JobRecord(
         job_id=job.id,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from queuewatch.adapters.job_store import put_job
 from queuewatch.frozen import FrozenModel
 from queuewatch.track.events import WorkflowJobEvent
-from queuewatch.track.jobs import record_of
+from queuewatch.track.jobs import PROGRESS, record_of
 from queuewatch.track.routing import Router
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ class TrackResult(FrozenModel):
     status: str | None = None
     runner_type: str | None = None
     label_set: str | None = None
+    arrived: bool = False  # first seen queued, or further along
     queue_seconds: float | None = None
     run_seconds: float | None = None
 
@@ -34,7 +35,13 @@ def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, tab
     record = record_of(event, router, now)
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
-    applied = put_job(dynamodb, table, record)
+    before = put_job(dynamodb, table, record)
+    applied = before is not None
+    # Each figure once per job, from the write that first got that far, whichever event it was: a job
+    # whose queued event came after its in_progress still arrived, and a completed that overtook its
+    # in_progress still gives the queue time.
+    arrived = before is not None and before < PROGRESS["queued"] <= record.progress
+    first_start = before is not None and before < PROGRESS["in_progress"] <= record.progress
     return TrackResult(
         outcome="applied" if applied else "duplicate",
         action=event.action,
@@ -42,6 +49,7 @@ def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, tab
         status=record.status,
         runner_type=record.runner_type,
         label_set=record.label_set,
-        queue_seconds=record.queue_seconds if applied and record.status == "in_progress" else None,
+        arrived=arrived,
+        queue_seconds=record.queue_seconds if first_start else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
     )

@@ -1,0 +1,1 @@
+"""`queuewatch backtest`: recorded CloudWatch history replayed through the evaluator's own plan."""

@@ -1,0 +1,106 @@
+"""`--plot`: a PNG timeline of queue time per runner type, the rules' thresholds, and the firing spans shaded.
+
+Queue time is kept as the maximum per bucket (at most MAX_BUCKETS over the range) for
+every runner type that queued at all, so memory stays bounded whatever the range; the
+drawing shows the runner types that paged, or else those that queued longest.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from queuewatch.config import Config
+from queuewatch.evaluate.plan import Plan
+from queuewatch.signals import SignalName
+from queuewatch_cli.backtest.replay import Episode
+
+MAX_BUCKETS = 1500
+MAX_LINES = 12
+
+
+class Timeline:
+    def __init__(self, config: Config, start: datetime, end: datetime) -> None:
+        self.config = config
+        self.start = start
+        self.end = end
+        minutes = max(1, int((end - start).total_seconds() // 60) + 1)
+        self.bucket_minutes = max(1, math.ceil(minutes / MAX_BUCKETS))
+        self.buckets = math.ceil(minutes / self.bucket_minutes)
+        self.queue_time: dict[str, array[float]] = {}
+        self.spans: list[tuple[datetime, datetime, str]] = []
+
+    def record(self, planned: Plan) -> None:
+        snapshot = planned.context.snapshot
+        if snapshot is None:
+            return
+        bucket = int((planned.context.now - self.start).total_seconds() // 60) // self.bucket_minutes
+        if not 0 <= bucket < self.buckets:
+            return
+        for runner_type in snapshot.runner_types:
+            value = runner_type.value(SignalName.QUEUE_TIME)
+            if value is None or (value <= 0 and runner_type.name not in self.queue_time):
+                continue  # a runner type that never queued costs no series
+            series = self.queue_time.get(runner_type.name)
+            if series is None:
+                # Zero until now (it had not queued), unknown after until recorded.
+                series = array("d", [0.0]) * bucket + array("d", [math.nan]) * (self.buckets - bucket)
+                self.queue_time[runner_type.name] = series
+            if math.isnan(series[bucket]) or value > series[bucket]:
+                series[bucket] = value
+
+    def close_spans(self, episodes: Sequence[Episode]) -> None:
+        self.spans = [(e.started_at, e.resolved_at or self.end, e.rule) for e in episodes]
+        self._paged = {name for e in episodes for name in e.runner_types}
+
+    def shown(self) -> list[str]:
+        paged = sorted(name for name in getattr(self, "_paged", set()) if name in self.queue_time)
+        if paged:
+            return paged[:MAX_LINES]
+
+        def peak(name: str) -> float:
+            return max((v for v in self.queue_time[name] if not math.isnan(v)), default=0.0)
+
+        return sorted(self.queue_time, key=lambda name: (-peak(name), name))[:MAX_LINES]
+
+    def draw(self, path: str) -> None:
+        try:
+            import matplotlib
+        except ImportError:
+            raise SystemExit("--plot needs matplotlib: pip install 'queuewatch[plot]'") from None
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.dates as mdates
+        import matplotlib.pyplot as plt
+
+        times = [self.start + timedelta(minutes=i * self.bucket_minutes) for i in range(self.buckets)]
+        figure, axes = plt.subplots(figsize=(12, 5), dpi=100)
+        for name in self.shown():
+            minutes = [v / 60 for v in self.queue_time[name]]
+            axes.plot(times, minutes, label=name, linewidth=1.2)  # type: ignore[arg-type]
+        for rule in self.config.resolved_rules:
+            if rule.queue_time_threshold is not None:
+                axes.axhline(rule.queue_time_threshold / 60, linestyle="--", color="grey", linewidth=0.8)
+                axes.annotate(
+                    f"{rule.name}: queue time > {rule.queue_time_threshold / 60:g}m",
+                    (0.005, rule.queue_time_threshold / 60),
+                    xycoords=("axes fraction", "data"),
+                    fontsize=7,
+                    color="grey",
+                    va="bottom",
+                )
+        for index, (began, ended, rule_name) in enumerate(self.spans):
+            axes.axvspan(began, ended, color="red", alpha=0.2, label="firing" if index == 0 else None)  # type: ignore[arg-type]
+            axes.annotate(rule_name, (began, 0), fontsize=7, color="darkred", rotation=90, va="bottom")
+        axes.set_ylabel("queue time (minutes)")
+        axes.set_xlabel(f"UTC, {self.bucket_minutes}-minute maxima")
+        axes.set_xlim(times[0], times[-1] if len(times) > 1 else times[0] + timedelta(minutes=1))  # type: ignore[arg-type]
+        axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
+        axes.set_title(f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC")
+        axes.grid(alpha=0.3)
+        axes.legend(loc="best", fontsize=8)
+        figure.autofmt_xdate()
+        figure.tight_layout()
+        figure.savefig(path)
+        plt.close(figure)

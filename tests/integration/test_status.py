@@ -1,0 +1,162 @@
+"""`queuewatch status` against the evaluator's own state in moto: what it shows, read with one Query."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from faults import inject
+from support import T0, StackInMoto, minutes, runner_type, snapshot
+
+from queuewatch.adapters.state_table import put_silence
+from queuewatch.config.load import parse_config
+from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import Snapshot
+from queuewatch_cli.main import main
+from queuewatch_cli.seed import put_evaluator_figures
+from queuewatch_cli.status import show_status
+
+CONFIG = parse_config(
+    """
+version: 1
+defaults:
+  rule: {team: ci-infra, keep_firing_for: 5m}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
+  - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}, team: rocm}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, for: 2m, priority: P2}
+monitor:
+  for: 2m
+""",
+    source="test.yaml",
+)
+
+
+def tick(minute: float, *, big_queueing: bool = False) -> Snapshot:
+    return snapshot(
+        minutes(minute),
+        runner_type("linux.2xlarge", 14, 114 * 60),
+        runner_type("linux.4xlarge", 3, 300) if big_queueing else runner_type("linux.4xlarge"),
+        runner_type("rocm.gpu", None, None, team="rocm", missing="GetQueueAttributes failed: QueueDoesNotExist"),
+    )
+
+
+@pytest.fixture
+def stack(aws: None) -> StackInMoto:
+    return StackInMoto.create()
+
+
+def calls_of(client: Any) -> list[str]:
+    calls: list[str] = []
+    client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    return calls
+
+
+def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: StackInMoto) -> None:
+    put_silence(
+        stack.dynamodb, "state", SilenceRecord("s-rocm", (), None, "rocm", T0, minutes(60), "alice", "rocm migration")
+    )
+    put_silence(stack.dynamodb, "state", SilenceRecord("s-old", (), None, None, T0, minutes(1), "bob", "over"))
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    stack.evaluate(tick(3, big_queueing=True), CONFIG)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    calls = calls_of(dynamodb)
+
+    text = show_status(dynamodb, "state", minutes(3.5), as_json=False)  # no CloudWatch client: no figures
+
+    assert calls == ["Query"]
+    assert "last applied tick (the last that changed state): 2026-11-21 18:03:00 UTC (30s ago)" in text
+    alerts = text.split("alerts pending or firing: ")[1].split("active silences")[0]
+    assert alerts.startswith("2\n")
+    assert "jobs-queueing / all: firing since 2026-11-21 18:02:00 UTC" in alerts
+    assert "last page 2026-11-21 18:02 UTC, sequence 1; outbox: empty" in alerts
+    assert "    linux.2xlarge: firing since 2026-11-21 18:02 UTC" in alerts
+    # linux.4xlarge breaches too, but no page lists it yet: it shows on its own, pending.
+    assert "jobs-queueing / (no page yet): pending since 2026-11-21 18:03:00 UTC" in alerts
+    assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC" in alerts
+    assert "active silences: 1\n  s-rocm  by alice until 2026-11-21 19:00 UTC" in text and "s-old" not in text
+    assert "team=rocm" in text and "rocm migration" in text
+    degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
+    assert degraded == "1\n  rocm.gpu: firing since 2026-11-21 18:02 UTC"
+
+
+def test_a_page_waiting_in_the_outbox_shows_with_its_figures(stack: StackInMoto) -> None:
+    stack.evaluate(tick(0), CONFIG)
+    stack.evaluate(tick(1), CONFIG)
+    inject(stack.sns, "Publish", "5xx", only_call=0)
+    result = stack.evaluate(tick(2), CONFIG)
+    assert result.pages_failed
+
+    waiting = json.loads(show_status(stack.dynamodb, "state", minutes(2.5), as_json=True))
+
+    # The first publish of the tick failed: the jobs' page. The monitor's own, about rocm.gpu, went out.
+    alert, health = waiting["alerts"]
+    assert health["rule"] == "queuewatch-health" and [m["runner_type"] for m in health["members"]] == ["rocm.gpu"]
+    assert health["outbox"] is None and health["sequence"] == 1
+    assert alert["status"] == "firing" and alert["rule"] == "jobs-queueing" and alert["group"] == "all"
+    assert alert["outbox"].endswith("waiting for the alert topic(s) since 18:02:00") and alert["sequence"] == 1
+    [member] = alert["members"]
+    assert (member["runner_type"], member["queue_size"], member["queue_time_seconds"]) == ("linux.2xlarge", 14, 6840)
+    assert waiting["applied_at"] == "2026-11-21T18:02:00+00:00"
+
+    stack.evaluate(tick(3), CONFIG)  # the next tick publishes what waited
+    sent = json.loads(show_status(stack.dynamodb, "state", minutes(3.5), as_json=True))
+    assert [(a["outbox"], a["sequence"]) for a in sent["alerts"]] == [(None, 1), (None, 1)]
+
+
+def test_figures_come_from_the_evaluators_metrics_in_one_call(stack: StackInMoto) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    put_evaluator_figures(cloudwatch, "Queuewatch", {"linux.2xlarge": (12, 100 * 60)}, minutes(1))
+    put_evaluator_figures(cloudwatch, "Queuewatch", {"linux.2xlarge": (14, 114 * 60)}, minutes(2))
+    calls: list[str] = []
+    cloudwatch.meta.events.register("before-call.cloudwatch", lambda model, **_: calls.append(model.name))
+
+    text = show_status(stack.dynamodb, "state", minutes(2.5), False, cloudwatch, "Queuewatch")
+
+    assert calls == ["GetMetricData"]
+    assert "linux.2xlarge: firing since 2026-11-21 18:02 UTC; queue size 14, queue time 1h54m" in text
+    assert "(Queuewatch metrics at 18:02 UTC)" in text and "no figures" not in text  # none asked for rocm.gpu's health
+    later = show_status(stack.dynamodb, "state", minutes(9), False, cloudwatch, "Queuewatch")
+    assert "(no figures for 1 runner type(s): no QueueSize or QueueTime datapoint in the last 5m)" in later
+
+
+def test_a_fleet_wide_alert_lists_fifty_runner_types_then_counts(stack: StackInMoto) -> None:
+    names = [f"rt{n:03}" for n in range(120)]
+    config = parse_config(
+        "version: 1\nrunner_types:\n"
+        + "".join(f"  - {{name: {n}, queue: {{name: q-{n}}}}}\n" for n in names)
+        + "rules: [{name: jobs-queueing, thresholds: {queue_size: 0}, team: ci}]\n",
+        source="fleet.yaml",
+    )
+    stack.evaluate(snapshot(T0, *(runner_type(n, 3, 60) for n in names)), config)
+    text = show_status(stack.dynamodb, "state", minutes(0.5), as_json=False)
+    document = json.loads(show_status(stack.dynamodb, "state", minutes(0.5), as_json=True))
+    assert "    rt049: firing" in text and "rt050" not in text
+    assert "    and 70 more runner types (--json lists them all)" in text
+    assert [m["runner_type"] for m in document["alerts"][0]["members"]] == names
+
+
+def test_an_empty_table_says_so(stack: StackInMoto) -> None:
+    text = show_status(stack.dynamodb, "state", T0, as_json=False)
+    assert "last applied tick (the last that changed state): never" in text
+    assert "alerts pending or firing: none" in text and "active silences: none" in text
+    assert "degraded signals (the queuewatch-health rule's instances): none" in text
+
+
+def test_the_command_prints_the_document(stack: StackInMoto, capsys: pytest.CaptureFixture[str]) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    assert main(["status", "--table", "state", "--region", "us-east-1", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [(a["rule"], a["status"]) for a in document["alerts"]] == [
+        ("jobs-queueing", "firing"),
+        ("queuewatch-health", "firing"),
+    ]
+    assert document["figures_note"] is None  # read, and none emitted in the last 5 minutes of the wall clock
