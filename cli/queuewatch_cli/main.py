@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
-from queuewatch.alert import alert_json_schema
 from queuewatch.config.load import ConfigError, load_config
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
@@ -78,7 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--region", default=None)
         if action == "add":
             sub.add_argument("--match", action="append", help="runner type name or glob; repeatable")
+            sub.add_argument(
+                "--all", action="store_true", help="every runner type instead of --match (never queuewatch's own page)"
+            )
             sub.add_argument("--rule", help="only this rule's alerts")
+            sub.add_argument(
+                "--config",
+                default=os.environ.get("QUEUEWATCH_CONFIG"),
+                help="the stack's config file, to check --rule against (default: $QUEUEWATCH_CONFIG; without it, "
+                "--rule must be a rule the table has alerts for)",
+            )
             sub.add_argument("--team", help="only this team's runner types")
             sub.add_argument("--for", dest="duration", required=True, help="how long, such as 2h or 30m")
             sub.add_argument("--comment", required=True, help="why; shown to everyone who lists silences")
@@ -95,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check-config":
         return check_config(args.paths)
     if args.command == "schema":
+        from queuewatch.alert import alert_json_schema
+
         print(json.dumps(alert_json_schema(), indent=2))
         return 0
     if args.command == "demo":

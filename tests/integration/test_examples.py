@@ -129,6 +129,27 @@ def test_upstream_an_arrival_surge_against_the_runner_types_own_baseline(upstrea
     assert detail == "90 jobs arrived in 15m, 30.0x the usual 3 per 15m over the 3h before"
 
 
+def test_upstream_runners_short_of_memory_and_disk_from_the_cloudwatch_agent(aws: None) -> None:
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName=UPSTREAM_QUEUE)["QueueUrl"]
+    for job in range(14):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job, "eventType": "workflow_job"}))
+    queue = {"QueueName": UPSTREAM_QUEUE}
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", queue, {1: 40 * 60})
+    put("eu-west-1", "AWS/SQS", "ApproximateNumberOfMessagesVisible", queue, {15: 14, 1: 14})
+    runner = {"RunnerType": "linux-x64"}  # the agent's aggregation by the dimension each runner config appends
+    put("eu-west-1", "CWAgent", "cpu_usage_active", runner, dict.fromkeys([*BASELINE_MINUTES, *WINDOW_MINUTES], 55))
+    put("eu-west-1", "CWAgent", "mem_used_percent", runner, {**dict.fromkeys(BASELINE_MINUTES, 62), 1: 98.6})
+    put("eu-west-1", "CWAgent", "disk_used_percent", runner, {**dict.fromkeys(BASELINE_MINUTES, 80), 1: 94})
+    page = page_for(load_config(EXAMPLES / "upstream-runner-resources.yaml"), "eu-west-1")
+    [(cause, detail)] = findings(page, "linux-x64")
+    assert cause == "short_of_resources"
+    assert detail.startswith("memory 99% used (usually 62%); disk 94% used (usually 80%); at or above 90%")
+    [figures] = page["runner_types"]
+    assert figures["triage"]["findings"][0]["evidence"] == {"memory_used_percent": 98.6, "disk_used_percent": 94}
+    assert not any(item.startswith("Runners short of") for item in figures["triage"]["not_checked"])
+
+
 # --- the pytorch fork: its own per-runner-type metrics ----------------------------------------
 
 FORK_TYPE = "linux.2xlarge"

@@ -95,7 +95,7 @@ def test_every_shipped_config_loads(path: Path) -> None:
         (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-queued-builds\nrules:"), "qw.yaml:15: discovery[0].queue_name_pattern: found 'gh-ci-queued-builds', expected a queue name pattern with one '{runner_type}'"),
         (edit("    queue:\n", "    queue:\n      url: https://sqs.us-east-1.amazonaws.com/123456789012/q\n"), "qw.yaml:9: runner_types[0].queue: found "),
         (edit("    breach_when: all", "    priority: P5"), "qw.yaml:16: rules[0].priority: found 'P5'"),
-        (edit("    breach_when: all", "    repeat_interval: 30s"), "qw.yaml:16: rules[0].repeat_interval: found 30s, expected a repeat interval of at least 1m"),
+        (edit("    breach_when: all", "    repeat_interval: 30s"), "qw.yaml:16: rules[0].repeat_interval: found 30s, expected at least 1m"),
         (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-{runner_type}\n    account_id: '12345'\nrules:"), "qw.yaml:16: discovery[0].account_id: found '12345', expected a 12-digit AWS account id"),
     ],
     ids=[

@@ -20,6 +20,7 @@ CORE = [
     "frozen",
     "errors",
     "durations",
+    "globs",
     "config.schema",
     "evaluate.plan",
     "track.events",

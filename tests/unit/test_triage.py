@@ -95,6 +95,18 @@ SCENARIOS = {
         "jobs_longer",
         ["jobs take 40m, 2.7x the usual 15m"],
     ),
+    "runners short of memory and disk": (
+        with_signals(
+            QUEUEING,
+            cpu_used=level(64, mean=60),
+            memory_used=level(97.4, mean=71),
+            disk_used=Reading(value=93, age_seconds=60, fleet_wide=True),
+            total_runners=level(40),
+            busy_runners=level(40),
+        ),
+        "short_of_resources",
+        ["memory 97% used (usually 71%)", "disk 93% used (fleet-wide)", "at or above 90%"],
+    ),
     "no data or stale data": (
         with_signals(
             QUEUEING,
@@ -163,6 +175,18 @@ def test_idle_runners_without_a_growing_queue_are_no_finding() -> None:
     assert explain(rt) == []
 
 
+@pytest.mark.parametrize(("cpu", "short"), [(89.9, False), (90, True), (100, True)])
+def test_a_resource_is_short_from_ninety_percent_used_and_only_its_numbers_are_named(cpu: float, short: bool) -> None:
+    rt = with_signals(QUEUEING, cpu_used=level(cpu), memory_used=level(40), disk_used=level(12))
+    findings = triage(rt, window=WINDOW, baseline=BASELINE).findings
+    assert [(f.cause, f.evidence) for f in findings] == (
+        [("short_of_resources", {"cpu_used_percent": cpu})] if short else []
+    )
+    if short:
+        assert findings[0].title == "Runners short of CPU, memory or disk"
+        assert findings[0].detail.startswith(f"CPU {cpu:.0f}% used;") and "memory" not in findings[0].detail
+
+
 def test_what_the_configured_signals_cannot_show_is_listed_as_not_checked() -> None:
     sqs_only = with_signals(QUEUEING, job_arrivals=count(1, 1), jobs_dequeued=count(1, 1))
     not_checked = triage(sqs_only, window=WINDOW, baseline=BASELINE).not_checked
@@ -170,6 +194,7 @@ def test_what_the_configured_signals_cannot_show_is_listed_as_not_checked() -> N
         "Idle runners not taking jobs",
         "At the autoscaler's maximum",
         "Jobs running longer",
+        "Runners short of CPU, memory or disk",
         "Saturated",
     ]
     assert "needs max_hit, or max_runners with total_runners" in not_checked[1]
@@ -179,5 +204,6 @@ def test_what_the_configured_signals_cannot_show_is_listed_as_not_checked() -> N
         busy_runners=level(1),
         max_hit=count(0, 0),
         job_duration=level(60, mean=60),
+        disk_used=level(40),
     )
     assert triage(everything, window=WINDOW, baseline=BASELINE).not_checked == []

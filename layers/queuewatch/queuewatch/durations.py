@@ -3,30 +3,43 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import BeforeValidator, PlainSerializer
 
-_PART = re.compile(r"(\d+)([smhd])")
+_PART = re.compile(r"(\d{1,12})([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+LONGEST = 366 * 86400
+"""No span queuewatch uses is longer than a year; past it a duration is a typo, and one far past it
+overflows datetime arithmetic (OverflowError) at run time. Each field bounds its own tighter."""
+
+_EXPECTED = "expected a duration such as 90s, 5m or 1h30m"
 
 
 def parse_duration(value: object) -> int:
     """Seconds in a duration; a bare number is seconds. Raises ValueError naming the input."""
+    seconds: int | None = None
     if isinstance(value, bool):
-        raise ValueError(f"found {value!r}, expected a duration such as 90s, 5m or 1h30m")
+        raise ValueError(f"found {value!r}, {_EXPECTED}")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"found {value}, expected a duration of zero or more")
-        return value
-    if isinstance(value, str):
+        seconds = value
+    elif isinstance(value, str):
         text = value.strip().lower()
-        if text.isascii() and text.isdigit():
-            return int(text)
-        parts = _PART.findall(text)
-        if parts and "".join(n + u for n, u in parts) == text:
-            return sum(int(n) * _UNIT_SECONDS[u] for n, u in parts)
-    raise ValueError(f"found {value!r}, expected a duration such as 90s, 5m or 1h30m")
+        if text.isascii() and text.isdigit() and len(text) <= 12:
+            seconds = int(text)
+        else:
+            parts = _PART.findall(text)
+            if parts and "".join(n + u for n, u in parts) == text:
+                seconds = sum(int(n) * _UNIT_SECONDS[u] for n, u in parts)
+    if seconds is None:
+        raise ValueError(f"found {value!r}, {_EXPECTED}")
+    if seconds > LONGEST:
+        raise ValueError(f"found {value!r}, expected at most 366d: no span queuewatch uses is longer than a year")
+    return seconds
 
 
 def format_duration(seconds: float) -> str:
@@ -43,3 +56,17 @@ def format_duration(seconds: float) -> str:
 
 Duration = Annotated[int, BeforeValidator(parse_duration), PlainSerializer(format_duration)]
 """A span of time in whole seconds, written in the config as 90s, 5m, 1h30m."""
+
+
+def within(least: int, most: int, why: str) -> Callable[[int], int]:
+    """A check for a Duration field (AfterValidator): it must lie in [least, most]; the error says the
+    bound and why it is there, and pydantic adds the field's name."""
+
+    def check(seconds: int) -> int:
+        if seconds < least:
+            raise ValueError(f"found {format_duration(seconds)}, expected at least {format_duration(least)}: {why}")
+        if seconds > most:
+            raise ValueError(f"found {format_duration(seconds)}, expected at most {format_duration(most)}: {why}")
+        return seconds
+
+    return check

@@ -22,6 +22,11 @@ class SignalName(StrEnum):
     JOBS_DEQUEUED = "jobs_dequeued"  # the scale-up consumer's throughput
     JOB_DURATION = "job_duration"
     EC2_EXCEPTIONS = "ec2_exceptions"  # RunInstances errors, one query per exception name
+    # The runners' own resources, in percent used (AWS/EC2 CPUUtilization, the CloudWatch agent's
+    # mem_used_percent and disk_used_percent): a runner short of one takes jobs slower, or fails them.
+    CPU_USED = "cpu_used"
+    MEMORY_USED = "memory_used"
+    DISK_USED = "disk_used"
     # Where jobs are tracked (track/) and the rules judge the jobs, the autoscaler's queue becomes
     # evidence: the scale-up requests it holds, and the oldest one's age.
     SCALE_UP_REQUESTS = "scale_up_requests"
@@ -41,6 +46,13 @@ COUNT_SIGNALS = frozenset(
     }
 )
 """Events per period: the triage sums them over its window and compares with their baseline."""
+
+RESOURCE_SIGNALS: Mapping[SignalName, str] = {
+    SignalName.CPU_USED: "CPU",
+    SignalName.MEMORY_USED: "memory",
+    SignalName.DISK_USED: "disk",
+}
+"""The runners' resources in percent used, with the word a finding uses for each."""
 
 RULE_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME})
 """What the rules judge (rules.judge); every other signal is the triage's evidence."""

@@ -3,9 +3,10 @@
 Each finding names its evidence in numbers. The order is fixed by how directly a
 cause explains a queue: runners that sit idle while jobs wait point past capacity
 altogether; a scale-up that fails or stalls, or an autoscaler at its maximum, is
-why capacity does not grow; a surge or longer jobs is why more is needed;
-saturation alone is the symptom they share. Missing or stale signals come last,
-unless nothing else was found. The triage explains a page; it never decides one.
+why capacity does not grow; a surge, longer jobs or runners short of CPU, memory
+or disk is why more is needed; saturation alone is the symptom they share. Missing
+or stale signals come last, unless nothing else was found. The triage explains a
+page; it never decides one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pydantic import Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.signals import SignalName
+from queuewatch.signals import RESOURCE_SIGNALS, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 from queuewatch.wording import plural
 
@@ -28,6 +29,7 @@ Cause = Literal[
     "at_max",
     "arrival_surge",
     "jobs_longer",
+    "short_of_resources",
     "saturated",
     "no_data",
 ]
@@ -39,6 +41,7 @@ TITLES: dict[Cause, str] = {
     "at_max": "At the autoscaler's maximum",
     "arrival_surge": "Arrival surge",
     "jobs_longer": "Jobs running longer",
+    "short_of_resources": "Runners short of CPU, memory or disk",
     "saturated": "Saturated",
     "no_data": "No data or stale data",
 }
@@ -48,6 +51,7 @@ SURGE_FACTOR = 2.0  # arrivals in the window at least this many times the usual
 SURGE_MIN_JOBS = 5  # ... and at least this many more jobs than usual
 THROUGHPUT_DROP = 0.5  # the consumer dequeued at most this share of its usual
 LONGER_FACTOR = 1.5  # jobs take at least this many times their usual duration
+RESOURCE_SHORT = 90.0  # a runner resource at or above this percent used
 AGED_THROUGH = 0.8  # the oldest job aged through this share of the window: nobody took it
 
 
@@ -131,7 +135,17 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
     reader = _Reader(runner_type, window, baseline)
     findings = [
         finding
-        for check in (_no_request, _idle, _scale_up_failing, _at_max, _surge, _longer, _saturated, _no_data)
+        for check in (
+            _no_request,
+            _idle,
+            _scale_up_failing,
+            _at_max,
+            _surge,
+            _longer,
+            _short_of_resources,
+            _saturated,
+            _no_data,
+        )
         if (finding := check(reader)) is not None
     ]
     return Triage(findings=findings, not_checked=_not_checked(reader), window_seconds=window, baseline_seconds=baseline)
@@ -262,6 +276,22 @@ def _longer(r: _Reader) -> Finding | None:
     )
 
 
+def _short_of_resources(r: _Reader) -> Finding | None:
+    parts: list[str] = []
+    evidence: dict[str, float] = {}
+    for signal, word in RESOURCE_SIGNALS.items():
+        reading = r.reading(signal)
+        if reading is None or reading.value is None or reading.value < RESOURCE_SHORT:
+            continue
+        usual = f" (usually {reading.baseline_mean:.0f}%)" if reading.baseline_mean is not None else ""
+        parts.append(f"{word} {reading.value:.0f}% used{_fleet(reading)}{usual}")
+        evidence[f"{signal.value}_percent"] = reading.value
+    if not parts:
+        return None
+    parts.append(f"at or above {RESOURCE_SHORT:.0f}%: jobs run slower or fail, and runners free up later")
+    return _finding("short_of_resources", parts, evidence)
+
+
 def _saturated(r: _Reader) -> Finding | None:
     busy, total = r.value(SignalName.BUSY_RUNNERS), r.total()
     if busy is None or not total or busy < SATURATION * total:
@@ -308,6 +338,8 @@ def _not_checked(r: _Reader) -> list[str]:
         out.append(f"{TITLES['arrival_surge']}: needs job_arrivals")
     if not r.configured(s.JOB_DURATION):
         out.append(f"{TITLES['jobs_longer']}: needs job_duration")
+    if not any(r.configured(signal) for signal in RESOURCE_SIGNALS):
+        out.append(f"{TITLES['short_of_resources']}: needs cpu_used, memory_used or disk_used")
     if not (r.configured(s.BUSY_RUNNERS) and (r.configured(s.TOTAL_RUNNERS) or r.configured(s.IDLE_RUNNERS))):
         out.append(f"{TITLES['saturated']}: needs busy_runners with total_runners or idle_runners")
     return out

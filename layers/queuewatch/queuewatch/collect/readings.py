@@ -11,10 +11,12 @@ from queuewatch.adapters.sqs import QueueDepth
 from queuewatch.collect.queries import MetricSlot
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.durations import format_duration
-from queuewatch.signals import COUNT_SIGNALS, SignalName
+from queuewatch.signals import COUNT_SIGNALS, RESOURCE_SIGNALS, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 
-LEVEL_HISTORY_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME, SignalName.JOB_DURATION})
+LEVEL_HISTORY_SIGNALS = frozenset(
+    {SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME, SignalName.JOB_DURATION, *RESOURCE_SIGNALS}
+)
 """Signals whose level over the triage window (growing, or above its baseline) the triage reads."""
 
 

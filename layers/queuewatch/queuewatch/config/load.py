@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.lint import cross_checks, rule_coverage_problems
 from queuewatch.config.schema import (
     Config,
@@ -57,11 +58,25 @@ class ConfigError(QueuewatchError):
 
 def load_config(path: str | Path) -> Config:
     path = Path(path)
+    source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_BYTES + 1)  # never more: a huge file is refused without reading it all
     except OSError as error:
-        raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
-    return parse_config(text, source=str(path))
+        raise ConfigError(source, [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(source, [ConfigProblem("", size_message(path.stat().st_size))])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_start = raw.rfind(b"\n", 0, error.start) + 1
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = len(raw[line_start : error.start].decode("utf-8", "replace")) + 1
+        found = raw[error.start : error.end].hex(" ")
+        raise ConfigError(
+            source, [ConfigProblem("", f"found byte(s) {found} at column {column}, expected UTF-8 text", line)]
+        ) from error
+    return parse_config(text, source=source)
 
 
 # libyaml's loader when PyYAML has it (its wheels do): the same safe loading, ~10x faster on a large fleet.
@@ -69,6 +84,9 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:
+    too_big = text_problem(text)
+    if too_big:
+        raise ConfigError(source, [ConfigProblem("", too_big[0], too_big[1])])
     loader = _SAFE_LOADER(text)
     try:
         node = loader.get_single_node()
@@ -83,6 +101,12 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         raise ConfigError(
             source, [ConfigProblem("", "the file is empty; expected a mapping with 'version' and 'rules'")]
         )
+    # Before anything walks or builds the tree: aliases can make it a billion nodes.
+    unsafe = tree_problem(node) or fleet_problem(node)
+    if unsafe:
+        loader.dispose()
+        where, message, line = unsafe
+        raise ConfigError(source, [ConfigProblem(_render_path(where), message, line)])
     lines: dict[tuple[str | int, ...], int] = {}
     duplicates = list(_index_lines(node, (), lines))
     try:

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 from queuewatch import snapshot
+from queuewatch.globs import glob_problem
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
 QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
@@ -33,3 +34,14 @@ def _check_account(value: str) -> str:
 
 Region = Annotated[str, AfterValidator(_check_region)]
 AccountId = Annotated[str, AfterValidator(_check_account)]
+
+
+def _check_glob(value: str) -> str:
+    problem = glob_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+RunnerTypeGlob = Annotated[str, AfterValidator(_check_glob)]
+"""A runner type name or glob that some runner type name can match (queuewatch.globs)."""

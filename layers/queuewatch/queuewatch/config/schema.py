@@ -22,8 +22,10 @@ from queuewatch.config.names import (
     SQS_HOST_REGION,
     AccountId,
     Region,
+    RunnerTypeGlob,
 )
 from queuewatch.config.sources import Signals, SignalSource
+from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
@@ -145,8 +147,8 @@ class DiscoverySpec(FrozenModel):
     account_id: AccountId | None = None
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
-    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[RunnerTypeGlob] = Field(default_factory=list)
 
     @field_validator("queue_name_pattern")
     @classmethod
@@ -189,7 +191,7 @@ class DiscoverySpec(FrozenModel):
 class Thresholds(FrozenModel):
     """A signal breaches its threshold when its value is above it."""
 
-    queue_time: Duration | None = None
+    queue_time: QueueTimeThreshold | None = None
     queue_size: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -198,9 +200,9 @@ class RuleSettings(FrozenModel):
 
     thresholds: Thresholds | None = None
     breach_when: Literal["all", "any"] | None = None
-    for_: Duration | None = Field(default=None, alias="for")
-    keep_firing_for: Duration | None = None
-    repeat_interval: Duration | None = None
+    for_: PendingPeriod | None = Field(default=None, alias="for")
+    keep_firing_for: KeepFiringPeriod | None = None
+    repeat_interval: RepeatInterval | None = None
     priority: Priority | None = None
     team: str | None = None
     runbook_url: str | None = None
@@ -214,18 +216,11 @@ class RuleSettings(FrozenModel):
             raise ValueError(f"found {value!r}, expected an http(s) URL")
         return value
 
-    @field_validator("repeat_interval")
-    @classmethod
-    def _repeat_positive(cls, value: int | None) -> int | None:
-        if value is not None and value < 60:
-            raise ValueError(f"found {value}s, expected a repeat interval of at least 1m")
-        return value
-
 
 class RuleSpec(RuleSettings):
     name: str
-    match: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
-    exclude: list[str] = Field(default_factory=list)
+    match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
+    exclude: list[RunnerTypeGlob] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -240,8 +235,8 @@ class MonitorSettings(FrozenModel):
 
     priority: Priority = Priority.P3
     team: str | None = None
-    for_: Duration = Field(default=300, alias="for")
-    repeat_interval: Duration = 14400
+    for_: PendingPeriod = Field(default=300, alias="for")
+    repeat_interval: RepeatInterval = 14400
     runbook_url: str | None = None
 
 
@@ -263,7 +258,7 @@ class TriageSettings(FrozenModel):
 class Defaults(FrozenModel):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
-    metric_lookback: Duration = 600
+    metric_lookback: MetricLookback = 600
     queue_source: Literal["jobs", "sqs"] = Field(
         default="jobs",
         description="where jobs are tracked, what the rules judge as queue size and time: the jobs GitHub "

@@ -27,7 +27,7 @@ class MetricQuery(FrozenModel):
     dimensions: dict[str, str] = Field(default_factory=dict, max_length=30)
     stat: str = "Maximum"
     period: Duration = 60
-    unit: Literal["count", "seconds", "minutes", "hours"] = "count"
+    unit: Literal["count", "seconds", "minutes", "hours", "percent"] = "count"
     region: Region | None = None
     missing: Literal["no_data", "zero"] = Field(
         default="no_data",
@@ -49,8 +49,9 @@ class MetricQuery(FrozenModel):
     @field_validator("period")
     @classmethod
     def _valid_period(cls, value: int) -> int:
-        if value <= 0 or (value % 60 and value not in (1, 5, 10, 30)):
-            raise ValueError(f"found {value}s, expected 1s, 5s, 10s, 30s or a multiple of 60s")
+        if value <= 0 or (value % 60 and value not in (1, 5, 10, 30)) or value > 3600:
+            # Over an hour, one datapoint averages over more than "now" can mean for a queue.
+            raise ValueError(f"found {value}s, expected 1s, 5s, 10s, 30s or a multiple of 60s up to 1h")
         return value
 
     @field_validator("exceptions")
@@ -85,7 +86,7 @@ class MetricQuery(FrozenModel):
 
     @property
     def seconds_per_unit(self) -> int:
-        return {"count": 1, "seconds": 1, "minutes": 60, "hours": 3600}[self.unit]
+        return {"count": 1, "seconds": 1, "minutes": 60, "hours": 3600, "percent": 1}[self.unit]
 
 
 SignalSource = Literal["sqs"] | MetricQuery
