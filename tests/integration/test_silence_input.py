@@ -12,7 +12,7 @@ import pytest
 from support import arriving_now, minutes
 
 from queuewatch.adapters.state_table import create_table, load_state, put_silence
-from queuewatch.alert import silence_command
+from queuewatch.alert import silence_for
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
@@ -126,7 +126,7 @@ def test_the_silence_command_a_page_prints_is_accepted(
 ) -> None:
     monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
     # queuewatch's own page names a region's queue listing as discovery:<region>, which no runner type can be.
-    command = silence_command(HEALTH_RULE, ["collector", "discovery:us-east-1"], "state", "us-east-1")
+    command = silence_for(HEALTH_RULE, "all", "all", ["collector", "discovery:us-east-1"], "state", "us-east-1").command
     assert main(shlex.split(command)[1:]) == 0
     [silence] = silences()
     assert silence.matches(HEALTH_RULE, "discovery:us-east-1", "ci-infra", silence.starts_at)
