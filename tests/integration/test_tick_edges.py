@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from datetime import timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
@@ -123,3 +124,39 @@ def test_a_deadline_hit_halfway_through_the_writes_loses_and_doubles_nothing(aws
     assert all(p["page"] == "new" for p in pages)
     state = load_state(dynamodb, "state")
     assert {g.group for g in state.groups.values() if g.outbox is None} == {f"rt{n}" for n in range(FLEET)}
+
+
+def test_a_fleet_wide_incident_pages_on_its_first_tick_at_aws_latency(aws: None) -> None:
+    """Each runner type that starts firing is a write of its state before the page: written one after another
+    at 15 ms, 600 of them outlast a 3-second budget; written WRITE_THREADS at a time, they fit."""
+    size, latency = 600, 0.015
+    config = parse_config(
+        "version: 1\nrunner_types:\n"
+        + "".join(f"  - {{name: rt{n}, queue: {{name: q{n}}}}}\n" for n in range(size))
+        + "rules:\n  - {name: jobs-queueing, thresholds: {queue_size: 0}, priority: P2}\n",
+        source="t.yaml",
+    )
+    clients = AwsClients(session())
+    dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
+    create_table(dynamodb, "state")
+    inbox = Inbox(sns)
+    stack = Stack(table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], name="t", region="us-east-1")
+    main = threading.get_ident()
+    spent: dict[int, float] = {main: 0.0}  # simulated seconds each thread has waited on AWS
+
+    def one_call(**_: Any) -> None:
+        ident = threading.get_ident()
+        if ident == main:
+            spent[main] = max(spent.values())  # the main thread waits for every writer
+        else:
+            spent.setdefault(ident, spent[main])
+        spent[ident] += latency
+
+    for client in (dynamodb, sns):
+        client.meta.events.register("before-call", one_call)
+    clients.start_tick(Deadline(at=3.0, clock=lambda: max(spent.values())))
+    incident = snapshot(minutes(0), *[runner_type(f"rt{n}", 3, 600) for n in range(size)])
+    result = evaluate(incident, config, dynamodb, sns, stack, clock=arriving_now(incident))
+    assert (result.outcome, result.deferred, len(result.firing)) == ("applied", [], size)
+    [page] = inbox.drain()
+    assert page["runner_types_affected"] == size

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -38,10 +39,12 @@ from queuewatch.alert_state import GroupRecord, PagedAs, Status
 from queuewatch.config import Config
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
-from queuewatch.evaluate.plan import GroupPlan, Plan, plan
+from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
 from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
+
+WRITE_THREADS = 16  # instance writes in flight at once: independent conditional puts, I/O-bound
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -92,14 +95,7 @@ def evaluate(
     try:
         advance_cursor(dynamodb, stack.table, now, writer, implausible_after=implausible_after)
         result.writes += 1
-        for change in planned.instance_changes:
-            if change.new is None:
-                assert change.previous is not None
-                delete_instance(dynamodb, stack.table, change.key, change.previous.version, writer)
-            else:
-                expected = change.previous.version if change.previous else 0
-                put_instance(dynamodb, stack.table, change.new, expected, now, writer)
-            result.writes += 1
+        result.writes += _write_instances(dynamodb, stack.table, planned.instance_changes, now, writer)
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
@@ -122,6 +118,36 @@ def evaluate(
             result.deferred = [g.record.key for _, g in groups[index:]]
             return result
     return result
+
+
+def _write_instances(
+    dynamodb: DynamoDBClient, table: str, changes: list[InstanceChange], now: datetime, writer: str
+) -> int:
+    """Every instance change, WRITE_THREADS at a time: each is its own conditional write, so their order does
+    not matter, and a fleet-wide incident's thousands of them fit one tick before its page is written.
+    Raises WriteConflict if any lost a race, else DeadlineExceeded if time ran out; what was written stands."""
+
+    def write(change: InstanceChange) -> None:
+        if change.new is None:
+            assert change.previous is not None
+            delete_instance(dynamodb, table, change.key, change.previous.version, writer)
+        else:
+            expected = change.previous.version if change.previous else 0
+            put_instance(dynamodb, table, change.new, expected, now, writer)
+
+    written = 0
+    failures: list[Exception] = []
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="evaluate-write") as pool:
+        for future in [pool.submit(write, change) for change in changes]:
+            try:
+                future.result()
+                written += 1
+            except (WriteConflict, DeadlineExceeded) as error:
+                failures.append(error)
+    conflict = next((error for error in failures if isinstance(error, WriteConflict)), None)
+    if conflict is not None or failures:
+        raise conflict or failures[0]
+    return written
 
 
 def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
