@@ -279,16 +279,8 @@ class Demo:
         event["time"] = (started or created).isoformat()
         self.tracker.lambda_handler(event, FakeContext("queuewatch-track"))
 
-    def run_tracked(self, at: datetime) -> bool:
-        """The second incident, which only tracking sees: GitHub holds 14 jobs queued for 114 minutes while
-        the autoscaler's queue is empty (its runners never took the jobs, or the requests were dropped)."""
-        self.out(
-            "\n\nPart 2, with job tracking on (AutoscalerEventBusName set): GitHub's workflow_job events reach "
-            "TrackFunction. 14 jobs have waited 114 minutes on linux.2xlarge, and the autoscaler's queue is empty: "
-            "the scale-up Lambda took their requests, and no runner took the jobs."
-        )
-        create_jobs_table(boto3.client("dynamodb", region_name=REGION), JOBS_TABLE)
-        os.environ["JOBS_TABLE"] = JOBS_TABLE  # what the template gives both functions when tracking is on
+    def tracked_ticks(self, at: datetime) -> tuple[list[dict[str, Any]], ...]:
+        """Part 2's ticks: the jobs queue, then start; what each tick paged."""
         created = at - timedelta(minutes=114)
         jobs = range(9_100_000, 9_100_014)
         for job_id in jobs:
@@ -305,6 +297,20 @@ class Demo:
         at += timedelta(minutes=5)
         self.put_ages(at, 0)
         seventh = self.show(f"tick 7 at {at:%H:%M} (clear for 5m)", self.tick(at))
+        return fifth, sixth, seventh
+
+    def run_tracked(self, at: datetime) -> bool:
+        """The second incident, which only tracking sees: GitHub holds 14 jobs queued for 114 minutes while
+        the autoscaler's queue is empty (its runners never took the jobs, or the requests were dropped)."""
+        self.out(
+            "\n\nPart 2, with job tracking on (AutoscalerEventBusName set): GitHub's workflow_job events reach "
+            "TrackFunction. 14 jobs have waited 114 minutes on linux.2xlarge, and the autoscaler's queue is empty: "
+            "the scale-up Lambda took their requests, and no runner took the jobs."
+        )
+        create_jobs_table(boto3.client("dynamodb", region_name=REGION), JOBS_TABLE)
+        # What the template gives the functions when tracking is on, for this part only.
+        with patch.dict(os.environ, {"JOBS_TABLE": JOBS_TABLE}):
+            fifth, sixth, seventh = self.tracked_ticks(at)
         paged = [json.loads(envelope["Message"]) for envelope in fifth]
         ok = (
             len(paged) == 1
@@ -326,7 +332,7 @@ def run_demo(out: Callable[[str], None] = print) -> int:
         # The demo turns EMF output off to keep the page readable; Powertools warns about that.
         stack.enter_context(warnings.catch_warnings())
         warnings.filterwarnings("ignore", message="No application metrics to publish")
-        # The demo's environment, and what it adds on the way (JOBS_TABLE), ends with the demo.
+        # The demo's environment ends with the demo.
         stack.enter_context(patch.dict(os.environ, DEMO_ENV))
         stack.enter_context(mock_aws())
         return Demo(out).run()
