@@ -202,7 +202,8 @@ def run() -> dict[str, Any]:
         ],
         "rows": rows,
         "not_measured": [
-            "tracked job queue time (GitHub workflow_job events): no job tracker exists yet, so no row for it"
+            "tracked job queue time (GitHub workflow_job events): not simulated on this timeline yet; the "
+            "collector reads the jobs table at each tick with no source lag"
         ],
     }
 
