@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from bench.motoserver import free_port, process_cpu_seconds
+from bench.motoserver import free_port, process_cpu_seconds, stop_process
 
 DEFAULT_LATENCY_MS = 15.0
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -217,14 +216,7 @@ class LatencyProxy:
         return process_cpu_seconds(self._process.pid)
 
     def stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            return
-        os.kill(self._process.pid, signal.SIGTERM)
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=10)
+        stop_process(self._process)
 
 
 def main(argv: list[str] | None = None) -> int:

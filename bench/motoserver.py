@@ -22,6 +22,18 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def stop_process(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop a child this bench started, by its pid: SIGTERM, then SIGKILL if it lingers."""
+    if process is None or process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
 def process_cpu_seconds(pid: int) -> float:
     """User plus system CPU a process has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -75,11 +87,4 @@ class MotoServer:
         return process_cpu_seconds(self.pid)
 
     def stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            return
-        os.kill(self._process.pid, signal.SIGTERM)
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=10)
+        stop_process(self._process)

@@ -7,12 +7,11 @@ from typing import Any
 
 import boto3
 import pytest
-from support import arriving_now, minutes, runner_type, snapshot
+from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import create_table, put_silence
+from queuewatch.adapters.state_table import put_silence
 from queuewatch.config.load import parse_config
-from queuewatch.evaluate import EvaluationResult, Stack
-from queuewatch.evaluate.stage import evaluate
+from queuewatch.evaluate import EvaluationResult
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import CollectorFailure, Snapshot
 
@@ -60,20 +59,12 @@ class Pagers:
 
     def __init__(self, config: str) -> None:
         self.config = parse_config(config, source="test.yaml")
-        self.dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        self.sns = boto3.client("sns", region_name="us-east-1")
+        self.moto = StackInMoto.create(name="prod")
         self.sqs = boto3.client("sqs", region_name="us-east-1")
-        create_table(self.dynamodb, "state")
-        topic = self.sns.create_topic(Name="alerts")["TopicArn"]
-        self.pager = self.sqs.create_queue(QueueName="pager")["QueueUrl"]
-        arn = self.sqs.get_queue_attributes(QueueUrl=self.pager, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.sns.subscribe(
-            TopicArn=topic, Protocol="sqs", Endpoint=arn, Attributes={"FilterPolicy": json.dumps(PAGER_FILTER)}
-        )
-        self.stack = Stack(table="state", topic_arn=topic, name="prod", region="us-east-1")
+        self.pager = self.moto.subscribe_queue("pager", attributes={"FilterPolicy": json.dumps(PAGER_FILTER)})
 
     def tick(self, observation: Snapshot | CollectorFailure) -> EvaluationResult:
-        return evaluate(observation, self.config, self.dynamodb, self.sns, self.stack, clock=arriving_now(observation))
+        return self.moto.evaluate(observation, self.config)
 
     def paged(self) -> list[dict[str, Any]]:
         """What the filtered pager received since the last call."""
@@ -111,7 +102,7 @@ def test_a_rule_removed_or_renamed_while_it_fires_resolves_as_it_paged(aws: None
 def test_a_team_silence_holds_on_a_tick_whose_collection_failed(aws: None) -> None:
     pagers = Pagers(QUEUEING)
     put_silence(
-        pagers.dynamodb,
+        pagers.moto.dynamodb,
         "state",
         SilenceRecord("s1", (), None, "rocm", minutes(-1), minutes(60), "oncall", "ROCm fleet maintenance"),
     )
@@ -130,7 +121,7 @@ def test_an_alert_silenced_after_it_paged_still_resolves_to_whoever_got_the_page
     pagers.tick(fleet(0, linux=14))
     [page] = pagers.paged()
     put_silence(
-        pagers.dynamodb,
+        pagers.moto.dynamodb,
         "state",
         SilenceRecord("s1", ("linux.*",), None, None, minutes(1), minutes(60), "oncall", "known, AMI rollout"),
     )

@@ -137,10 +137,9 @@ def test_a_fleet_wide_incident_pages_on_its_first_tick_at_aws_latency(aws: None)
         source="t.yaml",
     )
     clients = AwsClients(session())
-    dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-    create_table(dynamodb, "state")
+    moto = StackInMoto.create(name="t", clients=clients)
+    dynamodb, sns, stack = moto.dynamodb, moto.sns, moto.stack
     inbox = Inbox(sns)
-    stack = Stack(table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], name="t", region="us-east-1")
     main = threading.get_ident()
     spent: dict[int, float] = {main: 0.0}  # simulated seconds each thread has waited on AWS
 
