@@ -1,0 +1,55 @@
+"""What a user reads holds together: the README stays short, its links and the docs' links resolve, and
+none of them points at a folder that exists only on this project's build machines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+README = ROOT / "README.md"
+USER_DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6} (?P<title>.+)$", re.MULTILINE)
+README_MOST_LINES = 300
+
+
+def slug(title: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", title.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    return {slug(found["title"]) for found in HEADING.finditer(path.read_text(encoding="utf-8"))}
+
+
+def test_readme_is_at_most_300_lines() -> None:
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_MOST_LINES, f"README.md has {lines} lines; the rest belongs under docs/"
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(doc: Path) -> None:
+    broken = []
+    for found in LINK.finditer(doc.read_text(encoding="utf-8")):
+        target = found["target"]
+        if re.match(r"^[a-z]+:", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        path = (doc.parent / file_part).resolve() if file_part else doc
+        if not path.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+            broken.append(f"{target}: no heading '#{anchor}' in {path.name}")
+    assert not broken, f"{doc.name}: {broken}"
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_link_to_our_build_machines(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    assert "../shared" not in text and "shared/tools" not in text, (
+        f"{doc.name} points at a folder of this project's build machines, which a user does not have"
+    )
