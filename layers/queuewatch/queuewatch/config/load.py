@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.lint import cross_checks, rule_coverage_problems
+from queuewatch.config.messages import translator
 from queuewatch.config.schema import (
     Config,
     Defaults,
@@ -170,20 +171,24 @@ def _render_path(path: tuple[str | int, ...]) -> str:
     return out
 
 
+_MODELS = (
+    Config,
+    Defaults,
+    RunnerTypeSpec,
+    DiscoverySpec,
+    QueueRef,
+    MetricQuery,
+    RuleSpec,
+    Thresholds,
+    MonitorSettings,
+    TriageSettings,
+)
+_translate = translator(_MODELS)
+
+
 def _known_keys() -> set[str]:
     keys: set[str] = set()
-    for model in (
-        Config,
-        Defaults,
-        RunnerTypeSpec,
-        DiscoverySpec,
-        QueueRef,
-        MetricQuery,
-        RuleSpec,
-        Thresholds,
-        MonitorSettings,
-        TriageSettings,
-    ):
+    for model in _MODELS:
         for name, field in model.model_fields.items():
             keys.add(field.alias or name)
     return keys | {s.value for s in SignalName}
@@ -216,7 +221,10 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         return ConfigProblem(
             _render_path(loc), f"unknown signal {found!r}; {hint}expected one of {', '.join(names)}", line
         )
+    translated = _translate(error, str(loc[-1]) if loc else "")
+    if translated:
+        return ConfigProblem(_render_path(loc), translated, line)
     message = str(error["msg"]).removeprefix("Value error, ")
-    if "found" not in message:
+    if "found" not in message and not message.startswith(f"{str(error.get('input')).strip()[:12]}"):
         message = f"found {error.get('input')!r}: {message}"
     return ConfigProblem(_render_path(loc), message, line)
