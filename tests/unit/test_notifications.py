@@ -212,6 +212,18 @@ def test_the_subject_is_ascii_under_100_characters_with_state_priority_count_and
     assert make_alert(status="resolved").subject.startswith("OK: P2 1 runner type recovered")
 
 
+ZURICH_TEAM = "Plateforme CI – Zürich"
+
+
+def test_a_page_for_a_team_with_a_non_ascii_name_has_a_subject_sns_takes() -> None:
+    alert = make_alert(title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM}", team=ZURICH_TEAM, teams=[ZURICH_TEAM])
+    check_subject(alert.subject)
+    assert alert.subject.endswith("team Plateforme CI - Zurich")
+    long = make_alert(title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM * 6}", team=ZURICH_TEAM)
+    check_subject(long.subject)
+    assert long.subject.startswith("ALARM: P2: Jobs are queueing (jobs-queueing) team Plateforme CI - Zurich")
+
+
 def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> None:
     second = figures("linux.4xlarge", 3, 300, total_runners=level(10), busy_runners=level(10))
     alert = make_alert(make_alert().runner_types[0], second)
