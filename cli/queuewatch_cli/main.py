@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from queuewatch.config.load import ConfigError, load_config
+from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
@@ -20,16 +20,19 @@ def check_config(paths: Sequence[str]) -> int:
     failed = 0
     for path in paths:
         try:
-            config = load_config(path)
+            checked = check_config_file(path)
         except ConfigError as error:
             print(error, file=sys.stderr)
             failed += 1
             continue
+        config = checked.config
+        for warning in checked.render_warnings():  # seen, but never a failure: each might be meant
+            print(warning, file=sys.stderr)
         rules = ", ".join(rule.name for rule in config.resolved_rules)
         print(
             f"{path}: OK: {plural(len(config.runner_types), 'runner type')}, "
             f"{plural(len(config.discovery), 'discovery pattern')}, "
-            f"rules: {rules}"
+            f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
     return 1 if failed else 0
 

@@ -12,6 +12,8 @@ runner_types:
   - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
   - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}}
 """
+# A rule for every runner type beside the one under test, so that none is left unselected (an error of its own).
+ANY = "  - {name: slow-anywhere, thresholds: {queue_time: 6h}, priority: P3}\n"
 DISCOVERY = """discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds"}
 """
@@ -27,7 +29,7 @@ def test_a_rule_that_selects_no_runner_type_without_discovery_is_unreachable() -
     text = (
         HEAD
         + """rules:
-  - {name: jobs-queueing, match: ["linux.*"], thresholds: {queue_time: 1m}}
+  - {name: jobs-queueing, match: ["linux.*", "rocm.*"], thresholds: {queue_time: 1m}}
   - name: windows-queueing
     match: ["windows.*", "macos"]
     thresholds: {queue_time: 5m}
@@ -40,7 +42,7 @@ def test_a_rule_that_selects_no_runner_type_without_discovery_is_unreachable() -
 
 def test_the_same_rule_is_reachable_once_discovery_may_find_a_runner_type() -> None:
     rule = "{name: windows-queueing, match: ['windows.*'], thresholds: {queue_time: 5m}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     assert parse_config(text).resolved_rules[0].name == "windows-queueing"
 
 
@@ -54,7 +56,7 @@ def test_the_same_rule_is_reachable_once_discovery_may_find_a_runner_type() -> N
 )
 def test_an_exclude_that_removes_everything_the_match_selects_is_unreachable(match: str, exclude: str) -> None:
     rule = f"{{name: r, match: {match}, exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     [problem] = problems(text)
     assert problem.startswith("9:rules[0].exclude: rule 'r' can never apply: exclude")
     assert "removes everything match" in problem
@@ -64,7 +66,7 @@ def test_an_exclude_that_removes_everything_the_match_selects_is_unreachable(mat
 def test_an_exclude_that_leaves_something_is_accepted(exclude: str) -> None:
     # '?' and '[...]' globs are never claimed to cover a pattern: the check errs towards accepting.
     rule = f"{{name: r, match: ['linux.*'], exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     assert parse_config(text).resolved_rules[0].exclude
 
 

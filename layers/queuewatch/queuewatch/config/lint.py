@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from queuewatch.config.coverage import near_miss
 from queuewatch.config.names import RUNNER_TYPE
 from queuewatch.config.schema import Config
 from queuewatch.rules import HEALTH_RULE
@@ -92,8 +93,9 @@ def rule_coverage_problems(config: Config) -> list[tuple[Location, str]]:
                     ("rules", index, "match"),
                     f"rule {rule.name!r} can never apply: match {list(rule.match)}"
                     + (f" minus exclude {list(rule.exclude)}" if rule.exclude else "")
-                    + " selects none of runner_types, and there is no discovery entry to find more; "
-                    "expected a name or glob of a configured runner type",
+                    + " selects none of runner_types, and there is no discovery entry to find more"
+                    + "".join(near_miss(p, names) for p in rule.match)
+                    + "; expected a name or glob of a configured runner type",
                 )
             )
     candidates = list(names)

@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
+from queuewatch.config.coverage import coverage_findings
 from queuewatch.config.lint import cross_checks, rule_coverage_problems
 from queuewatch.config.messages import translator
 from queuewatch.config.schema import (
@@ -57,7 +58,26 @@ class ConfigError(QueuewatchError):
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class CheckedConfig:
+    """A config that loaded, and what check-config says of it that might be meant (warnings never fail)."""
+
+    config: Config
+    warnings: list[ConfigProblem]
+    source: str
+
+    def render_warnings(self) -> list[str]:
+        return [
+            f"{self.source}:{w.line}: {w.key_path}: warning: {w.message}" if w.line else f"{self.source}: warning: {w.message}"
+            for w in self.warnings
+        ]
+
+
 def load_config(path: str | Path) -> Config:
+    return check_config_file(path).config
+
+
+def check_config_file(path: str | Path) -> CheckedConfig:
     path = Path(path)
     source = str(path)
     try:
@@ -77,7 +97,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(
             source, [ConfigProblem("", f"found byte(s) {found} at column {column}, expected UTF-8 text", line)]
         ) from error
-    return parse_config(text, source=source)
+    return parse_checked(text, source=source)
 
 
 # libyaml's loader when PyYAML has it (its wheels do): the same safe loading, ~10x faster on a large fleet.
@@ -85,6 +105,10 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:
+    return parse_checked(text, source).config
+
+
+def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
     too_big = text_problem(text)
     if too_big:
         raise ConfigError(source, [ConfigProblem("", too_big[0], too_big[1])])
@@ -134,9 +158,20 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
         for loc, message in rule_coverage_problems(config)
     ]
+    findings = coverage_findings(config)
+    across += [
+        ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
+        for f in findings
+        if f.severity == "error"
+    ]
     if across:
         raise ConfigError(source, across)
-    return config
+    warnings = [
+        ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
+        for f in findings
+        if f.severity == "warning"
+    ]
+    return CheckedConfig(config, warnings, source)
 
 
 def _line_of(loc: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int]) -> int | None:
