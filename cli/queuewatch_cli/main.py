@@ -16,7 +16,7 @@ from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
-def check_config(paths: Sequence[str]) -> int:
+def check_config(paths: Sequence[str], explain: bool = False) -> int:
     failed = 0
     for path in paths:
         try:
@@ -34,6 +34,10 @@ def check_config(paths: Sequence[str]) -> int:
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        if explain:
+            from queuewatch_cli.explain import explain as explained
+
+            print("\n".join(explained(config)))
     return 1 if failed else 0
 
 
@@ -43,6 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check-config", help="validate config files; exit 1 naming every problem")
     check.add_argument("paths", nargs="+", metavar="FILE")
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each rule as applied, where every setting comes from, and which runner types it selects",
+    )
 
     commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     commands.add_parser("schema", help="print the alert message's JSON Schema")
@@ -105,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "check-config":
-        return check_config(args.paths)
+        return check_config(args.paths, explain=args.explain)
     if args.command == "schema":
         from queuewatch.alert import alert_json_schema
 

@@ -19,14 +19,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = REPO_ROOT / "config" / "queuewatch.yaml"
 
 HEAD = "version: 1\nrunner_types:\n  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}\n"
-RULES = "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
+RULES = "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}\n"
 
 
 def billion_laughs() -> str:
     """Ten levels of ten aliases each: 600 bytes that expand to 10**10 strings."""
     lines = ["version: 1", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
-    lines += ["rules:", "  - {name: jobs-queueing, match: *a9, thresholds: {queue_size: 0}}"]
+    lines += ["rules:", "  - {name: jobs-queueing, team: ci-infra, match: *a9, thresholds: {queue_size: 0}}"]
     return "\n".join(lines) + "\n"
 
 
@@ -189,7 +189,7 @@ DISCOVERY = "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-bu
     ids=["regex-dot-star", "anchors", "alternation", "plus", "empty", "unclosed-set", "space", "impossible-set"],
 )  # fmt: skip
 def test_a_rule_pattern_that_can_match_nothing_is_refused_even_with_discovery(rule: str, expected: str) -> None:
-    text = "version: 1\n" + DISCOVERY + f"rules:\n  - {{name: jobs-queueing, {rule}, thresholds: {{queue_size: 0}}}}\n"
+    text = "version: 1\n" + DISCOVERY + f"rules:\n  - {{name: jobs-queueing, team: ci-infra, {rule}, thresholds: {{queue_size: 0}}}}\n"
     assert any(expected in p for p in problems(text)), problems(text)
 
 

@@ -13,7 +13,7 @@ from queuewatch_cli.main import main
 
 RULES = """
 runner_types: [{name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}]
-rules: [{name: jobs-queueing, thresholds: {queue_size: 0}}]
+rules: [{name: jobs-queueing, team: ci-infra, thresholds: {queue_size: 0}}]
 """
 
 

@@ -154,6 +154,8 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
         config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(source, [_problem(e, lines) for e in error.errors()] + across) from error
+    if across:  # the checks below read the rules resolved, which these problems leave incomplete
+        raise ConfigError(source, across)
     across += [
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
         for loc, message in rule_coverage_problems(config)
