@@ -13,6 +13,8 @@ from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
+from queuewatch_cli.build import add_parsers as add_build_parsers
+from queuewatch_cli.build import run as run_build
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
@@ -81,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_track_parser(commands)
+    add_build_parsers(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -134,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_backtest(args)
     if args.command == "track":
         return run_track(args)
+    if args.command in ("stage-config", "stage-dashboard"):
+        return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
     return handlers[args.action](args)
 

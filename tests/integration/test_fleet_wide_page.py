@@ -133,4 +133,7 @@ def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
         CHATBOT.validate(body)
     assert len(page_publishes) == (2 if chat else 1)
     with capsys.disabled():
-        print(f"\n{FLEET} runner types of {len(names[0])} characters, chat={chat}: group item {stored:,} bytes of {ITEM_LIMIT:,}")
+        print(
+            f"\n{FLEET} runner types of {len(names[0])} characters, chat={chat}: "
+            f"group item {stored:,} bytes of {ITEM_LIMIT:,}"
+        )

@@ -108,7 +108,8 @@ def test_only_a_silence_naming_the_health_rule_holds_back_the_monitor_page(
         (["--match", "linux.*", "--rule", "Jobs Queueing"], "--rule: found 'Jobs Queueing', expected a rule name"),
         (["--match", "linux.*", "--team", ""], "--team: found an empty team"),
     ],
-    ids=["all-and-match", "empty", "unclosed", "regex", "anchors", "empty-comment", "overflow", "past-a-month", "zero", "no-unit",
+    ids=["all-and-match", "empty", "unclosed", "regex", "anchors", "empty-comment", "overflow", "past-a-month", "zero",
+         "no-unit",
          "malformed-rule", "empty-team"],
 )  # fmt: skip
 def test_bad_flags_are_refused_and_nothing_is_written(

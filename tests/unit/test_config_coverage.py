@@ -35,7 +35,9 @@ def test_a_configured_runner_type_no_rule_selects_is_an_error_naming_it() -> Non
         "rules:\n  - {name: jobs-queueing, match: ['linux.*'], thresholds: {queue_time: 1m}}\n"
     )
     [problem] = errors(text)
-    assert problem.startswith("5:runner_types[1].name: runner type 'windows.4xlarge' can never page: no rule selects it")
+    assert problem.startswith(
+        "5:runner_types[1].name: runner type 'windows.4xlarge' can never page: no rule selects it"
+    )
     excluded = text.replace("match: ['linux.*']", "exclude: ['windows.*']")
     assert "(excluded by jobs-queueing)" in errors(excluded)[0]
 
@@ -51,19 +53,28 @@ def test_a_misspelt_gpu_glob_without_discovery_is_an_error_with_the_near_miss() 
 
 
 def test_a_dead_glob_beside_live_ones_without_discovery_is_an_error() -> None:
-    text = FLEET + "rules:\n  - {name: jobs-queueing, match: ['linux.*', 'linux.*-nvida-gpu'], thresholds: {queue_time: 1m}}\n"
+    text = (
+        FLEET
+        + "rules:\n  - {name: jobs-queueing, match: ['linux.*', 'linux.*-nvida-gpu'], thresholds: {queue_time: 1m}}\n"
+    )
     [problem] = errors(text)
     assert problem.startswith("12:rules[0].match[1]: rule 'jobs-queueing': 'linux.*-nvida-gpu' selects none of")
     assert "did you mean 'linux.*.nvidia.gpu'?" in problem
 
 
 def test_with_discovery_a_near_miss_is_a_warning_and_a_glob_for_discovered_names_is_nothing() -> None:
-    text = FLEET + DISCOVERY + (
-        "rules:\n  - {name: jobs-queueing, match: ['linux.*', 'macos-*'], thresholds: {queue_time: 1m}}\n"
-        "  - {name: gpu-queueing, match: ['*-nvida-gpu'], thresholds: {queue_time: 30m}, priority: P1}\n"
+    text = (
+        FLEET
+        + DISCOVERY
+        + (
+            "rules:\n  - {name: jobs-queueing, match: ['linux.*', 'macos-*'], thresholds: {queue_time: 1m}}\n"
+            "  - {name: gpu-queueing, match: ['*-nvida-gpu'], thresholds: {queue_time: 30m}, priority: P1}\n"
+        )
     )
     [warning] = warnings(text)
-    assert warning.startswith("fleet.yaml:15: rules[1].match[0]: warning: rule 'gpu-queueing': '*-nvida-gpu' selects none")
+    assert warning.startswith(
+        "fleet.yaml:15: rules[1].match[0]: warning: rule 'gpu-queueing': '*-nvida-gpu' selects none"
+    )
     assert "did you mean '*.nvidia.gpu'?" in warning
     fixed = text.replace("*-nvida-gpu", "*.nvidia.gpu")
     assert warnings(fixed) == []  # macos-* can only mean discovered names: not a finding
@@ -92,9 +103,13 @@ def test_two_runner_types_on_one_queue_page_one_backlog_twice_in_sqs_mode() -> N
 
 def test_one_queue_with_per_runner_type_metrics_is_not_a_finding() -> None:
     metrics = "{namespace: gh-ci-scaleUpChron-dim, metric: M, dimensions: {RunnerType: '{runner_type}'}}"
-    text = SHARED.replace("QS", "sqs").replace(
-        "queue_source: sqs,", f"queue_source: sqs, signals: {{queue_size: {metrics}, queue_time: {metrics}}},"
-    ).replace("https://sqs.eu-west-1.amazonaws.com/123456789012/", "https://sqs.eu-west-1.amazonaws.com/000000000000/")
+    text = (
+        SHARED.replace("QS", "sqs")
+        .replace("queue_source: sqs,", f"queue_source: sqs, signals: {{queue_size: {metrics}, queue_time: {metrics}}},")
+        .replace(
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/", "https://sqs.eu-west-1.amazonaws.com/000000000000/"
+        )
+    )
     assert warnings(text.replace("region: us-east-1", "region: eu-west-1")) == []
 
 

@@ -167,7 +167,7 @@ def test_each_bound_itself_is_accepted() -> None:
 
 def test_no_duration_parses_to_one_that_overflows_a_date() -> None:
     for text in ("99999999999d", "9" * 5000, "9" * 13 + "s"):
-        with pytest.raises(ValueError, match="expected|add a unit"):
+        with pytest.raises(ValueError, match=r"expected|add a unit"):
             parse_duration(text)
 
 
@@ -189,7 +189,11 @@ DISCOVERY = "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-bu
     ids=["regex-dot-star", "anchors", "alternation", "plus", "empty", "unclosed-set", "space", "impossible-set"],
 )  # fmt: skip
 def test_a_rule_pattern_that_can_match_nothing_is_refused_even_with_discovery(rule: str, expected: str) -> None:
-    text = "version: 1\n" + DISCOVERY + f"rules:\n  - {{name: jobs-queueing, team: ci-infra, {rule}, thresholds: {{queue_size: 0}}}}\n"
+    text = (
+        "version: 1\n"
+        + DISCOVERY
+        + f"rules:\n  - {{name: jobs-queueing, team: ci-infra, {rule}, thresholds: {{queue_size: 0}}}}\n"
+    )
     assert any(expected in p for p in problems(text)), problems(text)
 
 

@@ -92,17 +92,22 @@ def test_two_rules_paging_the_same_runner_type_at_the_same_priority_and_threshol
 @pytest.mark.parametrize(
     "second",
     [
-        "{name: escalate, team: ci-infra, thresholds: {queue_time: 30m, queue_size: 0}, priority: P2}",  # a higher bar
-        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P1}",  # another priority
-        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}",  # another condition
-        "{name: gpu, team: ci-infra, match: ['rocm.*'], thresholds: {queue_time: 1m, queue_size: 0}}",  # disjoint selections
+        # a higher bar
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 30m, queue_size: 0}, priority: P2}",
+        # another priority
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P1}",
+        # another condition
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}",
+        # disjoint selections
+        "{name: gpu, team: ci-infra, match: ['rocm.*'], thresholds: {queue_time: 1m, queue_size: 0}}",
     ],
 )
 def test_rules_that_differ_in_what_they_page_for_or_whom_do_not_overlap(second: str) -> None:
     text = (
         HEAD
         + f"""rules:
-  - {{name: jobs-queueing, team: ci-infra, match: ["linux.*"], thresholds: {{queue_time: 1m, queue_size: 0}}, priority: P2}}
+  - {{name: jobs-queueing, team: ci-infra, match: ["linux.*"],
+     thresholds: {{queue_time: 1m, queue_size: 0}}, priority: P2}}
   - {second}
 """
     )

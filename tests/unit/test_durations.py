@@ -33,7 +33,7 @@ def test_rejects_with_an_error_naming_the_input(bad: object) -> None:
 
 @pytest.mark.parametrize(("bare", "shown"), [(90, "90"), ("90", "90"), (" 120 ", "120"), (45, "45")])
 def test_a_number_without_a_unit_is_refused_not_read_as_seconds(bare: object, shown: str) -> None:
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="add a unit") as caught:
         parse_duration(bare)
     assert str(caught.value) == f"{shown}: add a unit, such as {shown}s or {shown}m"
 

@@ -65,6 +65,9 @@ def test_a_rule_with_no_team_from_anywhere_is_an_error_naming_it_and_the_fix() -
     with pytest.raises(ConfigError) as caught:
         parse_config(text, source="fleet.yaml")
     [problem] = caught.value.problems
-    assert (problem.line, problem.key_path) == (11, "rules[0].name")  # the line of the rule, in the file without the team
+    assert (problem.line, problem.key_path) == (
+        11,
+        "rules[0].name",
+    )  # the line of the rule, in the file without the team
     assert problem.message.startswith("rule 'jobs-queueing' has no team: queuewatch has no built-in one")
     assert "expected team: in this rule, or defaults.rule.team for every rule" in problem.message

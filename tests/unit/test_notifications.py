@@ -216,7 +216,9 @@ ZURICH_TEAM = "Plateforme CI – Zürich"
 
 
 def test_a_page_for_a_team_with_a_non_ascii_name_has_a_subject_sns_takes() -> None:
-    alert = make_alert(title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM}", team=ZURICH_TEAM, teams=[ZURICH_TEAM])
+    alert = make_alert(
+        title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM}", team=ZURICH_TEAM, teams=[ZURICH_TEAM]
+    )
     check_subject(alert.subject)
     assert alert.subject.endswith("team Plateforme CI - Zurich")
     long = make_alert(title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM * 6}", team=ZURICH_TEAM)

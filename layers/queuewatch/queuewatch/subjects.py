@@ -2,7 +2,7 @@
 
 SNS refuses a Publish whose Subject is not ASCII text beginning with a letter, number or punctuation
 mark, holds a line break or control character, or is 100 characters or longer; the page would then
-fail on every tick. Team and rule names come from people ("Plateforme CI – Zürich"), so every subject
+fail on every tick. Team and rule names come from people ("Plateforme CI \u2013 Zürich"), so every subject
 passes through `sns_subject`, which spells such names in ASCII rather than dropping them.
 """
 

@@ -113,7 +113,9 @@ def near_miss(pattern: str, names: list[str]) -> str:
     more = f" (and {len(close) - 1} more)" if len(close) > 1 else ""
     if len(corrected) == 1:
         selects = [name for name in names if fnmatch.fnmatchcase(name, corrected[0])]
-        return f"; did you mean {corrected[0]!r}? it selects {plural(len(selects), 'runner type')}: {selects[0]!r}{more}"
+        return (
+            f"; did you mean {corrected[0]!r}? it selects {plural(len(selects), 'runner type')}: {selects[0]!r}{more}"
+        )
     return f"; it nearly selects {close[0]!r}{more}"
 
 
@@ -210,7 +212,9 @@ def _shared_queue(first: DiscoverySpec, second: DiscoverySpec) -> str | None:
     samples of each match glob with the other's globs put in place of its '*'."""
     globs = [(a, b) for a in first.match for b in second.match]
     runner_types = {_sample(g) for pair in globs for g in pair}
-    runner_types |= {_sample(a.replace("*", b, 1)) for a, b in globs} | {_sample(b.replace("*", a, 1)) for a, b in globs}
+    runner_types |= {_sample(a.replace("*", b, 1)) for a, b in globs} | {
+        _sample(b.replace("*", a, 1)) for a, b in globs
+    }
     for spec, other in ((first, second), (second, first)):
         for runner_type in sorted(runner_types):
             if not RUNNER_TYPE.match(runner_type):

@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.coverage import coverage_findings
+from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.lint import cross_checks, rule_coverage_problems
 from queuewatch.config.messages import translator
 from queuewatch.config.schema import (
@@ -68,7 +68,9 @@ class CheckedConfig:
 
     def render_warnings(self) -> list[str]:
         return [
-            f"{self.source}:{w.line}: {w.key_path}: warning: {w.message}" if w.line else f"{self.source}: warning: {w.message}"
+            f"{self.source}:{w.line}: {w.key_path}: warning: {w.message}"
+            if w.line
+            else f"{self.source}: warning: {w.message}"
             for w in self.warnings
         ]
 
@@ -87,6 +89,13 @@ def check_config_file(path: str | Path) -> CheckedConfig:
         raise ConfigError(source, [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
     if len(raw) > MAX_BYTES:
         raise ConfigError(source, [ConfigProblem("", size_message(path.stat().st_size))])
+    return check_config_bytes(raw, source)
+
+
+def check_config_bytes(raw: bytes, source: str) -> CheckedConfig:
+    """The config in these bytes, checked: what a build then ships is these very bytes, not the file again."""
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(source, [ConfigProblem("", size_message(len(raw)))])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -25,8 +25,10 @@ def yaml_value(value: object) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, str):
-        return value if _PLAIN.match(value) and value.lower() not in {"true", "false", "null", "yes", "no"} else (
-            "'" + value.replace("'", "''") + "'"
+        return (
+            value
+            if _PLAIN.match(value) and value.lower() not in {"true", "false", "null", "yes", "no"}
+            else ("'" + value.replace("'", "''") + "'")
         )
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}: {yaml_value(v)}" for k, v in value.items()) + "}"
@@ -63,7 +65,11 @@ def _one_of(error: Mapping[str, Any], key: str) -> str:
     )
     hint = f"; did you mean {close[0]!r}?" if close else ""
     listed = ", ".join(repr(c) for c in choices)
-    return f"found {_found(found)}{hint} expected one of {listed}" if hint else f"found {_found(found)}, expected one of {listed}"
+    return (
+        f"found {_found(found)}{hint} expected one of {listed}"
+        if hint
+        else f"found {_found(found)}, expected one of {listed}"
+    )
 
 
 def _a_list(error: Mapping[str, Any], key: str) -> str:
@@ -84,7 +90,9 @@ def _a_mapping(models: Mapping[str, type[BaseModel]]) -> Callable[[Mapping[str, 
                     model.model_validate({field: found})
                 except ValidationError:
                     continue
-                return f"found {found!r}, a single value where a mapping goes; write {key}: {yaml_value({field: found})}"
+                return (
+                    f"found {found!r}, a single value where a mapping goes; write {key}: {yaml_value({field: found})}"
+                )
         keys = f" with the keys {', '.join(fields)}" if fields else ""
         return f"found {_found(found)}, expected a mapping{keys}"
 
