@@ -45,7 +45,7 @@ REMOVED = (
     RULES
     + """
   - name: rocm-queueing
-    match: ['rocm.*']
+    match: ['rocm.*', 'linux.*']
     thresholds: {queue_size: 100}
     priority: P3
     team: rocm
