@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,13 @@ from queuewatch_cli.localrun import FakeContext, destination_record, load_event,
 FLEET = 5000
 # Long, realistic names: the members list alone is then a large share of the group's 400 KB.
 NAMES = [f"linux.arm64.m7g.8xlarge.ephemeral.pool-{i:04d}" for i in range(FLEET)]
-# Names at the 128-character limit: the members list then leaves the bodies so little of the item that
-# only the outbox's budget (delivery.outbox_for) keeps the page and its chat body within DynamoDB's 400 KB.
-LONGEST = [("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:118] + f".pool-{i:04d}" for i in range(FLEET)]
+# Names at the 128-character limit, each ending in a digest as generated pool names do: as a list the members
+# alone would be 640 KB, past the group item's 400 KB, and the page could never be stored; stored compressed
+# (adapters/state_table.py) they leave the bodies their budget (delivery.outbox_for), chat body included.
+LONGEST = [
+    ("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:111] + "." + sha256(f"pool-{i}".encode()).hexdigest()[:16]
+    for i in range(FLEET)
+]
 
 
 def config_text(names: list[str]) -> str:
