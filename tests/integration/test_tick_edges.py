@@ -35,7 +35,7 @@ FLEET = 20
 FLEET_CONFIG = (
     "version: 1\ndefaults:\n  rule: {team: ci-infra, keep_firing_for: 5m, repeat_interval: 1h}\nrunner_types:\n"
     + "".join(f"  - {{name: rt{n}, queue: {{name: q{n}}}}}\n" for n in range(FLEET))
-    + "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_size: 0}, priority: P2, group_by: runner_type}\n"
+    + "rules:\n  - {name: jobs-queueing, thresholds: {queue_size: 0}, priority: P2, group_by: runner_type}\n"
 )
 
 
