@@ -10,6 +10,10 @@ VENV_SCAN := .venv-scan
 PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
+# The config `make build` deploys: a file, or a folder of yours holding queuewatch.yaml (make build CONFIG=...).
+CONFIG ?= config/queuewatch.yaml
+STAGED_CONFIG := .aws-sam/config
+BUILT_TEMPLATE := .aws-sam/build/template.yaml
 
 .PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
@@ -67,8 +71,12 @@ format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: venv venv-sam check-config ## sam build, after the config passes check-config; bytecode compiled into the output
+build: venv venv-sam ## sam build of CONFIG (default config/queuewatch.yaml): the very bytes check-config passes are deployed
+	@# stage-config checks CONFIG and copies those bytes to the layer's one file (template.yaml: ConfigLayer); on any
+	@# problem it stages nothing and the build stops. stage-dashboard draws that file's thresholds on the dashboard.
+	$(VENV)/bin/queuewatch stage-config $(CONFIG) --into $(STAGED_CONFIG)
 	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build
+	$(VENV)/bin/queuewatch stage-dashboard $(BUILT_TEMPLATE) --config $(STAGED_CONFIG)/queuewatch.yaml
 	@# Lambda's code is read-only: without .pyc files every cold start compiles every module again.
 	$(PYTHON313) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 

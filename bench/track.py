@@ -49,7 +49,7 @@ def collector_reads(size: int) -> Counter[str]:
     text = (
         "version: 1\nrunner_types:\n"
         + "".join(f"  - {{name: rt{n}, queue: {{name: q-{n}}}}}\n" for n in range(size))
-        + "rules:\n  - {name: r, thresholds: {queue_size: 0}}\n"
+        + "rules:\n  - {name: r, team: ci-infra, thresholds: {queue_size: 0}}\n"
     )
     calls: Counter[str] = Counter()
 

@@ -9,28 +9,37 @@ import os
 import sys
 from collections.abc import Sequence
 
-from queuewatch.config.load import ConfigError, load_config
+from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
+from queuewatch_cli.build import add_parsers as add_build_parsers
+from queuewatch_cli.build import run as run_build
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
-def check_config(paths: Sequence[str]) -> int:
+def check_config(paths: Sequence[str], explain: bool = False) -> int:
     failed = 0
     for path in paths:
         try:
-            config = load_config(path)
+            checked = check_config_file(path)
         except ConfigError as error:
             print(error, file=sys.stderr)
             failed += 1
             continue
+        config = checked.config
+        for warning in checked.render_warnings():  # seen, but never a failure: each might be meant
+            print(warning, file=sys.stderr)
         rules = ", ".join(rule.name for rule in config.resolved_rules)
         print(
             f"{path}: OK: {plural(len(config.runner_types), 'runner type')}, "
             f"{plural(len(config.discovery), 'discovery pattern')}, "
-            f"rules: {rules}"
+            f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        if explain:
+            from queuewatch_cli.explain import explain as explained
+
+            print("\n".join(explained(config)))
     return 1 if failed else 0
 
 
@@ -40,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check-config", help="validate config files; exit 1 naming every problem")
     check.add_argument("paths", nargs="+", metavar="FILE")
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each rule as applied, where every setting comes from, and which runner types it selects",
+    )
 
     commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     commands.add_parser("schema", help="print the alert message's JSON Schema")
@@ -69,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_track_parser(commands)
+    add_build_parsers(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -102,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "check-config":
-        return check_config(args.paths)
+        return check_config(args.paths, explain=args.explain)
     if args.command == "schema":
         from queuewatch.alert import alert_json_schema
 
@@ -122,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_backtest(args)
     if args.command == "track":
         return run_track(args)
+    if args.command in ("stage-config", "stage-dashboard"):
+        return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
     return handlers[args.action](args)
 

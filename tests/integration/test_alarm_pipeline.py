@@ -21,7 +21,7 @@ runner_types:
   - {name: linux.2xlarge, queue: {name: q-2x}, team: ci-infra}
   - {name: linux.4xlarge, queue: {name: q-4x}, team: rocm}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 """
 
 

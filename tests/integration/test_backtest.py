@@ -47,6 +47,10 @@ rules:
     for: 5m
     group_by: runner_type
     priority: P2
+  - name: windows-backlog  # so that every runner type has a rule (check-config); its bar is never reached here
+    match: ['windows.*']
+    thresholds: {{queue_size: 1000}}
+    priority: P3
 """
 
 # (runner type, start minute, minutes, queue size, age of the oldest job at the start in minutes)

@@ -45,7 +45,7 @@ REMOVED = (
     RULES
     + """
   - name: rocm-queueing
-    match: ['rocm.*']
+    match: ['rocm.*', 'linux.*']
     thresholds: {queue_size: 100}
     priority: P3
     team: rocm
@@ -130,3 +130,34 @@ def test_an_alert_silenced_after_it_paged_still_resolves_to_whoever_got_the_page
     pagers.tick(fleet(3, linux=0))
     [resolve] = pagers.paged()
     assert (resolve["status"], resolve["dedup_key"], resolve["priority"]) == ("resolved", page["dedup_key"], "P1")
+
+
+ALL_TEAMS = QUEUEING.replace("group_by: runner_type", "group_by: all")
+
+
+def test_a_resolve_reaches_every_team_its_page_reached_after_the_config_moves_them(aws: None) -> None:
+    pagers = Pagers(ALL_TEAMS)
+    rocm_only = pagers.moto.subscribe_queue("rocm-pager", attributes={"FilterPolicy": json.dumps({"teams": ["rocm"]})})
+    pagers.tick(fleet(0, linux=14, rocm=5))
+    [page] = pagers.paged()
+    assert (page["team"], page["teams"]) == ("ci-infra", ["ci-infra", "rocm"])
+    # Mid-incident the config moves both: the rule to another team, and rocm.gpu to a team of its own.
+    moved = ALL_TEAMS.replace("    team: ci-infra", "    team: platform").replace("team: rocm}", "team: gpu-platform}")
+    pagers.config = parse_config(moved, source="test.yaml")
+    pagers.tick(
+        snapshot(
+            minutes(1),
+            runner_type("linux.2xlarge", 0, 0),
+            runner_type("rocm.gpu", 0, 0, team="gpu-platform"),
+        )
+    )
+    [resolve] = pagers.paged()
+    assert (resolve["status"], resolve["dedup_key"]) == ("resolved", page["dedup_key"])
+    assert resolve["team"] == "ci-infra"
+    assert {"ci-infra", "rocm"} <= set(resolve["teams"])  # whoever routed the page by team gets its resolve
+    got = []
+    while batch := pagers.sqs.receive_message(QueueUrl=rocm_only, MaxNumberOfMessages=10).get("Messages", []):
+        got += [json.loads(json.loads(m["Body"])["Message"])["status"] for m in batch]
+        for message in batch:
+            pagers.sqs.delete_message(QueueUrl=rocm_only, ReceiptHandle=message["ReceiptHandle"])
+    assert got == ["firing", "resolved"]

@@ -38,7 +38,7 @@ runner_types:
 discovery:
   - {queue_name_pattern: "{prefix}-{runner_type}-queued-builds", prefix: gh-ci, region: us-east-1}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 """
 
 
@@ -192,7 +192,7 @@ def test_metric_queries_are_batched_500_to_a_call(aws: None) -> None:
     put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), dict.fromkeys(names, 600.0), T0)
     config = CONFIG.split("runner_types:", maxsplit=1)[0] + (
         "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds'}\n"
-        "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
+        "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}\n"
     )
     counter = CallCounter()
     snap = run(counter, config)

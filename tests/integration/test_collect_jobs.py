@@ -28,7 +28,7 @@ runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
   - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
 """
 
 
@@ -85,7 +85,7 @@ def test_the_jobs_cost_one_query_page_whatever_the_fleet(aws: None) -> None:
         text = (
             "version: 1\nrunner_types:\n"
             + "".join(f"  - {{name: {n}, queue: {{name: q-{n}}}}}\n" for n in names)
-            + "rules:\n  - {name: r, thresholds: {queue_size: 0}}\n"
+            + "rules:\n  - {name: r, team: ci-infra, thresholds: {queue_size: 0}}\n"
         )
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
         table = f"jobs-{size}"

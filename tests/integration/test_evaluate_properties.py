@@ -36,7 +36,7 @@ runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
   - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}, team: rocm}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, for: 1m}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, for: 1m}
 monitor: {for: 2m}
 """)
 KEEP_FIRING_MINUTES = 3

@@ -44,7 +44,7 @@ runner_types:
 discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: us-east-1}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 monitor: {for: 2m}
 """
 # (region, queue, queued jobs, age of the oldest in seconds)
@@ -208,7 +208,7 @@ def test_a_collector_fault_degrades_only_what_depends_on_the_call_and_never_repo
 
 def test_partial_metric_data_over_pages_reaches_the_snapshot(fleet: dict[str, str]) -> None:
     named_only = FLEET_CONFIG.split("discovery:", maxsplit=1)[0]
-    config = parse_config(named_only + "rules:\n  - {name: r, thresholds: {queue_time: 1m}}\n")
+    config = parse_config(named_only + "rules:\n  - {name: r, team: ci-infra, thresholds: {queue_time: 1m}}\n")
     clients = AwsClients(session())
     east = clients.cloudwatch("us-east-1")
     with Stubber(east) as stubber:
@@ -264,7 +264,7 @@ runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
   - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 """
 
 

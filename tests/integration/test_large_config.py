@@ -22,7 +22,7 @@ def config_text(count: int) -> str:
         lines.append(f"  - {{name: {name}, queue: {{name: gh-ci-{name.replace('.', '-')}-queued-builds}}}}")
     lines += [
         "rules:",
-        "  - {name: jobs-queueing, exclude: ['gpu.*'], thresholds: {queue_time: 1m, queue_size: 0}}",
+        "  - {name: jobs-queueing, team: ci-infra, exclude: ['gpu.*'], thresholds: {queue_time: 1m, queue_size: 0}}",
         "  - {name: gpu-queueing, match: ['gpu.*'], thresholds: {queue_time: 5m}, priority: P1, team: gpu-infra}",
     ]
     return "\n".join(lines) + "\n"

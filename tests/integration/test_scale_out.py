@@ -43,7 +43,7 @@ RULES = """
 defaults:
   rule: {keep_firing_for: 5m, repeat_interval: 4h}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 monitor: {for: 2m}
 """
 

@@ -27,7 +27,7 @@ version: 1
 runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 monitor: {for: 2m}
 """
 
@@ -104,10 +104,12 @@ def test_only_a_silence_naming_the_health_rule_holds_back_the_monitor_page(
         (["--match", "linux.*", "--for", "99999999999d"], "--for: found '99999999999d', expected at most 366d"),
         (["--match", "linux.*", "--for", "31d"], "--for: found '31d', expected above zero and at most 720h"),
         (["--match", "linux.*", "--for", "0s"], "--for: found '0s', expected above zero"),
+        (["--match", "linux.*", "--for", "90"], "--for: 90: add a unit, such as 90s or 90m"),
         (["--match", "linux.*", "--rule", "Jobs Queueing"], "--rule: found 'Jobs Queueing', expected a rule name"),
         (["--match", "linux.*", "--team", ""], "--team: found an empty team"),
     ],
     ids=["all-and-match", "empty", "unclosed", "regex", "anchors", "empty-comment", "overflow", "past-a-month", "zero",
+         "no-unit",
          "malformed-rule", "empty-team"],
 )  # fmt: skip
 def test_bad_flags_are_refused_and_nothing_is_written(

@@ -29,7 +29,7 @@ defaults:
 runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
 """
 FLEET = 20
 FLEET_CONFIG = (
@@ -133,7 +133,7 @@ def test_a_fleet_wide_incident_pages_on_its_first_tick_at_aws_latency(aws: None)
     config = parse_config(
         "version: 1\nrunner_types:\n"
         + "".join(f"  - {{name: rt{n}, queue: {{name: q{n}}}}}\n" for n in range(size))
-        + "rules:\n  - {name: jobs-queueing, thresholds: {queue_size: 0}, priority: P2}\n",
+        + "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_size: 0}, priority: P2}\n",
         source="t.yaml",
     )
     clients = AwsClients(session())

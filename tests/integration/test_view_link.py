@@ -28,6 +28,7 @@ rules:
   - name: jobs-queueing
     thresholds: {queue_time: 1m, queue_size: 0}
     keep_firing_for: 0s
+    team: ci-infra
 """,
     source="test.yaml",
 )

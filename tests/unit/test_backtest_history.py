@@ -15,7 +15,7 @@ from queuewatch_cli.backtest.history import HistoryError, Observations, plan_his
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CONFIG = parse_config(
     "version: 1\ndefaults: {region: us-east-1}\nrunner_types: [{name: rt0, queue: {name: q0}}]\n"
-    "rules: [{name: r, match: ['*'], thresholds: {queue_time: 1m}}]\n",
+    "rules: [{name: r, team: ci-infra, match: ['*'], thresholds: {queue_time: 1m}}]\n",
     source="t.yaml",
 )
 

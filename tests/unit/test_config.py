@@ -79,17 +79,17 @@ def test_every_shipped_config_loads(path: Path) -> None:
         (edit("    breach_when: all", "    breach_wen: all"), "qw.yaml:16: rules[0].breach_wen: unknown key 'breach_wen'; did you mean 'breach_when'?"),
         (edit("      queue_time: 1m", "      queue_tme: 1m"), "qw.yaml:18: rules[0].thresholds.queue_tme: unknown key 'queue_tme'; did you mean 'queue_time'?"),
         (edit("      queue_time: sqs", "      busy_runner: sqs"), "qw.yaml:13: runner_types[0].signals.busy_runner: unknown signal 'busy_runner'; did you mean 'busy_runners'? expected one of"),
-        (edit("queue_size: 0", 'queue_size: "many"'), "qw.yaml:19: rules[0].thresholds.queue_size: found 'many': Input should be a valid integer"),
+        (edit("queue_size: 0", 'queue_size: "many"'), "qw.yaml:19: rules[0].thresholds.queue_size: found 'many', expected a whole number"),
         (edit("queue_time: 1m", "queue_time: 5 minutes"), "qw.yaml:18: rules[0].thresholds.queue_time: found '5 minutes', expected a duration such as 90s, 5m or 1h30m"),
-        (edit("queue_size: 0", "queue_size: -1"), "qw.yaml:19: rules[0].thresholds.queue_size: found -1: Input should be greater than or equal to 0"),
-        (edit("    breach_when: all", "    breach_when: both"), "qw.yaml:16: rules[0].breach_when: found 'both': Input should be 'all' or 'any'"),
+        (edit("queue_size: 0", "queue_size: -1"), "qw.yaml:19: rules[0].thresholds.queue_size: found -1, expected at least 0"),
+        (edit("    breach_when: all", "    breach_when: both"), "qw.yaml:16: rules[0].breach_when: found 'both', expected one of 'all', 'any'"),
         (edit("    keep_firing_for: 5m", "    keep_firing_for: 5m\n    keep_firing_for: 1m"), "qw.yaml:7: defaults.rule.keep_firing_for: duplicate key; each key may appear once"),
         (edit("name: gh-ci-linux-2xlarge-queued-builds", "name: gh-ci/linux-2xlarge"), "qw.yaml:10: runner_types[0].queue.name: found 'gh-ci/linux-2xlarge', expected an SQS queue name"),
         (edit("name: gh-ci-linux-2xlarge-queued-builds", "url: https://sqs.us-east-1.amazonaws.com/1234/q"), "qw.yaml:10: runner_types[0].queue.url: found 'https://sqs.us-east-1.amazonaws.com/1234/q', expected a queue URL such as"),
         (edit("region: us-east-1", "region: europe"), "qw.yaml:11: runner_types[0].queue.region: found 'europe', expected an AWS region such as us-east-1"),
         (edit("  rule:", "  region: US-EAST-1\n  rule:"), "qw.yaml:4: defaults.region: found 'US-EAST-1', expected an AWS region such as us-east-1"),
         (edit("version: 1", "version: 2"), "qw.yaml:2: version: found 2, expected version 1"),
-        (edit("version: 1\n", "") + "version: one\n", "qw.yaml:19: version: found 'one': Input should be a valid integer"),
+        (edit("version: 1\n", "") + "version: one\n", "qw.yaml:19: version: found 'one', expected a whole number"),
         (edit("version: 1\n", ""), "version: required key is missing"),
         (edit("      queue_time: sqs", "      busy_runners: sqs"), "qw.yaml:12: runner_types[0].signals: found {'busy_runners': 'sqs'}: signal 'busy_runners' cannot come from 'sqs'; expected a metric query"),
         (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-queued-builds\nrules:"), "qw.yaml:15: discovery[0].queue_name_pattern: found 'gh-ci-queued-builds', expected a queue name pattern with one '{runner_type}'"),
@@ -108,6 +108,33 @@ def test_every_shipped_config_loads(path: Path) -> None:
 )  # fmt: skip
 def test_each_mistake_is_named_with_file_line_key_and_expectation(text: str, expected: str) -> None:
     assert expected in problems(text)
+
+
+# Type mistakes people make, each answered in YAML with the fix, not in pydantic's Python: one translation of
+# pydantic's error kinds (config/messages.py) serves every key.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (edit("    queue:\n      name: gh-ci-linux-2xlarge-queued-builds\n      region: us-east-1\n", "    queue: gh-ci-linux-2xlarge-queued-builds\n"), "qw.yaml:9: runner_types[0].queue: found 'gh-ci-linux-2xlarge-queued-builds', a single value where a mapping goes; write queue: {name: gh-ci-linux-2xlarge-queued-builds}"),
+        (edit("    queue:\n      name: gh-ci-linux-2xlarge-queued-builds\n      region: us-east-1\n", "    queue: https://sqs.us-east-1.amazonaws.com/123456789012/q\n"), "qw.yaml:9: runner_types[0].queue: found 'https://sqs.us-east-1.amazonaws.com/123456789012/q', a single value where a mapping goes; write queue: {url: https://sqs.us-east-1.amazonaws.com/123456789012/q}"),
+        (edit("    breach_when: all", "    match: 'linux.*'"), "qw.yaml:16: rules[0].match: found 'linux.*', a single value where a list goes; write match: ['linux.*']"),
+        (edit("    breach_when: all", "    priority: p2"), "qw.yaml:16: rules[0].priority: found 'p2'; did you mean 'P2'? expected one of 'P0', 'P1', 'P2', 'P3'"),
+        (edit("    breach_when: all", "    breach_when: Any"), "qw.yaml:16: rules[0].breach_when: found 'Any'; did you mean 'any'?"),
+        (edit("    team: ci-infra", "    team: [ci-infra]"), "qw.yaml:5: defaults.rule.team: found a list (1 item), expected text: one value, not a list or a mapping"),
+        (edit("    thresholds:\n      queue_time: 1m\n      queue_size: 0\n", "    thresholds: 1m\n"), "qw.yaml:17: rules[0].thresholds: found '1m', a single value where a mapping goes; write thresholds: {queue_time: 1m}"),
+        (edit("    breach_when: all", "    match: []"), "qw.yaml:16: rules[0].match: found an empty list, expected at least 1 item"),
+        (edit("      queue_time: 1m", "      queue_time: 90"), "qw.yaml:18: rules[0].thresholds.queue_time: 90: add a unit, such as 90s or 90m"),
+        (edit("    breach_when: all", '    for: "90"'), "qw.yaml:16: rules[0].for: 90: add a unit, such as 90s or 90m"),
+        (edit("    keep_firing_for: 5m", "    keep_firing_for: 300"), "qw.yaml:6: defaults.rule.keep_firing_for: 300: add a unit, such as 300s or 300m"),
+    ],
+    ids=["queue-as-a-name", "queue-as-a-url", "match-as-a-string", "priority-lower-case", "breach-when-capital",
+         "team-as-a-list", "thresholds-as-a-duration", "match-empty", "queue-time-without-unit", "for-without-unit",
+         "keep-firing-without-unit"],
+)  # fmt: skip
+def test_a_type_mistake_is_answered_in_yaml_with_the_fix(text: str, expected: str) -> None:
+    message = problems(text)
+    assert expected in message
+    assert "Input should" not in message and "instance of" not in message
 
 
 @pytest.mark.parametrize("text", ["", "\n", "# only a comment\n"], ids=["empty", "newline", "comment"])

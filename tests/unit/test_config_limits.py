@@ -19,14 +19,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = REPO_ROOT / "config" / "queuewatch.yaml"
 
 HEAD = "version: 1\nrunner_types:\n  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}\n"
-RULES = "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
+RULES = "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}\n"
 
 
 def billion_laughs() -> str:
     """Ten levels of ten aliases each: 600 bytes that expand to 10**10 strings."""
     lines = ["version: 1", 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
-    lines += ["rules:", "  - {name: jobs-queueing, match: *a9, thresholds: {queue_size: 0}}"]
+    lines += ["rules:", "  - {name: jobs-queueing, team: ci-infra, match: *a9, thresholds: {queue_size: 0}}"]
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +141,7 @@ def test_a_non_utf8_file_names_its_line_and_check_config_goes_on(tmp_path: Path)
         ("monitor: {repeat_interval: 30s}\n", "monitor.repeat_interval: found 30s, expected at least 1m"),
         ("defaults: {triage: {window: 99999999999d}}\n", "defaults.triage.window: found '99999999999d', expected at most 366d"),
         ("defaults: {signals: {busy_runners: {namespace: N, metric: M, period: 2h}}}\n", "defaults.signals.busy_runners.period: found 7200s, expected 1s, 5s, 10s, 30s or a multiple of 60s up to 1h"),
-        ("defaults: {rule: {for: '" + "9" * 5000 + "'}}\n", "defaults.rule.for: found '999"),
+        ("defaults: {rule: {for: '" + "9" * 5000 + "'}}\n", "defaults.rule.for: 999999999999...: add a unit, such as"),
     ],
     ids=[
         "overflowing-lookback", "lookback-past-cloudwatch", "lookback-under-a-minute", "overflowing-for", "for-past-a-day",
@@ -167,7 +167,7 @@ def test_each_bound_itself_is_accepted() -> None:
 
 def test_no_duration_parses_to_one_that_overflows_a_date() -> None:
     for text in ("99999999999d", "9" * 5000, "9" * 13 + "s"):
-        with pytest.raises(ValueError, match="expected"):
+        with pytest.raises(ValueError, match=r"expected|add a unit"):
             parse_duration(text)
 
 
@@ -189,7 +189,11 @@ DISCOVERY = "discovery:\n  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-bu
     ids=["regex-dot-star", "anchors", "alternation", "plus", "empty", "unclosed-set", "space", "impossible-set"],
 )  # fmt: skip
 def test_a_rule_pattern_that_can_match_nothing_is_refused_even_with_discovery(rule: str, expected: str) -> None:
-    text = "version: 1\n" + DISCOVERY + f"rules:\n  - {{name: jobs-queueing, {rule}, thresholds: {{queue_size: 0}}}}\n"
+    text = (
+        "version: 1\n"
+        + DISCOVERY
+        + f"rules:\n  - {{name: jobs-queueing, team: ci-infra, {rule}, thresholds: {{queue_size: 0}}}}\n"
+    )
     assert any(expected in p for p in problems(text)), problems(text)
 
 

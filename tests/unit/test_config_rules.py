@@ -12,6 +12,8 @@ runner_types:
   - {name: linux.4xlarge, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
   - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}}
 """
+# A rule for every runner type beside the one under test, so that none is left unselected (an error of its own).
+ANY = "  - {name: slow-anywhere, team: ci-infra, thresholds: {queue_time: 6h}, priority: P3}\n"
 DISCOVERY = """discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds"}
 """
@@ -27,10 +29,11 @@ def test_a_rule_that_selects_no_runner_type_without_discovery_is_unreachable() -
     text = (
         HEAD
         + """rules:
-  - {name: jobs-queueing, match: ["linux.*"], thresholds: {queue_time: 1m}}
+  - {name: jobs-queueing, team: ci-infra, match: ["linux.*", "rocm.*"], thresholds: {queue_time: 1m}}
   - name: windows-queueing
     match: ["windows.*", "macos"]
     thresholds: {queue_time: 5m}
+    team: ci-infra
 """
     )
     [problem] = problems(text)
@@ -39,8 +42,8 @@ def test_a_rule_that_selects_no_runner_type_without_discovery_is_unreachable() -
 
 
 def test_the_same_rule_is_reachable_once_discovery_may_find_a_runner_type() -> None:
-    rule = "{name: windows-queueing, match: ['windows.*'], thresholds: {queue_time: 5m}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    rule = "{name: windows-queueing, team: ci-infra, match: ['windows.*'], thresholds: {queue_time: 5m}}"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     assert parse_config(text).resolved_rules[0].name == "windows-queueing"
 
 
@@ -53,8 +56,8 @@ def test_the_same_rule_is_reachable_once_discovery_may_find_a_runner_type() -> N
     ],
 )
 def test_an_exclude_that_removes_everything_the_match_selects_is_unreachable(match: str, exclude: str) -> None:
-    rule = f"{{name: r, match: {match}, exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    rule = f"{{name: r, team: ci-infra, match: {match}, exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     [problem] = problems(text)
     assert problem.startswith("9:rules[0].exclude: rule 'r' can never apply: exclude")
     assert "removes everything match" in problem
@@ -63,8 +66,8 @@ def test_an_exclude_that_removes_everything_the_match_selects_is_unreachable(mat
 @pytest.mark.parametrize("exclude", ['["linux.2xlarge"]', '["linux.?xlarge"]', '["linux.[24]*"]'])
 def test_an_exclude_that_leaves_something_is_accepted(exclude: str) -> None:
     # '?' and '[...]' globs are never claimed to cover a pattern: the check errs towards accepting.
-    rule = f"{{name: r, match: ['linux.*'], exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
-    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n"
+    rule = f"{{name: r, team: ci-infra, match: ['linux.*'], exclude: {exclude}, thresholds: {{queue_size: 0}}}}"
+    text = HEAD + DISCOVERY + f"rules:\n  - {rule}\n" + ANY
     assert parse_config(text).resolved_rules[0].exclude
 
 
@@ -72,7 +75,7 @@ def test_two_rules_paging_the_same_runner_type_at_the_same_priority_and_threshol
     text = (
         HEAD
         + """rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
   - name: linux-queueing
     match: ["linux.*"]
     thresholds: {queue_size: 0, queue_time: 60s}
@@ -89,17 +92,22 @@ def test_two_rules_paging_the_same_runner_type_at_the_same_priority_and_threshol
 @pytest.mark.parametrize(
     "second",
     [
-        "{name: escalate, thresholds: {queue_time: 30m, queue_size: 0}, priority: P2}",  # a higher bar
-        "{name: escalate, thresholds: {queue_time: 1m, queue_size: 0}, priority: P1}",  # another priority
-        "{name: escalate, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}",  # another condition
-        "{name: gpu, match: ['rocm.*'], thresholds: {queue_time: 1m, queue_size: 0}}",  # disjoint selections
+        # a higher bar
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 30m, queue_size: 0}, priority: P2}",
+        # another priority
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P1}",
+        # another condition
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}",
+        # disjoint selections
+        "{name: gpu, team: ci-infra, match: ['rocm.*'], thresholds: {queue_time: 1m, queue_size: 0}}",
     ],
 )
 def test_rules_that_differ_in_what_they_page_for_or_whom_do_not_overlap(second: str) -> None:
     text = (
         HEAD
         + f"""rules:
-  - {{name: jobs-queueing, match: ["linux.*"], thresholds: {{queue_time: 1m, queue_size: 0}}, priority: P2}}
+  - {{name: jobs-queueing, team: ci-infra, match: ["linux.*"],
+     thresholds: {{queue_time: 1m, queue_size: 0}}, priority: P2}}
   - {second}
 """
     )
@@ -111,8 +119,8 @@ def test_rules_overlap_on_a_name_that_discovery_could_find() -> None:
 discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds"}
 rules:
-  - {name: everything, thresholds: {queue_time: 1m}}
-  - {name: gpus, match: ["*.gpu"], thresholds: {queue_time: 1m}}
+  - {name: everything, team: ci-infra, thresholds: {queue_time: 1m}}
+  - {name: gpus, team: ci-infra, match: ["*.gpu"], thresholds: {queue_time: 1m}}
 """
     [problem] = problems(text)
     assert "rule 'gpus' overlaps rules[0] 'everything' on runner type 'x.gpu'" in problem
@@ -122,9 +130,9 @@ def test_every_rule_problem_is_reported_at_once_with_its_line() -> None:
     text = (
         HEAD
         + """rules:
-  - {name: a, thresholds: {queue_time: 1m}}
-  - {name: b, match: ["linux.2xlarge"], thresholds: {queue_time: 1m}}
-  - {name: c, match: ["windows"], thresholds: {queue_time: 1m}}
+  - {name: a, team: ci-infra, thresholds: {queue_time: 1m}}
+  - {name: b, team: ci-infra, match: ["linux.2xlarge"], thresholds: {queue_time: 1m}}
+  - {name: c, team: ci-infra, match: ["windows"], thresholds: {queue_time: 1m}}
 """
     )
     found = problems(text)

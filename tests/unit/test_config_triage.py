@@ -13,7 +13,7 @@ from queuewatch_cli.main import main
 
 RULES = """
 runner_types: [{name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}]
-rules: [{name: jobs-queueing, thresholds: {queue_size: 0}}]
+rules: [{name: jobs-queueing, team: ci-infra, thresholds: {queue_size: 0}}]
 """
 
 
@@ -65,7 +65,7 @@ def test_the_triage_spans_are_checked(triage: str, expected: str) -> None:
 
 def test_missing_takes_no_data_or_zero() -> None:
     assert any(
-        "defaults.signals.max_hit.missing: found 'zeros': Input should be 'no_data' or 'zero'" in p
+        "defaults.signals.max_hit.missing: found 'zeros'; did you mean 'zero'? expected one of 'no_data', 'zero'" in p
         for p in problems("defaults:\n  signals:\n    max_hit: {namespace: N, metric: M, missing: zeros}\n")
     )
 

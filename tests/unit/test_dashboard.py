@@ -3,6 +3,7 @@ metric is one the evaluator and tracker emit, by name, namespace and exact dimen
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from queuewatch.config.load import load_config
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.telemetry import record_job, record_tick
 from queuewatch.track.stage import TrackResult
+from queuewatch_cli.build import draw_thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 STACK = "qw-test"
@@ -267,14 +269,17 @@ def test_the_alarm_widget_shows_the_stacks_own_alarms(template: dict[str, Any], 
     assert shown == unconditional
 
 
-def test_threshold_lines_are_the_shipped_default_rule(template: dict[str, Any], body: dict[str, Any]) -> None:
+def test_threshold_lines_are_the_deployed_configs_rules(template: dict[str, Any]) -> None:
     config = load_config(REPO / "config" / "queuewatch.yaml")
     [default] = [rule for rule in config.resolved_rules if rule.match == ("*",) and not rule.exclude]
-    parameters = template["Parameters"]
-    assert parameters["DashboardQueueTimeThreshold"]["Default"] == default.queue_time_threshold
-    assert parameters["DashboardQueueSizeThreshold"]["Default"] == default.queue_size_threshold
+    assert "Threshold" not in " ".join(template["Parameters"])  # no number kept equal to the config by hand
+    built = copy.deepcopy(template)
+    draw_thresholds(built, config)  # what make build does to the built template
+    drawn = json.loads(
+        substitute(built["Resources"]["QueuewatchDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"], built)
+    )
     lines = {
-        p["title"]: [a["value"] for a in p.get("annotations", {}).get("horizontal", [])] for p in metric_widgets(body)
+        p["title"]: [a["value"] for a in p.get("annotations", {}).get("horizontal", [])] for p in metric_widgets(drawn)
     }
     assert lines["Queue time per runner type (oldest job, seconds)"] == [default.queue_time_threshold]
     assert lines["Queue size per runner type (jobs queued)"] == [default.queue_size_threshold]

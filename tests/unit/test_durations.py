@@ -15,9 +15,8 @@ from queuewatch.durations import format_duration, parse_duration
         ("1h30m", 5400),
         ("2d", 172800),
         ("0s", 0),
-        (45, 45),
         (0, 0),
-        ("120", 120),
+        ("0", 0),
         (" 5M ", 300),
     ],
 )
@@ -30,6 +29,13 @@ def test_rejects_with_an_error_naming_the_input(bad: object) -> None:
     with pytest.raises(ValueError, match="expected a duration") as caught:
         parse_duration(bad)
     assert f"found {bad!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize(("bare", "shown"), [(90, "90"), ("90", "90"), (" 120 ", "120"), (45, "45")])
+def test_a_number_without_a_unit_is_refused_not_read_as_seconds(bare: object, shown: str) -> None:
+    with pytest.raises(ValueError, match="add a unit") as caught:
+        parse_duration(bare)
+    assert str(caught.value) == f"{shown}: add a unit, such as {shown}s or {shown}m"
 
 
 @pytest.mark.parametrize(

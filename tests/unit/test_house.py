@@ -21,6 +21,7 @@ CORE = [
     "errors",
     "durations",
     "globs",
+    "subjects",
     "config.schema",
     "evaluate.plan",
     "track.events",

@@ -23,7 +23,7 @@ runner_types:
   - {name: b, queue: {name: qb}}
   - {name: c, queue: {name: qc}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m}}
 """
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -17,7 +19,12 @@ from consumers import (
 from jsonschema import Draft202012Validator
 from support import T0, count, level, runner_type, with_signals
 
+from queuewatch.adapters.item_size import ITEM_LIMIT
+from queuewatch.adapters.state_table import group_item_size
 from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
+from queuewatch.alert_state import GroupRecord, GroupStatus
+from queuewatch.evaluate.delivery import outbox_for
+from queuewatch.evaluate.stack import Stack
 from queuewatch.notifications import (
     SNS_MESSAGE_LIMIT,
     Origin,
@@ -212,6 +219,20 @@ def test_the_subject_is_ascii_under_100_characters_with_state_priority_count_and
     assert make_alert(status="resolved").subject.startswith("OK: P2 1 runner type recovered")
 
 
+ZURICH_TEAM = "Plateforme CI – Zürich"
+
+
+def test_a_page_for_a_team_with_a_non_ascii_name_has_a_subject_sns_takes() -> None:
+    alert = make_alert(
+        title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM}", team=ZURICH_TEAM, teams=[ZURICH_TEAM]
+    )
+    check_subject(alert.subject)
+    assert alert.subject.endswith("team Plateforme CI - Zurich")
+    long = make_alert(title=f"Jobs are queueing (jobs-queueing) team {ZURICH_TEAM * 6}", team=ZURICH_TEAM)
+    check_subject(long.subject)
+    assert long.subject.startswith("ALARM: P2: Jobs are queueing (jobs-queueing) team Plateforme CI - Zurich")
+
+
 def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> None:
     second = figures("linux.4xlarge", 3, 300, total_runners=level(10), busy_runners=level(10))
     alert = make_alert(make_alert().runner_types[0], second)
@@ -294,3 +315,19 @@ def test_the_monitor_page_says_the_collector_failed_not_that_runner_types_queue(
 def test_counts_agree_with_their_nouns() -> None:
     assert (plural(1, "runner type"), plural(3, "runner type")) == ("1 runner type", "3 runner types")
     assert (plural(1, "scale-up"), plural(12, "scale-up")) == ("1 scale-up", "12 scale-ups")
+
+
+def test_the_outbox_budget_keeps_a_page_and_its_chat_body_within_the_items_400_kb() -> None:
+    # 5,000 members whose names share nothing (generated ids): compressed they still fill three quarters of the
+    # item, and bodies rendered without the budget (a whole SNS message beside the chat body) would not fit.
+    rng = random.Random(18)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+    members = tuple("r" + "".join(rng.choice(alphabet) for _ in range(79)) for _ in range(5000))
+    alert = make_alert(*(figures(name, 3, 900) for name in members[:200]))
+    arn = "arn:aws:sns:us-east-1:123456789012:"
+    stack = Stack("prod", "state", arn + "alerts", "us-east-1", chat_topic_arn=arn + "chat")
+    record = GroupRecord("jobs-queueing", "all", GroupStatus.FIRING, T0, members, None, 1)
+    now = T0 + timedelta(minutes=3)
+    outbox = outbox_for(alert, record, stack, now)
+    assert group_item_size(replace(record, outbox=outbox), now) <= ITEM_LIMIT
+    assert outbox.chat_message and json.loads(outbox.message)["default"]  # both bodies kept, listing fewer

@@ -59,7 +59,7 @@ def test_a_rule_from_the_config_file_judges_the_same() -> None:
     config = parse_config(
         "version: 1\n"
         "runner_types: [{name: linux.2xlarge, queue: {name: q}}]\n"
-        "rules: [{name: r, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}]\n",
+        "rules: [{name: r, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, breach_when: any}]\n",
         source="qw.yaml",
     )
     [from_file] = config.resolved_rules

@@ -21,6 +21,7 @@ from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import WaitingJob
+from queuewatch.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
 from queuewatch.triage import Triage
 from queuewatch.wording import plural
 
@@ -29,7 +30,6 @@ ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
 # What SQS subscribers of the alert topic get: the JSON alert, or the CloudWatch alarm notification the https
 # body is, for pipelines built on CloudWatch alarms (they read their queue with raw message delivery).
 QueueBody = Literal["alert", "cloudwatch-alarm"]
-SUBJECT_LIMIT = 100  # SNS takes a subject "less than 100 characters long"
 # Up to this many runner types, the silence names each; past it, the rule and group (or every runner type
 # of the rule), so that the command stays one line whatever the size of the incident.
 SILENCE_LISTED = 10
@@ -137,14 +137,14 @@ class Alert(FrozenModel):
         title, which names the alert, is cut (between words) only as a last resort.
         """
         heads = self._subject_heads()
+        title = ascii_text(self.title)  # measured as SNS will get it: "Zürich" is "Zurich", "…" is "..."
         for head in heads:
-            subject = f"{head}: {self.title}"
+            subject = f"{head}: {title}"
             if len(subject) < SUBJECT_LIMIT:
-                return subject
-        # SNS takes ASCII only: dots, not an ellipsis character.
+                return sns_subject(subject)
         room = SUBJECT_LIMIT - 1 - len(f"{heads[-1]}: ...")
-        words = self.title[: room + 1].rsplit(" ", 1)[0] if " " in self.title[: room + 1] else self.title[:room]
-        return f"{heads[-1]}: {words[:room].rstrip(' ,;:(')}..."
+        words = title[: room + 1].rsplit(" ", 1)[0] if " " in title[: room + 1] else title[:room]
+        return sns_subject(f"{heads[-1]}: {words[:room].rstrip(' ,;:(')}...")
 
     def _subject_heads(self) -> list[str]:
         """From the most to the least said: every head the subject may start with."""

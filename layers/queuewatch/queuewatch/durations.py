@@ -19,18 +19,26 @@ _EXPECTED = "expected a duration such as 90s, 5m or 1h30m"
 
 
 def parse_duration(value: object) -> int:
-    """Seconds in a duration; a bare number is seconds. Raises ValueError naming the input."""
+    """Seconds in a duration written with its units. Raises ValueError naming the input.
+
+    A bare number is refused: `90` reads as 90 seconds to one person and 90 minutes to the next, and the
+    wrong reading pages sixty times late (or early). Zero alone is accepted: it is zero in every unit.
+    """
     seconds: int | None = None
     if isinstance(value, bool):
         raise ValueError(f"found {value!r}, {_EXPECTED}")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"found {value}, expected a duration of zero or more")
-        seconds = value
+        if value:
+            raise ValueError(unitless(str(value)))
+        seconds = 0
     elif isinstance(value, str):
         text = value.strip().lower()
-        if text.isascii() and text.isdigit() and len(text) <= 12:
-            seconds = int(text)
+        if text.isascii() and text.isdigit():
+            if text.strip("0"):
+                raise ValueError(unitless(text))
+            seconds = 0
         else:
             parts = _PART.findall(text)
             if parts and "".join(n + u for n, u in parts) == text:
@@ -40,6 +48,12 @@ def parse_duration(value: object) -> int:
     if seconds > LONGEST:
         raise ValueError(f"found {value!r}, expected at most 366d: no span queuewatch uses is longer than a year")
     return seconds
+
+
+def unitless(number: str) -> str:
+    """The refusal of a duration written without its unit, starting with what was written."""
+    shown = number if len(number) <= 12 else f"{number[:12]}..."
+    return f"{shown}: add a unit, such as {shown}s or {shown}m"
 
 
 def format_duration(seconds: float) -> str:

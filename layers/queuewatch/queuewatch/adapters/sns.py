@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from queuewatch.alert import sns_attribute
+from queuewatch.subjects import sns_subject
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -23,7 +24,7 @@ def publish(
     """Returns SNS's message id; raises on any failure, so the caller keeps the page for the next tick."""
     kwargs: dict[str, Any] = {
         "TopicArn": topic_arn,
-        "Subject": subject,
+        "Subject": sns_subject(subject),  # whatever was stored: SNS refuses a subject it cannot take
         "Message": message,
         "MessageAttributes": {
             name: {"DataType": data_type, "StringValue": text}

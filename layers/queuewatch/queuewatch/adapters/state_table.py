@@ -16,7 +16,8 @@ a conflict. Another evaluation's item never matches: that stays a WriteConflict.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -138,7 +139,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             group=item["group"],
             status=GroupStatus(status) if status else None,
             started_at=_dt(item.get("started_at")),
-            members=tuple(item.get("members", [])),
+            members=_members(item),
             last_notified_at=_dt(item.get("last_notified_at")),
             sequence=int(item.get("sequence", 0)),
             version=int(item["version"]),
@@ -328,7 +329,9 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
         "group": group.group,
         "status": group.status.value if group.status else None,
         "started_at": _iso_or_none(group.started_at),
-        "members": list(group.members) or None,
+        # Compressed: 5,000 names of up to 128 characters are 660 KB as a list, past the item's 400 KB on their
+        # own; as written by the upstream module they share most of their text and shrink some tenfold.
+        "members_z": zlib.compress("\n".join(group.members).encode(), 9) if group.members else None,
         "last_notified_at": _iso_or_none(group.last_notified_at),
         "sequence": group.sequence,
         "version": expected_version + 1,
@@ -338,6 +341,15 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
         # A group that is over lingers only until its resolve page is out and the TTL passes.
         "expires_at": _ttl(now) if group.status is None else None,
     }
+
+
+def _members(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """The group's members: compressed (members_z), or as a list in items written before it was."""
+    packed = item.get("members_z")
+    if packed is None:
+        return tuple(item.get("members", []))
+    raw = packed.value if hasattr(packed, "value") else packed
+    return tuple(zlib.decompress(bytes(raw)).decode().split("\n"))
 
 
 def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from queuewatch.config.coverage import near_miss
 from queuewatch.config.names import RUNNER_TYPE
 from queuewatch.config.schema import Config
 from queuewatch.rules import HEALTH_RULE
@@ -33,7 +34,17 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
     defaults = data.get("defaults")
     default_rule = defaults.get("rule") if isinstance(defaults, Mapping) else None
     inherited = default_rule.get("thresholds") if isinstance(default_rule, Mapping) else None
+    default_team = default_rule.get("team") if isinstance(default_rule, Mapping) else None
     for index, entry in entries("rules"):
+        if entry.get("team") is None and default_team is None:
+            # An error, not a team made up: a page routed to a team nobody subscribed to is never seen.
+            problems.append(
+                (
+                    ("rules", index, "name"),
+                    f"rule {entry.get('name')!r} has no team: queuewatch has no built-in one, and a page routed to "
+                    "no team reaches nobody; expected team: in this rule, or defaults.rule.team for every rule",
+                )
+            )
         if entry.get("name") == HEALTH_RULE:
             problems.append((("rules", index, "name"), f"{HEALTH_RULE!r} is reserved for queuewatch's own health page"))
         thresholds = entry.get("thresholds", inherited)
@@ -92,8 +103,9 @@ def rule_coverage_problems(config: Config) -> list[tuple[Location, str]]:
                     ("rules", index, "match"),
                     f"rule {rule.name!r} can never apply: match {list(rule.match)}"
                     + (f" minus exclude {list(rule.exclude)}" if rule.exclude else "")
-                    + " selects none of runner_types, and there is no discovery entry to find more; "
-                    "expected a name or glob of a configured runner type",
+                    + " selects none of runner_types, and there is no discovery entry to find more"
+                    + "".join(near_miss(p, names) for p in rule.match)
+                    + "; expected a name or glob of a configured runner type",
                 )
             )
     candidates = list(names)

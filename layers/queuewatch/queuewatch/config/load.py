@@ -14,8 +14,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from queuewatch.config.coverage import coverage_findings
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.lint import cross_checks, rule_coverage_problems
+from queuewatch.config.messages import translator
 from queuewatch.config.schema import (
     Config,
     Defaults,
@@ -56,7 +58,28 @@ class ConfigError(QueuewatchError):
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class CheckedConfig:
+    """A config that loaded, and what check-config says of it that might be meant (warnings never fail)."""
+
+    config: Config
+    warnings: list[ConfigProblem]
+    source: str
+
+    def render_warnings(self) -> list[str]:
+        return [
+            f"{self.source}:{w.line}: {w.key_path}: warning: {w.message}"
+            if w.line
+            else f"{self.source}: warning: {w.message}"
+            for w in self.warnings
+        ]
+
+
 def load_config(path: str | Path) -> Config:
+    return check_config_file(path).config
+
+
+def check_config_file(path: str | Path) -> CheckedConfig:
     path = Path(path)
     source = str(path)
     try:
@@ -66,6 +89,13 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(source, [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
     if len(raw) > MAX_BYTES:
         raise ConfigError(source, [ConfigProblem("", size_message(path.stat().st_size))])
+    return check_config_bytes(raw, source)
+
+
+def check_config_bytes(raw: bytes, source: str) -> CheckedConfig:
+    """The config in these bytes, checked: what a build then ships is these very bytes, not the file again."""
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(source, [ConfigProblem("", size_message(len(raw)))])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -76,7 +106,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(
             source, [ConfigProblem("", f"found byte(s) {found} at column {column}, expected UTF-8 text", line)]
         ) from error
-    return parse_config(text, source=source)
+    return parse_checked(text, source=source)
 
 
 # libyaml's loader when PyYAML has it (its wheels do): the same safe loading, ~10x faster on a large fleet.
@@ -84,6 +114,10 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:
+    return parse_checked(text, source).config
+
+
+def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
     too_big = text_problem(text)
     if too_big:
         raise ConfigError(source, [ConfigProblem("", too_big[0], too_big[1])])
@@ -129,13 +163,26 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(source, [_problem(e, lines) for e in error.errors()] + across) from error
+    if across:  # the checks below read the rules resolved, which these problems leave incomplete
+        raise ConfigError(source, across)
     across += [
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
         for loc, message in rule_coverage_problems(config)
     ]
+    findings = coverage_findings(config)
+    across += [
+        ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
+        for f in findings
+        if f.severity == "error"
+    ]
     if across:
         raise ConfigError(source, across)
-    return config
+    warnings = [
+        ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
+        for f in findings
+        if f.severity == "warning"
+    ]
+    return CheckedConfig(config, warnings, source)
 
 
 def _line_of(loc: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int]) -> int | None:
@@ -170,20 +217,24 @@ def _render_path(path: tuple[str | int, ...]) -> str:
     return out
 
 
+_MODELS = (
+    Config,
+    Defaults,
+    RunnerTypeSpec,
+    DiscoverySpec,
+    QueueRef,
+    MetricQuery,
+    RuleSpec,
+    Thresholds,
+    MonitorSettings,
+    TriageSettings,
+)
+_translate = translator(_MODELS)
+
+
 def _known_keys() -> set[str]:
     keys: set[str] = set()
-    for model in (
-        Config,
-        Defaults,
-        RunnerTypeSpec,
-        DiscoverySpec,
-        QueueRef,
-        MetricQuery,
-        RuleSpec,
-        Thresholds,
-        MonitorSettings,
-        TriageSettings,
-    ):
+    for model in _MODELS:
         for name, field in model.model_fields.items():
             keys.add(field.alias or name)
     return keys | {s.value for s in SignalName}
@@ -216,7 +267,10 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
         return ConfigProblem(
             _render_path(loc), f"unknown signal {found!r}; {hint}expected one of {', '.join(names)}", line
         )
+    translated = _translate(error, str(loc[-1]) if loc else "")
+    if translated:
+        return ConfigProblem(_render_path(loc), translated, line)
     message = str(error["msg"]).removeprefix("Value error, ")
-    if "found" not in message:
+    if "found" not in message and not message.startswith(f"{str(error.get('input')).strip()[:12]}"):
         message = f"found {error.get('input')!r}: {message}"
     return ConfigProblem(_render_path(loc), message, line)

@@ -270,13 +270,15 @@ class Defaults(FrozenModel):
     triage: TriageSettings = TriageSettings()
 
 
+# No built-in team: a page routed to a team queuewatch made up is a page nobody gets. Every rule's team is
+# the config's (its own or defaults.rule's); lint.cross_checks names a rule with none.
+RuleOrigin = Literal["rule", "defaults.rule", "built-in", "unset"]
 BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
     "breach_when": "all",
     "for_": 0,
     "keep_firing_for": 300,
     "repeat_interval": 14400,
     "priority": Priority.P2,
-    "team": "ci-infra",
     "group_by": "all",
 }
 
@@ -300,6 +302,18 @@ class Config(FrozenModel):
     def resolved_rules(self) -> tuple[Rule, ...]:
         return tuple(self._resolve(spec) for spec in self.rules)
 
+    def rule_origins(self, spec: RuleSpec) -> dict[str, RuleOrigin]:
+        """Where each of the rule's settings comes from: itself, defaults.rule, the built-in default, or unset."""
+        origins: dict[str, RuleOrigin] = {}
+        for field in RuleSettings.model_fields:
+            if getattr(spec, field) is not None:
+                origins[field] = "rule"
+            elif getattr(self.defaults.rule, field) is not None:
+                origins[field] = "defaults.rule"
+            else:
+                origins[field] = "built-in" if field in BUILTIN_RULE_DEFAULTS else "unset"
+        return origins
+
     def _resolve(self, spec: RuleSpec) -> Rule:
         base = self.defaults.rule
 
@@ -311,6 +325,8 @@ class Config(FrozenModel):
             return inherited if inherited is not None else BUILTIN_RULE_DEFAULTS.get(field)
 
         thresholds = spec.thresholds or base.thresholds or Thresholds()
+        if pick("team") is None:
+            raise ValueError(f"rule {spec.name!r} has no team; expected team: in the rule or in defaults.rule")
         return Rule(
             name=spec.name,
             match=tuple(spec.match),

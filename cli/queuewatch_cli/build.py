@@ -1,0 +1,153 @@
+"""What `make build` deploys: exactly the config check-config passed, and the dashboard's lines drawn from it.
+
+`stage-config` reads the user's file once, checks those bytes, and writes the same bytes to the one place
+the template's ConfigLayer ships from, under the one name the functions read (/opt/queuewatch.yaml): there
+is no parameter left that could point the functions at a file nobody checked. `stage-dashboard` writes the
+deployed config's thresholds into the built template's dashboard, so that its lines cannot drift from the
+rules that page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, check_config_bytes, load_config
+from queuewatch.config.schema import Config
+from queuewatch.durations import format_duration
+
+DEPLOYED_NAME = "queuewatch.yaml"
+"""The staged config's name: the layer mounts it at /opt/queuewatch.yaml, QUEUEWATCH_CONFIG in template.yaml."""
+THRESHOLD_GRAPHS = {"queuetime": 0, "jobqueuetime": 0, "queuesize": 1}
+"""The dashboard's graphs that draw thresholds, by their expression's id: 0 queue time lines, 1 queue size lines."""
+MAX_LINES = 10  # a graph with more horizontal lines than this says nothing
+
+
+def config_file(given: Path) -> Path:
+    """A config file, or a folder of the user's holding queuewatch.yaml."""
+    return given / DEPLOYED_NAME if given.is_dir() else given
+
+
+def stage_config(given: Path, into: Path) -> CheckedConfig:
+    """Check the config and write its very bytes to `into`/queuewatch.yaml; on any problem nothing is staged."""
+    staged = into / DEPLOYED_NAME
+    staged.unlink(missing_ok=True)  # a failed check leaves nothing a build could ship
+    path = config_file(given)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
+    checked = check_config_bytes(raw, str(path))
+    into.mkdir(parents=True, exist_ok=True)
+    for stale in into.iterdir():  # the layer holds the deployed config alone
+        if stale.is_file():
+            stale.unlink()
+    staged.write_bytes(raw)
+    return checked
+
+
+def threshold_lines(config: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each rule's queue time and queue size thresholds, as the dashboard's horizontal annotations."""
+    time_lines: list[dict[str, Any]] = []
+    size_lines: list[dict[str, Any]] = []
+    for rule in config.resolved_rules[:MAX_LINES]:
+        if rule.queue_time_threshold is not None:
+            label = (
+                f"rule {rule.name} ({rule.priority.value}): queue time > {format_duration(rule.queue_time_threshold)}"
+            )
+            time_lines.append({"label": label, "value": rule.queue_time_threshold})
+        if rule.queue_size_threshold is not None:
+            label = f"rule {rule.name} ({rule.priority.value}): queue size > {rule.queue_size_threshold}"
+            size_lines.append({"label": label, "value": rule.queue_size_threshold})
+    return time_lines, size_lines
+
+
+class _TemplateLoader(yaml.SafeLoader):
+    """A template in short form (!Sub) or long form (Fn::Sub), read as the long form."""
+
+
+def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    value: Any
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        assert isinstance(node, yaml.MappingNode)
+        value = loader.construct_mapping(node, deep=True)
+    if suffix == "Ref":
+        return {"Ref": value}
+    if suffix == "GetAtt" and isinstance(value, str):
+        value = value.split(".", 1)
+    return {f"Fn::{suffix}": value}
+
+
+_TemplateLoader.add_multi_constructor("!", _long_form)
+
+
+def draw_thresholds(template: dict[str, Any], config: Config) -> None:
+    """Set the threshold lines of the template's dashboard to the config's rules.
+
+    The body is a Fn::Sub whose placeholders all sit inside JSON strings, so it reads as JSON as it stands;
+    each graph of THRESHOLD_GRAPHS gets its lines, and a graph missing is an error, not a dashboard without.
+    """
+    properties = template["Resources"]["QueuewatchDashboard"]["Properties"]
+    body = json.loads(properties["DashboardBody"]["Fn::Sub"])
+    lines = threshold_lines(config)
+    drawn = set()
+    for widget in body["widgets"]:
+        metrics = widget["properties"].get("metrics") or [[{}]]
+        graph = metrics[0][0].get("id") if isinstance(metrics[0][0], dict) else None
+        if graph in THRESHOLD_GRAPHS:
+            widget["properties"]["annotations"] = {"horizontal": lines[THRESHOLD_GRAPHS[graph]]}
+            drawn.add(graph)
+    if drawn != set(THRESHOLD_GRAPHS):
+        raise ValueError(f"the dashboard has no graph {', '.join(sorted(set(THRESHOLD_GRAPHS) - drawn))} to draw on")
+    properties["DashboardBody"]["Fn::Sub"] = json.dumps(body, indent=1)
+
+
+def stage_dashboard(template_path: Path, config: Config) -> None:
+    """Draw the config's thresholds on the built template's dashboard."""
+    template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
+    draw_thresholds(template, config)
+    template_path.write_text(yaml.safe_dump(template, sort_keys=False, width=10_000), encoding="utf-8")
+
+
+def add_parsers(commands: Any) -> None:
+    stage = commands.add_parser(
+        "stage-config",
+        help="check a config and stage exactly those bytes for the build's ConfigLayer (make build CONFIG=...)",
+    )
+    stage.add_argument(
+        "config", type=Path, metavar="FILE_OR_FOLDER", help=f"a config file, or a folder with {DEPLOYED_NAME}"
+    )
+    stage.add_argument("--into", type=Path, required=True, metavar="DIR", help="the ConfigLayer's ContentUri")
+    dashboard = commands.add_parser(
+        "stage-dashboard", help="draw the staged config's thresholds on the built template's dashboard"
+    )
+    dashboard.add_argument("template", type=Path, metavar="BUILT_TEMPLATE")
+    dashboard.add_argument("--config", type=Path, required=True, metavar="STAGED_FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.command == "stage-config":
+            checked = stage_config(args.config, args.into)
+            for warning in checked.render_warnings():
+                print(warning, file=sys.stderr)
+            print(f"{checked.source}: OK: staged as {args.into / DEPLOYED_NAME}")
+            return 0
+        stage_dashboard(args.template, load_config(args.config))
+        print(f"{args.template}: the dashboard draws the thresholds of {args.config}")
+        return 0
+    except ConfigError as error:
+        print(f"{error}\nnothing was staged: the build stops here", file=sys.stderr)
+        return 1
+    except (OSError, ValueError, KeyError) as error:
+        print(f"{args.template if args.command == 'stage-dashboard' else args.config}: {error}", file=sys.stderr)
+        return 1

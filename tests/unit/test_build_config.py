@@ -1,0 +1,129 @@
+"""Your config in your repository: `make build CONFIG=...` deploys exactly the bytes check-config passed, under
+the one name the functions read, and the dashboard draws that config's thresholds. Checked without a build:
+the Makefile's recipe (make -n), the template's wiring, and the staging and drawing themselves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support import load_template
+
+from queuewatch.config.load import load_config
+from queuewatch_cli.build import DEPLOYED_NAME, THRESHOLD_GRAPHS, draw_thresholds, stage_dashboard
+from queuewatch_cli.main import main
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FLEET = """\
+version: 1
+defaults: {rule: {team: plateforme-ci}}
+discovery:
+  - {queue_name_pattern: "acme-ci-{runner_type}-queued-builds", region: eu-west-1}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m, queue_size: 2}}
+  - {name: gpu-queueing, match: ["*-gpu"], thresholds: {queue_time: 30m}, priority: P1}
+"""
+
+
+def build_recipe(config: str) -> list[str]:
+    if shutil.which("make") is None:
+        pytest.fail("make is needed to read the build's recipe")
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "build", f"CONFIG={config}", "VENV=.venv", "VENV_SAM=.venv"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [line for line in out.splitlines() if not line.startswith("#")]
+
+
+def test_the_build_stages_the_given_config_before_sam_build_and_draws_its_dashboard_after() -> None:
+    recipe = build_recipe("../fleet/prod.yaml")
+    stage = next(i for i, line in enumerate(recipe) if " stage-config " in line)
+    build = next(i for i, line in enumerate(recipe) if line.endswith("sam build"))
+    draw = next(i for i, line in enumerate(recipe) if " stage-dashboard " in line)
+    assert stage < build < draw
+    assert recipe[stage].endswith("stage-config ../fleet/prod.yaml --into .aws-sam/config")
+    assert recipe[draw].endswith(
+        "stage-dashboard .aws-sam/build/template.yaml --config .aws-sam/config/queuewatch.yaml"
+    )
+
+
+def test_the_functions_read_only_the_staged_file_and_no_parameter_names_another() -> None:
+    template = load_template()
+    layer = template["Resources"]["ConfigLayer"]["Properties"]
+    assert layer["ContentUri"].rstrip("/") == ".aws-sam/config"  # where stage-config writes (the Makefile)
+    assert template["Globals"]["Function"]["Environment"]["Variables"]["QUEUEWATCH_CONFIG"] == f"/opt/{DEPLOYED_NAME}"
+    assert not [name for name in template["Parameters"] if "Config" in name or "Threshold" in name]
+    for name, function in template["Resources"].items():
+        if function["Type"] == "AWS::Serverless::Function":
+            variables = function["Properties"].get("Environment", {}).get("Variables", {})
+            assert "QUEUEWATCH_CONFIG" not in variables, name
+
+
+def test_staging_writes_the_checked_bytes_under_the_deployed_name_and_nothing_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = tmp_path / "their-repo" / "ops"
+    theirs.mkdir(parents=True)
+    (theirs / "queuewatch.yaml").write_text(FLEET + "# the team's own comment\n", encoding="utf-8")
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    (staged / "old.yaml").write_text("stale")
+    assert main(["stage-config", str(theirs), "--into", str(staged)]) == 0  # a folder of theirs
+    assert [p.name for p in staged.iterdir()] == [DEPLOYED_NAME]
+    assert (staged / DEPLOYED_NAME).read_bytes() == (theirs / "queuewatch.yaml").read_bytes()
+
+
+def test_a_config_that_fails_check_config_stages_nothing_and_fails_the_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    staged = tmp_path / "staged"
+    good = tmp_path / "good.yaml"
+    good.write_text(FLEET, encoding="utf-8")
+    assert main(["stage-config", str(good), "--into", str(staged)]) == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(FLEET.replace("queue_time: 5m", "queue_time: 90"), encoding="utf-8")
+    assert main(["stage-config", str(bad), "--into", str(staged)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:6: rules[0].thresholds.queue_time: 90: add a unit" in err and "nothing was staged" in err
+    assert not (staged / DEPLOYED_NAME).exists()  # not even the good config from before
+
+
+def lines_of(template: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:
+    body = json.loads(template["Resources"]["QueuewatchDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"])
+    out = {}
+    for widget in body["widgets"]:
+        metrics = widget["properties"].get("metrics") or [[{}]]
+        graph = metrics[0][0].get("id") if isinstance(metrics[0][0], dict) else None
+        if graph in THRESHOLD_GRAPHS:
+            out[graph] = [(a["label"], a["value"]) for a in widget["properties"]["annotations"]["horizontal"]]
+    return out
+
+
+def test_the_dashboard_draws_each_rule_of_the_deployed_config(tmp_path: Path) -> None:
+    config_path = tmp_path / "fleet.yaml"
+    config_path.write_text(FLEET, encoding="utf-8")
+    built = tmp_path / "template.yaml"
+    # As sam build writes it: long form (Fn::Sub), the source's values otherwise.
+    built.write_text(yaml.safe_dump(load_template(), sort_keys=False), encoding="utf-8")
+    stage_dashboard(built, load_config(config_path))
+    drawn = lines_of(yaml.safe_load(built.read_text(encoding="utf-8")))
+    time_lines = [("rule jobs-queueing (P2): queue time > 5m", 300), ("rule gpu-queueing (P1): queue time > 30m", 1800)]
+    assert drawn == {
+        "queuetime": time_lines,
+        "jobqueuetime": time_lines,
+        "queuesize": [("rule jobs-queueing (P2): queue size > 2", 2)],
+    }
+
+
+def test_a_dashboard_without_a_graph_to_draw_on_is_an_error_not_a_silent_dashboard() -> None:
+    template = load_template()
+    body = json.loads(template["Resources"]["QueuewatchDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"])
+    body["widgets"] = [w for w in body["widgets"] if "Queue size" not in w["properties"].get("title", "")]
+    template["Resources"]["QueuewatchDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"] = json.dumps(body)
+    with pytest.raises(ValueError, match="no graph queuesize"):
+        draw_thresholds(template, load_config(REPO_ROOT / "config" / "queuewatch.yaml"))

@@ -1,0 +1,73 @@
+"""No invisible defaults: `check-config --explain` says where every setting comes from, and no rule pages a team
+queuewatch made up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from queuewatch.config.load import ConfigError, parse_config
+from queuewatch_cli.main import main
+
+CONFIG = """\
+version: 1
+defaults:
+  rule:
+    team: ci-infra
+    keep_firing_for: 10m
+runner_types:
+  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: linux.g5.4xlarge.nvidia.gpu, queue: {name: gh-ci-linux-g5-4xlarge-nvidia-gpu-queued-builds}, team: gpu-infra}
+discovery:
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", match: ["windows.*"]}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+  - {name: gpu-queueing, match: ["*.nvidia.gpu"], thresholds: {queue_time: 30m}, priority: P1, team: gpu-infra}
+"""
+
+
+def explained(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> list[str]:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(text)
+    assert main(["check-config", "--explain", str(path)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_every_setting_says_whether_it_came_from_the_rule_defaults_rule_or_the_built_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = explained(tmp_path, capsys, CONFIG)
+    first = out[out.index("rule jobs-queueing: match ['*']") :]
+    assert "  thresholds       queue size > 0 and queue time > 1m" in first
+    assert "  keep_firing_for  10m  (from defaults.rule)" in first
+    assert "  team             ci-infra  (from defaults.rule)" in first
+    assert "  for              0s  (built-in default)" in first
+    assert "  repeat_interval  4h  (built-in default)" in first
+    assert "  priority         P2" in first  # the rule's own: no mark
+    gpu = out[out.index("rule gpu-queueing: match ['*.nvidia.gpu']") :]
+    assert "  team             gpu-infra" in gpu
+    assert "  breach_when      all  (built-in default)" in gpu
+    assert "  selects 1 named runner type: linux.g5.4xlarge.nvidia.gpu" in gpu
+    assert (
+        "  selects 2 named runner types: linux.2xlarge, linux.g5.4xlarge.nvidia.gpu (team gpu-infra)" in first
+    )  # a runner type's own team, where it routes elsewhere than the rule's
+    assert any(
+        "when discovered, the runner types of gh-ci-{runner_type}-queued-builds in us-east-1 (match ['windows.*'])"
+        in line
+        for line in first
+    )
+    assert "  team             ci-infra  (rule jobs-queueing's: monitor.team is not set)" in out
+
+
+def test_a_rule_with_no_team_from_anywhere_is_an_error_naming_it_and_the_fix() -> None:
+    text = CONFIG.replace("    team: ci-infra\n", "")
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="fleet.yaml")
+    [problem] = caught.value.problems
+    assert (problem.line, problem.key_path) == (
+        11,
+        "rules[0].name",
+    )  # the line of the rule, in the file without the team
+    assert problem.message.startswith("rule 'jobs-queueing' has no team: queuewatch has no built-in one")
+    assert "expected team: in this rule, or defaults.rule.team for every rule" in problem.message
