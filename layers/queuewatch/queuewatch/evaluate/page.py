@@ -132,6 +132,7 @@ def _figures(
         runner_type=runner_type,
         region=found.region if found else stack.region,
         queue=found.queue_name if found else "",
+        account=found.account_id if found else None,
         team=context.team(rule, runner_type),
         status="resolved" if resolved or instance is None else "firing",
         since=instance.since if instance else None,
@@ -177,6 +178,6 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         ]
         head = "queuewatch can see again" if resolved else "queuewatch cannot see"
         return f"{head}: " + " | ".join(parts[:5]) + more
-    lines = [f"{f.runner_type}: {f.queue_text()}" for f in figures[:5]]
+    lines = [f"{f.runner_type} ({f.place}): {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
