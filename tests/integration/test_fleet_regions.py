@@ -263,10 +263,10 @@ def test_a_silence_hides_one_regions_copy_as_the_page_names_it(aws: None) -> Non
 
 
 def test_a_queue_discovery_finds_and_cannot_watch_is_degraded_on_the_monitor_page_and_in_status(aws: None) -> None:
-    create_fleet(("us-east-1",))
-    sqs = boto3.client("sqs", region_name="us-east-1")
+    create_fleet()
+    sqs = boto3.client("sqs", region_name="eu-west-1")
     sqs.create_queue(QueueName="multi-runner-collector-queued-builds")  # its key is queuewatch's own name
-    cfg = config(ONE_REGION)
+    cfg = config()
     snap = tick(cfg)
     unwatched = [q for d in snap.discovery for q in d.unwatched]
     assert [q.queue for q in unwatched] == ["multi-runner-collector-queued-builds"]
@@ -276,11 +276,19 @@ def test_a_queue_discovery_finds_and_cannot_watch_is_degraded_on_the_monitor_pag
     inbox = Inbox(stack.sns)
     stack.evaluate(snap, cfg)
     [monitor] = inbox.drain()
-    name = f"{UNWATCHED}:us-east-1:multi-runner-collector-queued-builds"
-    assert monitor["rule"] == HEALTH_RULE and name in rows(monitor)
+    name = f"{UNWATCHED}:eu-west-1:multi-runner-collector-queued-builds"
+    assert monitor["rule"] == HEALTH_RULE
+    assert rows(monitor)[name] == ("eu-west-1", "multi-runner-collector-queued-builds", None)
     assert "reserves" in monitor["summary"]
     status = show_status(stack.dynamodb, stack.stack.table, T0, as_json=False)
     assert f"  {name}: firing since" in status
+
+    # Renamed away (or deleted), the queue is no longer skipped: the monitor page resolves.
+    sqs.delete_queue(QueueUrl=sqs.get_queue_url(QueueName="multi-runner-collector-queued-builds")["QueueUrl"])
+    later = T0 + timedelta(minutes=1)
+    stack.evaluate(tick(cfg, later), cfg)
+    [resolved] = inbox.drain()
+    assert (resolved["rule"], resolved["page"], list(rows(resolved))) == (HEALTH_RULE, "resolved", [name])
 
 
 def test_a_failed_listing_in_the_first_region_never_renames_the_second_regions_copies(aws: None) -> None:

@@ -278,6 +278,15 @@ def _step_discovery(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
     return seen
 
 
+def health_place(name: str) -> tuple[str, str] | None:
+    """The region and queue a listing's health instance stands for (`discovery:<region>`: no queue)."""
+    kind, _, rest = name.partition(":")
+    if kind == UNWATCHED:
+        region, _, queue = rest.partition(":")
+        return region, queue
+    return (rest, "") if kind == DISCOVERY else None
+
+
 def _decide_groups(result: Plan) -> None:
     context = result.context
     firing: dict[tuple[str, str], set[str]] = defaultdict(set)
