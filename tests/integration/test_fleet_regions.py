@@ -27,6 +27,7 @@ from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_queue_ages
 from queuewatch_cli.status import show_status
 
@@ -362,3 +363,11 @@ def test_two_discovery_entries_finding_one_queue_watch_it_once_and_say_so(aws: N
     first, second = snap.discovery
     assert (first.found, first.skipped, second.found, second.skipped) == (len(KEYS), 0, 0, len(KEYS))
     assert all(q.shadowed and q.reason.startswith("watched as ") for q in second.skipped_queues)
+
+
+def test_the_silence_command_takes_one_copys_identity(aws: None) -> None:
+    stack = StackInMoto.create()
+    base = ["silence", "add", "--table", stack.stack.table, "--region", "us-east-1", "--for", "2h"]
+    assert main([*base, "--match", "linux-x64@eu-west-1", "--match", "gpu@*", "--comment", "eu maintenance"]) == 0
+    [silence] = load_state(stack.dynamodb, stack.stack.table).silences
+    assert silence.matchers == ("linux-x64@eu-west-1", "gpu@*")
