@@ -371,3 +371,16 @@ def test_the_silence_command_takes_one_copys_identity(aws: None) -> None:
     assert main([*base, "--match", "linux-x64@eu-west-1", "--match", "gpu@*", "--comment", "eu maintenance"]) == 0
     [silence] = load_state(stack.dynamodb, stack.stack.table).silences
     assert silence.matchers == ("linux-x64@eu-west-1", "gpu@*")
+
+
+def test_a_queue_whose_key_is_reserved_is_watched_once_named_and_then_only_shadowed(aws: None) -> None:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    sqs.create_queue(QueueName="multi-runner-collector-queued-builds")
+    text = DISCOVERY_ALONE.replace(
+        "discovery:",
+        "runner_types:\n  - {name: collector-pool, queue: {name: multi-runner-collector-queued-builds}}\ndiscovery:",
+    )
+    snap = tick(config(text))
+    assert [rt.name for rt in snap.runner_types] == ["collector-pool"]
+    [queue] = snap.discovery[0].skipped_queues
+    assert queue.shadowed and queue.reason == "watched as collector-pool, found first"

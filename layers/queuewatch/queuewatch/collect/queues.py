@@ -163,6 +163,9 @@ def _place(
     key: str, queue: str, region: str, account: str, default_account: str, claims: _Claims, failed: list[DiscoverySpec]
 ) -> str | SkippedQueue:
     """The identity a discovered queue is watched under, recorded in `claims`; or why it is not watched."""
+    owner = claims.owners.get((account, region, queue))
+    if owner is not None:  # first: a queue whose key cannot be a name is watched once named under runner_types:
+        return SkippedQueue(queue=queue, reason=f"watched as {owner}, found first", shadowed=True)
     if key in RESERVED_RUNNER_TYPES:
         return SkippedQueue(
             queue=queue,
@@ -175,9 +178,6 @@ def _place(
             reason=f"its runner type would be {key!r}, not a runner type name (a letter or digit first); "
             "name the queue under runner_types:",
         )
-    owner = claims.owners.get((account, region, queue))
-    if owner is not None:
-        return SkippedQueue(queue=queue, reason=f"watched as {owner}, found first", shadowed=True)
     # A failed earlier listing could hold the key: its copy here is then a copy, as on a tick it answers.
     copy = key in claims.plain or any(spec.selects(key) for spec in failed)
     identity = qualified(key, region, None if account == default_account else account) if copy else key
