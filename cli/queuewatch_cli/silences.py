@@ -18,7 +18,7 @@ from queuewatch.config.load import ConfigError, load_config
 from queuewatch.config.names import RULE_NAME
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, NAME_CHARACTERS, glob_problem
+from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.silences import SilenceRecord
 
@@ -45,7 +45,7 @@ def silence_problems(args: argparse.Namespace) -> list[str]:
         )
     if matchers and args.all:
         problems.append(f"--all: given with --match {' '.join(matchers)}; expected one or the other")
-    alphabet = HEALTH_INSTANCE_CHARACTERS if args.rule == HEALTH_RULE else NAME_CHARACTERS
+    alphabet = HEALTH_INSTANCE_CHARACTERS if args.rule == HEALTH_RULE else IDENTITY_CHARACTERS
     problems += [f"--match: {problem}" for m in matchers if (problem := glob_problem(m, alphabet))]
     if args.rule is not None and not RULE_NAME.match(args.rule):
         problems.append(f"--rule: found {args.rule!r}, expected a rule name of lower-case letters, digits and '-'")

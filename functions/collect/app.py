@@ -40,5 +40,9 @@ def lambda_handler(event: ScheduleEvent, context: LambdaContext) -> dict[str, An
         jobs_table=settings.jobs_table,  # tracking on: the jobs GitHub holds queued, read in one paged Query
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
-    logger.info("collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded})
+    # Queues discovery found and does not watch under their own name (shadowed ones too): said every tick.
+    skipped = [f"{d.region}/{q.queue}: {q.reason}" for d in snapshot.discovery for q in d.skipped_queues]
+    logger.info(
+        "collected", extra={"runner_types": len(snapshot.runner_types), "degraded": degraded, "skipped": skipped}
+    )
     return encode_snapshot(snapshot)  # compressed once large; fails loudly if too large for the destination

@@ -126,3 +126,35 @@ def test_an_unreadable_jobs_table_degrades_what_the_jobs_decide(fleet: AwsClient
     for rt in snap.runner_types:
         assert rt.value(SignalName.QUEUE_SIZE) is None
         assert "jobs table: ResourceNotFoundException" in rt.degraded[SignalName.QUEUE_SIZE]
+
+
+def test_a_keys_tracked_jobs_belong_to_its_plain_identity_and_each_copy_is_judged_on_its_own_queue(
+    fleet: AwsClients,
+) -> None:
+    """Jobs are routed by labels to a key, never to a region: the key's plain identity (us-east-1 here) gets
+    their figures; its copy in eu-west-1 is judged on what its own queue holds."""
+    west = boto3.client("sqs", region_name="eu-west-1")
+    url = west.create_queue(QueueName=INCIDENT)["QueueUrl"]
+    for i in range(3):
+        west.send_message(QueueUrl=url, MessageBody=f'{{"id": {i}}}')
+    put_queue_ages(boto3.client("cloudwatch", region_name="eu-west-1"), {INCIDENT: 1200}, T0)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    put_queued_jobs(dynamodb, JOBS, "linux-2xlarge", minutes_before(30, 7), now=T0)
+    text = """
+version: 1
+defaults: {region: us-east-1}
+discovery:
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: us-east-1}
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: eu-west-1}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+"""
+    config = parse_config(text, source="t.yaml")
+    snap = collect(config, fleet, now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=JOBS)
+    found = {rt.name: rt for rt in snap.runner_types}
+    plain, copy = found["linux-2xlarge"], found["linux-2xlarge@eu-west-1"]
+    assert (plain.value(SignalName.QUEUE_SIZE), plain.value(SignalName.QUEUE_TIME)) == (7, 30 * 60)
+    assert len(plain.oldest_jobs) == 5
+    assert (copy.value(SignalName.QUEUE_SIZE), copy.value(SignalName.QUEUE_TIME)) == (3, 1200)
+    assert copy.oldest_jobs == [] and SignalName.SCALE_UP_REQUESTS not in copy.signals
+    assert snap.unmatched_jobs == []

@@ -240,10 +240,10 @@ def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> N
     lines = text.splitlines()
     assert lines[0] == "ALARM: Jobs are queueing (jobs-queueing)"
     header = next(i for i, line in enumerate(lines) if line.startswith("Runner type"))
-    assert lines[header].split() == ["Runner", "type", "Queued", "Oldest", "Busy/total", "Likely", "cause"]
-    assert lines[header + 2].split()[:4] == ["linux.2xlarge", "14", "1h54m", "40/40"]
+    assert lines[header].split() == ["Runner", "type", "Region", "Queued", "Oldest", "Busy/total", "Likely", "cause"]
+    assert lines[header + 2].split()[:5] == ["linux.2xlarge", "us-east-1", "14", "1h54m", "40/40"]
     assert "At the autoscaler's maximum" in lines[header + 2]
-    assert lines[header + 3].split()[:4] == ["linux.4xlarge", "3", "5m", "10/10"]
+    assert lines[header + 3].split()[:5] == ["linux.4xlarge", "us-east-1", "3", "5m", "10/10"]
     assert "  1. At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m" in lines
     assert "  2. Saturated: 40 of 40 runners busy (100%)" in lines
     common = lines.index("Not checked, for want of a signal:")

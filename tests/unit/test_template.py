@@ -24,11 +24,14 @@ UNSCOPABLE = frozenset(
 )
 ALARM_PREFIX = "${AWS::StackName}-queuewatch-"
 
+PER_ACCOUNT = "one queue ARN per WatchedAccountIds entry"  # test_other_accounts_queues_are_granted_one_by_one
+
 # Each role's statements: (condition the statement depends on, actions, resource, IAM condition).
 EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]]] = {
     "CollectRole": {
         (None, frozenset({"sqs:GetQueueAttributes"}),
          "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedQueueNamePattern}", None),
+        ("WatchesOtherAccounts", frozenset({"sqs:GetQueueAttributes"}), PER_ACCOUNT, None),
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
@@ -114,7 +117,9 @@ def role_statements(role: dict[str, Any]) -> set[tuple[str | None, frozenset[str
             assert statement["Effect"] == "Allow"
             iam_condition = json.dumps(statement["Condition"], sort_keys=True) if "Condition" in statement else None
             for resource in as_list(statement["Resource"]):
-                found.add((condition, frozenset(as_list(statement["Action"])), render(resource), iam_condition))
+                per_account = "Fn::If" in resource and resource["Fn::If"][0].startswith("WatchesAccount")
+                shown = PER_ACCOUNT if per_account else render(resource)
+                found.add((condition, frozenset(as_list(statement["Action"])), shown, iam_condition))
     return found
 
 
@@ -358,3 +363,79 @@ def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: 
     env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
     assert env["QUEUE_BODY"] == {"Ref": "QueueSubscriberBody"}
     assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"
+
+
+# --- the collector's grant on other accounts' queues, evaluated as CloudFormation would --------------------
+
+
+def evaluate(node: Any, parameters: dict[str, Any], conditions: dict[str, Any]) -> Any:
+    """The value of a template expression, for the intrinsic functions the collector's grant uses."""
+    if isinstance(node, list):
+        values = [evaluate(item, parameters, conditions) for item in node]
+        return [v for v in values if v is not NO_VALUE]
+    if not isinstance(node, dict):
+        return node
+    if len(node) != 1 or not next(iter(node)).startswith(("Fn::", "Ref", "Condition")):
+        return {key: evaluate(value, parameters, conditions) for key, value in node.items()}
+    [(function, argument)] = node.items()
+    if function == "Ref":
+        return NO_VALUE if argument == "AWS::NoValue" else parameters[argument]
+    if function == "Fn::If":
+        name, then, otherwise = argument
+        chosen = then if evaluate(conditions[name], parameters, conditions) else otherwise
+        return evaluate(chosen, parameters, conditions)
+    if function == "Condition":
+        return evaluate(conditions[argument], parameters, conditions)
+    args = [evaluate(a, parameters, conditions) for a in as_list(argument)]
+    if function == "Fn::Not":
+        return not args[0]
+    if function == "Fn::Equals":
+        return args[0] == args[1]
+    if function == "Fn::Join":
+        return args[0].join(args[1])
+    if function == "Fn::Split":
+        return args[1].split(args[0])
+    if function == "Fn::Select":
+        return args[1][int(args[0])]
+    if function == "Fn::Sub":
+        text, variables = (args[0], args[1]) if len(args) == 2 else (args[0], {})
+        known = {**parameters, **variables}
+        return re.sub(r"\$\{([^}]+)\}", lambda m: str(known[m[1]]), text)
+    raise AssertionError(f"not evaluated here: {function}")
+
+
+NO_VALUE = object()
+
+
+def other_accounts_grant(template: dict[str, Any], accounts: list[str]) -> list[str] | None:
+    """The queue ARNs the collector may read in other accounts, for a WatchedAccountIds value; None: no statement."""
+    parameters = {
+        "WatchedAccountIds": accounts,
+        "WatchedQueueNamePattern": "*-queued-builds*",
+        "AWS::Partition": "aws",
+        "AWS::AccountId": "123456789012",
+    }
+    conditions = template["Conditions"]
+    [policy] = template["Resources"]["CollectRole"]["Properties"]["Policies"]
+    for statement in policy["PolicyDocument"]["Statement"]:
+        if "Fn::If" in statement and statement["Fn::If"][0] == "WatchesOtherAccounts":
+            granted = evaluate(statement, parameters, conditions)
+            return None if granted is NO_VALUE else as_list(granted["Resource"])
+    raise AssertionError("no WatchesOtherAccounts statement")
+
+
+def test_other_accounts_queues_are_granted_one_by_one(template: dict[str, Any]) -> None:
+    # CloudFormation passes an empty CommaDelimitedList as [""]: the default grants nothing beyond this account.
+    assert other_accounts_grant(template, [""]) is None
+    assert other_accounts_grant(template, ["111122223333", "444455556666"]) == [
+        "arn:aws:sqs:*:111122223333:*-queued-builds*",
+        "arn:aws:sqs:*:444455556666:*-queued-builds*",
+    ]
+    ten = [f"{n:012d}" for n in range(1, 11)]
+    assert other_accounts_grant(template, ten) == [f"arn:aws:sqs:*:{a}:*-queued-builds*" for a in ten]
+    parameter = template["Parameters"]["WatchedAccountIds"]
+    assert parameter["Type"] == "CommaDelimitedList" and parameter["Default"] == ""
+    # CloudFormation matches a list's AllowedPattern against each entry: an account id, or nothing.
+    assert all(re.fullmatch(parameter["AllowedPattern"], a) for a in ["111122223333", ""])
+    assert not any(re.fullmatch(parameter["AllowedPattern"], a) for a in ["*", "1111-2222-3333", "11112222333"])
+    assert "at most 10" in parameter["Description"]

@@ -131,6 +131,7 @@ def plan_history(
                 dimensions=(("QueueName", target.queue_name),),
                 stat="Maximum",
                 period=period,
+                account_id=target.account_id if target.foreign else None,
             )
             entries.append((request, [DepthSlot(index, metric)]))
     widest = max((min(len(pairs), MAX_QUERIES_PER_CALL) for pairs in by_region.values()), default=1)

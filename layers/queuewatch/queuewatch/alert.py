@@ -39,8 +39,9 @@ class RunnerTypeFigures(FrozenModel):
     """One runner type in a page, with the numbers that put it there."""
 
     runner_type: str
-    region: str
+    region: str = Field(description="the region of the runner type's queue: every page row names it")
     queue: str
+    account: str | None = Field(default=None, description="the queue's AWS account, when not the stack's own")
     team: str
     status: Literal["firing", "resolved"]
     since: AwareDatetime | None = Field(description="when this runner type started firing")
@@ -58,6 +59,11 @@ class RunnerTypeFigures(FrozenModel):
     oldest_jobs: list[WaitingJob] = Field(
         default_factory=list, description="where jobs are tracked: the jobs waiting longest, with their links"
     )
+
+    @property
+    def place(self) -> str:
+        """Where the queue is, as a page row names it: 'eu-west-1', or 'eu-west-1, account 111122223333'."""
+        return f"{self.region}, account {self.account}" if self.account else self.region
 
     def queue_text(self) -> str:
         """'14 queued, oldest 1h54m', as every body words a runner type's queue; where jobs are tracked,

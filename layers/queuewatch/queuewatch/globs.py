@@ -12,12 +12,14 @@ import fnmatch
 import string
 
 NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "._-")
-HEALTH_INSTANCE_CHARACTERS = NAME_CHARACTERS | {":"}
+IDENTITY_CHARACTERS = NAME_CHARACTERS | {"@"}
+"""A pattern may also name one place's copy of a key watched in several: `linux-x64@eu-west-1`."""
+HEALTH_INSTANCE_CHARACTERS = IDENTITY_CHARACTERS | {":"}
 """queuewatch's own page also names a region's queue listing, `discovery:<region>`."""
 _REGEX_HINTS = frozenset("\\^$+()|{}")
 
 
-def glob_problem(pattern: str, alphabet: frozenset[str] = NAME_CHARACTERS) -> str | None:
+def glob_problem(pattern: str, alphabet: frozenset[str] = IDENTITY_CHARACTERS) -> str | None:
     """Why `pattern` can match no name spelt from `alphabet` (a runner type's), or None when some name can."""
     if not pattern:
         return "found an empty pattern, expected a runner type name or glob such as 'linux.*'"
@@ -58,5 +60,5 @@ def _bad_character(pattern: str, char: str) -> str:
     )
     return (
         f"found {pattern!r}, which can match no runner type: {char!r} is in no runner type name "
-        f"(letters, digits, '.', '_' and '-'){hint}"
+        f"(letters, digits, '.', '_' and '-', and '@' before a region){hint}"
     )

@@ -9,7 +9,7 @@ from typing import Literal
 
 from queuewatch.durations import format_duration
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.snapshot import QUALIFIER, RunnerTypeSnapshot, runner_type_key
 
 HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
@@ -51,8 +51,10 @@ class Rule:
     group_by: Literal["all", "team", "runner_type"]
 
     def applies_to(self, runner_type: str) -> bool:
-        return any(fnmatch.fnmatchcase(runner_type, p) for p in self.match) and not any(
-            fnmatch.fnmatchcase(runner_type, p) for p in self.exclude
+        """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects
+        `linux-x64@eu-west-1` too); one with '@' selects by the whole identity, one region's copy."""
+        return any(_selects(p, runner_type) for p in self.match) and not any(
+            _selects(p, runner_type) for p in self.exclude
         )
 
     def condition(self) -> str:
@@ -63,6 +65,11 @@ class Rule:
         if self.queue_time_threshold is not None:
             parts.append(f"queue time > {format_duration(self.queue_time_threshold)}")
         return (" and " if self.breach_when == "all" else " or ").join(parts)
+
+
+def _selects(pattern: str, identity: str) -> bool:
+    name = identity if QUALIFIER in pattern else runner_type_key(identity)
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 @dataclass(frozen=True)

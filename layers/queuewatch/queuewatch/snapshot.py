@@ -23,7 +23,15 @@ from queuewatch.signals import RULE_SIGNALS, SignalName
 SNAPSHOT_VERSION: Literal[1] = 1
 
 RUNNER_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-"""A runner type's name, in the config and in a snapshot: it is part of state table keys (at most 1,024 bytes)."""
+"""A runner type's name, as the config names it and as discovery reads it from a queue name: its key."""
+QUALIFIER = "@"
+RUNNER_TYPE_IDENTITY = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(@[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d(\.\d{12})?)?$"
+)
+"""A watched queue's identity in a snapshot, state keys, metrics and silences: its runner type key, and for a
+key watched in more than one place, `@<region>` (`@<region>.<account>` outside the stack's default account)
+on every copy but one (collect/queues.py). At most 128 + 40 characters: well inside a state key's 1,024 bytes
+and a metric dimension value's 1,024 characters."""
 MAX_NAME_LENGTH = 256  # teams, regions, queues, ids: each is part of a key, a page or a metric dimension
 
 # How far an observation's time may stand from the evaluator's wall clock. Ahead: clocks skew by
@@ -50,12 +58,23 @@ def _finite(value: float) -> float:
 
 
 def _runner_type_name(value: str) -> str:
-    if not RUNNER_TYPE.match(value):
+    if not RUNNER_TYPE_IDENTITY.match(value):
         shown = value if len(value) <= 60 else value[:60] + f"... ({len(value)} characters)"
         raise ValueError(
-            f"found {shown!r}, expected a runner type name: a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -"
+            f"found {shown!r}, expected a runner type name: a letter or digit, then up to 127 of A-Z a-z 0-9 . _ -, "
+            "and for a key watched in several places '@<region>' or '@<region>.<account>'"
         )
     return value
+
+
+def runner_type_key(identity: str) -> str:
+    """The runner type key an identity stands for: `linux-x64@eu-west-1` -> `linux-x64`."""
+    return identity.split(QUALIFIER, 1)[0]
+
+
+def qualified(key: str, region: str, account_id: str | None = None) -> str:
+    """The identity of a key's copy watched in `region` (and `account_id`, outside the default account)."""
+    return f"{key}{QUALIFIER}{region}" + (f".{account_id}" if account_id else "")
 
 
 Finite = Annotated[float, AfterValidator(_finite)]
@@ -111,6 +130,7 @@ class RunnerTypeSnapshot(FrozenModel):
     name: Annotated[str, AfterValidator(_runner_type_name)]
     region: Name
     queue_name: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
+    account_id: Annotated[str, Field(pattern=r"^\d{12}$")] | None = None  # set for a queue in another account
     team: Name | None = None
     signals: dict[SignalName, Reading] = Field(default_factory=dict)
     oldest_jobs: list[WaitingJob] = Field(default_factory=list, max_length=5)
@@ -134,11 +154,34 @@ class RunnerTypeSnapshot(FrozenModel):
         return reading.value if reading else None
 
 
+class SkippedQueue(FrozenModel):
+    """A queue a discovery listing found and does not watch under its own name, and why.
+
+    `shadowed`: its jobs are watched all the same, under the identity named in the reason (a named runner
+    type owns the queue, or an earlier discovery entry found it). Otherwise nothing watches it: a degraded
+    signal, on queuewatch's own page and in `queuewatch status`.
+    """
+
+    queue: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
+    reason: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)]
+    shadowed: bool = False
+
+
+MAX_SKIPPED_LISTED = 50  # per listing: the snapshot stays small whatever the fleet; `skipped` counts them all
+
+
 class DiscoveryResult(FrozenModel):
     region: Name
     pattern: Name
     found: int = 0
     error: str | None = None
+    skipped: int = Field(default=0, ge=0)  # every queue the listing matched and does not watch under its name
+    skipped_queues: list[SkippedQueue] = Field(default_factory=list, max_length=MAX_SKIPPED_LISTED)
+
+    @property
+    def unwatched(self) -> list[SkippedQueue]:
+        """The skipped queues that nothing watches (not merely shadowed)."""
+        return [q for q in self.skipped_queues if not q.shadowed]
 
 
 class Snapshot(FrozenModel):

@@ -23,6 +23,7 @@ class MetricRequest:
     dimensions: tuple[tuple[str, str], ...]
     stat: str
     period: int
+    account_id: str | None = None  # another account's metric: CloudWatch cross-account observability answers it
 
 
 @dataclass
@@ -34,7 +35,9 @@ class MetricSeries:
 
 
 def _query(request: MetricRequest) -> dict[str, Any]:
+    account = {"AccountId": request.account_id} if request.account_id else {}
     return {
+        **account,
         "Id": request.query_id,
         "MetricStat": {
             "Metric": {

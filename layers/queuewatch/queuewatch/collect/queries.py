@@ -31,7 +31,7 @@ class MetricSlot:
     depth_history: bool = False  # the queue-depth series behind an SQS queue size, for the triage
 
 
-_RequestKey = tuple[str, str, tuple[tuple[str, str], ...], str, int]
+_RequestKey = tuple[str | None, str, str, tuple[tuple[str, str], ...], str, int]
 
 
 def metric_requests(
@@ -52,15 +52,19 @@ def metric_requests(
             if is_evidence != (evidence_for is not None):
                 continue
             entries = by_region[region]
-            key = (query.namespace, query.metric, tuple(sorted(query.dimensions.items())), query.stat, query.period)
+            # A queue in another account: its metrics, AWS/SQS and the autoscaler's, live in that account.
+            account = target.account_id if target.foreign else None
+            dimensions = tuple(sorted(query.dimensions.items()))
+            key = (account, query.namespace, query.metric, dimensions, query.stat, query.period)
             if key not in entries:
                 request = MetricRequest(
                     query_id=f"q{len(entries) + 1}",
                     namespace=query.namespace,
                     metric=query.metric,
-                    dimensions=key[2],
+                    dimensions=dimensions,
                     stat=query.stat,
                     period=query.period,
+                    account_id=account,
                 )
                 entries[key] = (request, [])
             entries[key][1].append(slot)

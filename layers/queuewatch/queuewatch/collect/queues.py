@@ -1,20 +1,55 @@
 """What the collector watches: each runner type bound to its queue and its signals' sources.
 
 Configured runner types first; discovery adds the queues a name pattern finds in a
-region, which the config does not name. A failed listing is reported, not raised.
+region. A failed listing is reported, not raised, and so is every queue a listing
+finds and does not watch under its own name (`DiscoveryResult.skipped_queues`).
+
+Identity. A runner type key (`linux-x64`) may be watched in several places: the same
+runner config deployed in two regions or two accounts is two queues, each watched. The
+identity of each queue (its name in the snapshot, the state table's `rule#runner_type`
+keys, the RunnerType metric dimension, silences, the dashboard, the page) is:
+
+- the plain key for a configured runner type, and for the first queue discovery finds
+  for a key, in config order (discovery entries in the order written, queue names
+  sorted within one), when no configured runner type has the key;
+- `<key>@<region>` for every other copy, `<key>@<region>.<account>` outside the config's
+  default account (`defaults.account_id`, else the collector's own).
+
+So a key watched in one place keeps the plain name it always had, and adding a second
+region never renames the first: a deploy over existing state neither pages again nor
+loses the resolve of an open alert. Config order, not "the default region", decides,
+because config order is what picked the one watched queue before copies were watched.
+A copy is never renamed by another region's trouble either: while an earlier entry's
+listing fails, a later entry's queue whose key that entry could find is taken to be a
+copy (`@<region>`), as it is whenever both regions hold the key.
+
+Rules select keys: `match: [linux-x64]` selects every region's copy, a pattern with
+'@' one copy's identity (rules.Rule.applies_to). Silences match identities as the page
+names them, so a silence can hide one region's copy and an older silence keeps
+hiding what it hid. Tracked jobs are routed by their labels to a key, not to a region:
+their figures belong to the plain identity, and each copy is judged on its own queue
+(collect/stage.py).
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import list_queue_urls, queue_url
-from queuewatch.config import Config, SignalSource
+from queuewatch.config import Config, DiscoverySpec, SignalSource
+from queuewatch.rules import RESERVED_RUNNER_TYPES
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import DiscoveryResult
+from queuewatch.snapshot import (
+    MAX_SKIPPED_LISTED,
+    RUNNER_TYPE,
+    DiscoveryResult,
+    SkippedQueue,
+    qualified,
+    runner_type_key,
+)
 
 if TYPE_CHECKING:
     from queuewatch.adapters.clients import AwsClients
@@ -24,68 +59,139 @@ if TYPE_CHECKING:
 class WatchedQueue:
     """A runner type bound to its queue and to the source of each of its signals."""
 
-    runner_type: str
+    runner_type: str  # the identity: the key, or `<key>@<region>[.<account>]` for a copy (see above)
     region: str
     account_id: str
     queue_name: str
     team: str | None
     signals: dict[SignalName, SignalSource]
+    foreign: bool = False  # in another account than the collector's: its metrics are read with AccountId
 
     @property
     def url(self) -> str:
         return queue_url(self.region, self.account_id, self.queue_name)
 
+    @property
+    def is_copy(self) -> bool:
+        """A key's copy in another place than its plain identity's."""
+        return self.runner_type != runner_type_key(self.runner_type)
+
+
+@dataclass
+class _Claims:
+    """What the queues resolved so far hold: queues by place, identities, keys with their plain identity."""
+
+    owners: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (account, region, queue) -> identity
+    identities: dict[str, str] = field(default_factory=dict)  # identity -> its queue
+    plain: set[str] = field(default_factory=set)
+
 
 def resolve_queues(
     config: Config, clients: AwsClients, account_id: str, pool: ThreadPoolExecutor
 ) -> tuple[list[WatchedQueue], list[DiscoveryResult]]:
-    """Configured runner types first; discovered ones add what the config does not name."""
+    """Configured runner types first; discovered ones add every other queue, each under its identity."""
     default_account = config.defaults.account_id or account_id
-    targets = [
-        WatchedQueue(
-            runner_type=spec.name,
-            region=spec.queue.region_or(config.defaults.region),
-            account_id=spec.queue.account_id or _url_account(spec.queue.url) or default_account,
-            queue_name=spec.queue.queue_name,
-            team=spec.team,
-            signals=config.signals_for(spec.signals),
+    targets: list[WatchedQueue] = []
+    claims = _Claims()
+    for named in config.runner_types:
+        account = named.queue.account_id or _url_account(named.queue.url) or default_account
+        target = WatchedQueue(
+            runner_type=named.name,
+            region=named.queue.region_or(config.defaults.region),
+            account_id=account,
+            queue_name=named.queue.queue_name,
+            team=named.team,
+            signals=config.signals_for(named.signals),
+            foreign=account != account_id,
         )
-        for spec in config.runner_types
-    ]
-    known = {t.runner_type for t in targets}
-    bound_queues = {(t.region, t.queue_name) for t in targets}  # a named runner type owns its queue
+        targets.append(target)
+        claims.owners.setdefault((target.account_id, target.region, target.queue_name), target.runner_type)
+        claims.identities[target.runner_type] = target.queue_name
+        claims.plain.add(target.runner_type)
     listings = [
         (spec, region, pool.submit(list_queue_urls, clients.sqs(region), spec.name_prefix))
         for spec in config.discovery
         for region in [spec.region or config.defaults.region]
     ]
     results: list[DiscoveryResult] = []
+    failed: list[DiscoverySpec] = []
     for spec, region, future in listings:
         try:
             urls = future.result()
         except Exception as error:  # noqa: BLE001 - a failed listing is reported, not raised
             results.append(DiscoveryResult(region=region, pattern=spec.queue_name_pattern, error=describe(error)))
+            failed.append(spec)
             continue
-        found = 0
+        found: list[WatchedQueue] = []
+        skipped: list[SkippedQueue] = []
         for url in sorted(urls):
             name = url.rsplit("/", 1)[-1]
-            runner_type = spec.runner_type_of(name)
-            if runner_type is None or runner_type in known or (region, name) in bound_queues:
+            key = spec.key_of(name)
+            if key is None or not spec.selects(key):
+                continue  # not a runner type's queue (a dead-letter queue), or left to another collector
+            account = _url_account(url) or spec.account_id or default_account
+            outcome = _place(key, name, region, account, default_account, claims, failed)
+            if isinstance(outcome, SkippedQueue):
+                skipped.append(outcome)
                 continue
-            known.add(runner_type)
-            found += 1
-            targets.append(
+            found.append(
                 WatchedQueue(
-                    runner_type=runner_type,
+                    runner_type=outcome,
                     region=region,
-                    account_id=_url_account(url) or spec.account_id or default_account,
+                    account_id=account,
                     queue_name=name,
                     team=spec.team,
                     signals=config.signals_for(spec.signals),
+                    foreign=account != account_id,
                 )
             )
-        results.append(DiscoveryResult(region=region, pattern=spec.queue_name_pattern, found=found))
+        targets += found
+        listed = sorted(skipped, key=lambda q: (q.shadowed, q.queue))[:MAX_SKIPPED_LISTED]  # the unwatched first
+        results.append(
+            DiscoveryResult(
+                region=region,
+                pattern=spec.queue_name_pattern,
+                found=len(found),
+                skipped=len(skipped),
+                skipped_queues=listed,
+            )
+        )
     return targets, results
+
+
+def _place(
+    key: str, queue: str, region: str, account: str, default_account: str, claims: _Claims, failed: list[DiscoverySpec]
+) -> str | SkippedQueue:
+    """The identity a discovered queue is watched under, recorded in `claims`; or why it is not watched."""
+    owner = claims.owners.get((account, region, queue))
+    if owner is not None:  # first: a queue whose key cannot be a name is watched once named under runner_types:
+        return SkippedQueue(queue=queue, reason=f"watched as {owner}, found first", shadowed=True)
+    if key in RESERVED_RUNNER_TYPES:
+        return SkippedQueue(
+            queue=queue,
+            reason=f"its runner type would be {key!r}, which queuewatch reserves; "
+            "name the queue under runner_types: with another name",
+        )
+    if not RUNNER_TYPE.match(key):
+        return SkippedQueue(
+            queue=queue,
+            reason=f"its runner type would be {key!r}, not a runner type name (a letter or digit first); "
+            "name the queue under runner_types:",
+        )
+    # A failed earlier listing could hold the key: its copy here is then a copy, as on a tick it answers.
+    copy = key in claims.plain or any(spec.selects(key) for spec in failed)
+    identity = qualified(key, region, None if account == default_account else account) if copy else key
+    other = claims.identities.get(identity)
+    if other is not None:
+        return SkippedQueue(
+            queue=queue,
+            reason=f"{identity} is already the queue {other} in {region}; one runner type key has one queue in a "
+            "region and account: rename one, or leave it out with the discovery entry's exclude",
+        )
+    claims.owners[(account, region, queue)] = identity
+    claims.identities[identity] = queue
+    claims.plain.add(key)
+    return identity
 
 
 def _url_account(url: str | None) -> str | None:

@@ -69,7 +69,12 @@ def assemble(
     if age_unknown and empty and not age_failed:
         signals[SignalName.QUEUE_TIME] = Reading.of(0)
     return RunnerTypeSnapshot(
-        name=target.runner_type, region=target.region, queue_name=target.queue_name, team=target.team, signals=signals
+        name=target.runner_type,
+        region=target.region,
+        queue_name=target.queue_name,
+        account_id=target.account_id if target.foreign else None,
+        team=target.team,
+        signals=signals,
     )
 
 

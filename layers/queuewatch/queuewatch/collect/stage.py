@@ -65,7 +65,11 @@ def collect(
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
             runner_type = assemble(targets[index], depths.get(index), series, spans)
-            return runner_type if tracked is None else with_jobs(runner_type, tracked, now, judge_jobs=judge_jobs)
+            # Jobs are routed to a key, not a region: their figures go to the key's plain identity alone.
+            copy = targets[index].is_copy
+            return (
+                runner_type if tracked is None or copy else with_jobs(runner_type, tracked, now, judge_jobs=judge_jobs)
+            )
 
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}

@@ -14,7 +14,7 @@ REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
 QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
 QUEUE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:\d+)?/(?P<account>\d{12})/(?P<name>[^/]+)$")
 SQS_HOST_REGION = re.compile(r"^https?://sqs\.(?P<region>[a-z0-9-]+)\.amazonaws\.com")
-RUNNER_TYPE = snapshot.RUNNER_TYPE  # one rule for the config and the snapshot: the name is part of a key
+RUNNER_TYPE = snapshot.RUNNER_TYPE  # a key, as the config names it; a snapshot also takes a copy's `key@region`
 RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 STAT = re.compile(r"^(SampleCount|Average|Sum|Minimum|Maximum|p\d{1,2}(\.\d+)?|tm\d{1,2}|IQM)$")
 ACCOUNT = re.compile(r"^\d{12}$")

@@ -88,6 +88,7 @@ class QueueRef(FrozenModel):
         return host["region"] if host else default
 
 
+FIFO_SUFFIX = ".fifo"
 JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
 
 
@@ -167,25 +168,34 @@ class DiscoverySpec(FrozenModel):
     def _regex(self) -> re.Pattern[str]:
         literal = self.queue_name_pattern.replace("{prefix}", self.prefix)
         before, after = literal.split("{runner_type}")
-        return re.compile(f"^{re.escape(before)}(?P<runner_type>[A-Za-z0-9._-]+?){re.escape(after)}$")
+        # A FIFO queue's name must end in '.fifo' (the upstream module, before v6, named a `fifo: true` config's
+        # queue "<prefix>-<key>-queued-builds.fifo"): the default pattern finds it, and the key drops the suffix.
+        fifo = "" if after.endswith(FIFO_SUFFIX) else f"(?:{re.escape(FIFO_SUFFIX)})?"
+        return re.compile(f"^{re.escape(before)}(?P<runner_type>[A-Za-z0-9._-]+?){re.escape(after)}{fifo}$")
 
     @property
     def name_prefix(self) -> str:
         """The literal start of every matching queue name, for ListQueues' QueueNamePrefix."""
         return self.queue_name_pattern.replace("{prefix}", self.prefix).split("{runner_type}")[0]
 
+    def key_of(self, queue_name: str) -> str | None:
+        """The runner type key the queue name stands for, if the pattern matches it; `match`, `exclude` and the
+        reserved names aside (`runner_type_of` applies them)."""
+        found = self._regex.match(queue_name)
+        return found["runner_type"] if found else None
+
+    def selects(self, key: str) -> bool:
+        """Whether `match` and `exclude` keep the runner type key."""
+        return any(fnmatch.fnmatchcase(key, p) for p in self.match) and not any(
+            fnmatch.fnmatchcase(key, p) for p in self.exclude
+        )
+
     def runner_type_of(self, queue_name: str) -> str | None:
         """The runner type the queue name stands for, if the pattern, `match` and `exclude` select it."""
-        found = self._regex.match(queue_name)
-        if found is None:
+        name = self.key_of(queue_name)
+        if name is None or name in RESERVED_RUNNER_TYPES:  # name that queue under runner_types: instead
             return None
-        name = found["runner_type"]
-        if name in RESERVED_RUNNER_TYPES:  # name that queue under runner_types: instead
-            return None
-        selected = any(fnmatch.fnmatchcase(name, p) for p in self.match) and not any(
-            fnmatch.fnmatchcase(name, p) for p in self.exclude
-        )
-        return name if selected else None
+        return name if self.selects(name) else None
 
 
 class Thresholds(FrozenModel):

@@ -21,7 +21,7 @@ from queuewatch.alert import (
 )
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.config.sources import MetricQuery, Signals
-from queuewatch.evaluate.plan import GroupPlan, Plan
+from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
@@ -128,10 +128,12 @@ def _figures(
         snapshot = context.snapshot
         if snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
             explanation = triage(found, window=snapshot.triage_window_seconds, baseline=snapshot.baseline_seconds)
+    region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     return RunnerTypeFigures(
         runner_type=runner_type,
-        region=found.region if found else stack.region,
-        queue=found.queue_name if found else "",
+        region=region,
+        queue=queue,
+        account=found.account_id if found else None,
         team=context.team(rule, runner_type),
         status="resolved" if resolved or instance is None else "firing",
         since=instance.since if instance else None,
@@ -177,6 +179,6 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         ]
         head = "queuewatch can see again" if resolved else "queuewatch cannot see"
         return f"{head}: " + " | ".join(parts[:5]) + more
-    lines = [f"{f.runner_type}: {f.queue_text()}" for f in figures[:5]]
+    lines = [f"{f.runner_type} ({f.place}): {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more

@@ -65,7 +65,7 @@ def email_text(alert: Alert) -> str:
 
 
 def _table(figures: list[RunnerTypeFigures]) -> list[str]:
-    header = ("Runner type", "Queued", "Oldest", "Busy/total", "Likely cause")
+    header = ("Runner type", "Region", "Queued", "Oldest", "Busy/total", "Likely cause")
     rows = [header]
     for f in figures:
         busy, total = f.signals.get("busy_runners"), f.signals.get("total_runners")
@@ -74,6 +74,7 @@ def _table(figures: list[RunnerTypeFigures]) -> list[str]:
         rows.append(
             (
                 f.runner_type,
+                f.place,
                 "no data" if f.queue_size is None else f"{f.queue_size:g}",
                 "no data" if f.queue_time_seconds is None else format_duration(f.queue_time_seconds),
                 runners,
@@ -81,7 +82,7 @@ def _table(figures: list[RunnerTypeFigures]) -> list[str]:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    right = {1, 2, 3}
+    right = {2, 3, 4}
     out = []
     for index, row in enumerate(rows):
         cells = [cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]) for i, cell in enumerate(row)]
