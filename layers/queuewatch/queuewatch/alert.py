@@ -18,7 +18,7 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.rules import HEALTH_RULE, UNSERVED_JOBS
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import WaitingJob
 from queuewatch.triage import Triage
@@ -154,7 +154,15 @@ class Alert(FrozenModel):
             collector = any("collection_failed" in f.breached for f in self.runner_types)
             if self.status == "resolved":
                 return [f"{state} queuewatch sees again"]
-            return [f"{state} collection failed" if collector else f"{state} {count} unseen", state]
+            if collector:
+                return [f"{state} collection failed", state]
+            unserved = [f for f in self.runner_types if f.runner_type == UNSERVED_JOBS]
+            unseen = plural(self.runner_types_affected - len(unserved), "runner type")
+            if unserved and self.runner_types_affected == 1:
+                return [f"{state} jobs queued that no runner type serves", state]
+            if unserved:
+                return [f"{state} {unseen} unseen, jobs no runner type serves", f"{state} {unseen} unseen", state]
+            return [f"{state} {count} unseen", state]
         if self.status == "resolved":
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
