@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from support import T0, StackInMoto, arriving_now
+from support import T0, StackInMoto, arriving_now, minutes, snapshot
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
@@ -19,11 +19,12 @@ from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.snapshot import Snapshot, UnmatchedJobs
 from queuewatch.telemetry import record_job
 from queuewatch.track import Router, WorkflowJobEvent
 from queuewatch.track.stage import TrackResult, track
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.status import show_status
 
 JOBS = "jobs"
 CONFIG = """
@@ -134,3 +135,17 @@ def test_without_discovery_a_hosted_job_is_not_counted_unmatched(aws: None, caps
         record_job(track(queued_event(job_id, labels, T0), router, dynamodb, JOBS, T0), "Queuewatch", stack="test")
     blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
     assert [b["LabelSet"] for b in blobs] == ["gpu-h100,self-hosted"]
+
+
+def test_status_names_jobs_no_runner_type_serves(aws: None) -> None:
+    config = parse_config(CONFIG, source="t.yaml")
+    stack = StackInMoto.create()
+    waiting = [UnmatchedJobs(label_set="gpu-a100,self-hosted", count=3, oldest_seconds=40 * 60)]
+    for minute in (0, 6):
+        stack.evaluate(snapshot(minutes(minute)).model_copy(update={"unmatched_jobs": waiting}), config)
+    text = show_status(boto3.client("dynamodb", region_name="us-east-1"), "state", minutes(7), as_json=False)
+    degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
+    assert degraded == (
+        "1\n  tracked jobs queued for labels no runner type serves (the monitor page lists them): "
+        "firing since 2026-11-21 18:06 UTC"
+    )
