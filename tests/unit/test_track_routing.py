@@ -143,3 +143,24 @@ def test_non_ascii_bodies_verify_when_right_and_fail_when_tampered(text: str) ->
 @pytest.mark.parametrize("digest", ["é" * 64, "\ud800" + "0" * 63, "０" * 64, "0" * 63 + "\x00", "ß"])
 def test_a_header_anyone_can_send_is_refused_never_an_error(digest: str) -> None:
     assert not signature_valid(GITHUB_SECRET, GITHUB_PAYLOAD, "sha256=" + digest)
+
+
+def test_a_label_set_an_earlier_runner_type_takes_whole_is_an_error() -> None:
+    # gpu's [self-hosted, linux] jobs all go to the first runner type, whose set holds those labels.
+    shadowed = CONFIG.replace("    labels: [self-hosted, linux, gpu]", "    labels: [self-hosted, linux, x64]")
+    with pytest.raises(ConfigError, match=r"runner type 'gpu' never gets a job for labels \['linux', 'self-hosted', "
+                       r"'x64'\]: runner_types\[1\] 'linux-x64' comes first"):  # fmt: skip
+        parse_config(shadowed, source="t.yaml")
+    twice = CONFIG.replace(
+        "      - {labels: [self-hosted, linux, x64, ubuntu-2404], exact_match: true}",
+        "      - {labels: [self-hosted, linux, x64, ubuntu-2404], exact_match: true}\n"
+        "  - name: again\n    queue: {name: q-again}\n"
+        "    label_sets: [{labels: [SELF-HOSTED, linux, x64, ubuntu-latest], exact_match: true}]",
+    )
+    with pytest.raises(ConfigError, match=r"t.yaml:\d+: runner_types\[1\]\.label_sets\[0\]: runner type 'again'"):
+        parse_config(twice, source="t.yaml")
+    # An exact set earlier takes only its own set: a wider set later still gets the others.
+    exact_first = CONFIG.replace(
+        "    labels: [self-hosted, linux, gpu]", "    labels: [self-hosted, linux, x64, ubuntu-latest, gpu]"
+    )
+    assert Router(parse_config(exact_first, source="t.yaml")).runner_type(["self-hosted", "gpu"]) == "gpu"

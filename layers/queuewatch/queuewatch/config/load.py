@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
-from queuewatch.config.lint import cross_checks, rule_coverage_problems
+from queuewatch.config.lint import cross_checks, label_set_problems, rule_coverage_problems
 from queuewatch.config.schema import (
     Config,
     Defaults,
@@ -131,7 +131,7 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         raise ConfigError(source, [_problem(e, lines) for e in error.errors()] + across) from error
     across += [
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
-        for loc, message in rule_coverage_problems(config)
+        for loc, message in [*rule_coverage_problems(config), *label_set_problems(config)]
     ]
     if across:
         raise ConfigError(source, across)
