@@ -23,7 +23,7 @@ from queuewatch.config.load import load_config
 from queuewatch.track import webhook as webhook_module
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
-from queuewatch.track.signature import sign
+from queuewatch.track.signature import sign, signature_valid
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
@@ -419,3 +419,27 @@ def test_runner_type_metrics_off_publishes_no_job_metric(
     tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
     assert emf(capsys.readouterr().out) == [] and queued() == []  # the jobs are tracked all the same
+
+
+# Signed by GitHub's own signing library (@octokit/webhooks-methods), made once offline: see "generator".
+OCTOKIT = json.loads((REPO_ROOT / "tests" / "integration" / "octokit_signed.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("signed_by_octokit", OCTOKIT["deliveries"], ids=["workflow_job", "ascii", "non-ascii"])
+def test_signatures_made_by_githubs_library_verify_and_tampering_does_not(signed_by_octokit: dict[str, str]) -> None:
+    body, header = signed_by_octokit["body"].encode(), signed_by_octokit["signature"]
+    assert OCTOKIT["secret"] == SECRET and signature_valid(SECRET, body, header)
+    assert not signature_valid(SECRET, body.replace(b"e", b"\xc3\xa9", 1), header)
+
+
+def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applied(tracker: Any) -> None:
+    [signed_by_octokit, *_] = OCTOKIT["deliveries"]
+    event = load_event("webhook_workflow_job.json")
+    event["body"] = signed_by_octokit["body"]  # a Function URL passes a JSON body as text
+    event["headers"]["x-hub-signature-256"] = signed_by_octokit["signature"]
+    assert tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))["statusCode"] == 202
+    deliver(tracker)
+    item = job(job_id=29679451)
+    assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓"
+    event["body"] = event["body"].replace("zürich", "zurich")
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
