@@ -106,13 +106,16 @@ def test_jobs_waiting_for_labels_nothing_serves_page_the_monitor(tracked: tuple[
         snap = snapshot_at(config, T0 + timedelta(minutes=minute))
         moto.evaluate(snap, config, clock=arriving_now(snap))
         messages = boto3.client("sqs", region_name="us-east-1").receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)
-        pages += [json.loads(json.loads(m["Body"])["Message"]) for m in messages.get("Messages", [])]
+        for message in messages.get("Messages", []):
+            envelope = json.loads(message["Body"])
+            pages.append(json.loads(envelope["Message"]) | {"subject": envelope["Subject"]})
     monitor = [p for p in pages if p["rule"] == "queuewatch-health"]
     assert len(monitor) == 1, [p["title"] for p in pages]
     [page] = monitor
     assert "3 jobs for 46m for labels [gpu-a100, self-hosted], that no runner type serves" in page["summary"]
     assert "ubuntu" not in page["summary"] and "windows" not in page["summary"]
-    assert [r["runner_type"] for r in page["runner_types"]] == ["jobs:unserved"]
+    assert [(r["runner_type"], r["breached"]) for r in page["runner_types"]] == [("jobs:unserved", ["unserved_jobs"])]
+    assert page["subject"] == "ALARM: P3 jobs queued that no runner type serves: queuewatch monitor degraded"
 
 
 def test_unserved_after_null_never_pages(tracked: tuple[Config, list[TrackResult]]) -> None:

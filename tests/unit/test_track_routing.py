@@ -81,6 +81,7 @@ def test_a_discovered_name_is_only_a_candidate(router: Router) -> None:
         (["ubuntu-latest"], True),
         (["ubuntu-24.04"], True),
         (["ubuntu-22.04-arm"], True),
+        (["ubuntu-slim"], True),
         (["windows-2022"], True),
         (["Windows-Latest"], True),
         (["macos-14-xlarge"], True),

@@ -18,7 +18,7 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.rules import HEALTH_RULE, UNSERVED_JOBS
+from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import WaitingJob
 from queuewatch.triage import Triage
@@ -48,7 +48,8 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_seconds: float | None = Field(description="age of the oldest queued job")
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
-    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed"]]
+    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
+    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs"]]
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -156,7 +157,7 @@ class Alert(FrozenModel):
                 return [f"{state} queuewatch sees again"]
             if collector:
                 return [f"{state} collection failed", state]
-            unserved = [f for f in self.runner_types if f.runner_type == UNSERVED_JOBS]
+            unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
             unseen = plural(self.runner_types_affected - len(unserved), "runner type")
             if unserved and self.runner_types_affected == 1:
                 return [f"{state} jobs queued that no runner type serves", state]

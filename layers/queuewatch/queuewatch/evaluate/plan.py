@@ -254,7 +254,7 @@ def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
     waiting = [u for u in snapshot.unmatched_jobs if after is not None and u.oldest_seconds >= after]
     result.verdicts[InstanceKey(HEALTH_RULE, UNSERVED_JOBS)] = Verdict(
         breached=bool(waiting),
-        breached_signals=("no_data",) if waiting else (),  # no signal breaches: jobs nothing here can see to
+        breached_signals=("unserved_jobs",) if waiting else (),
         missing={"queued": unserved_text(waiting)} if waiting else {},
     )
     if waiting:
@@ -263,7 +263,7 @@ def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
 
 
 def unserved_text(waiting: list[UnmatchedJobs]) -> str:
-    """ "3 jobs for 40m for labels [self-hosted, gpu-a100]; ...", the most waiting first, no runner type serving."""
+    """The finding in words, the most waiting first: 3 jobs for 40m for labels [gpu-a100, self-hosted]; ..."""
     listed = [
         f"{plural(u.count, 'job')} for {format_duration(u.oldest_seconds)} "
         f"for labels [{', '.join(u.label_set.split(','))}]"

@@ -26,7 +26,7 @@ GENERIC_LABELS = frozenset({"self-hosted", "linux", "windows", "macos", "x64", "
 """Labels every self-hosted runner of an OS or architecture carries: they name no runner type."""
 
 GITHUB_HOSTED_LABEL = re.compile(
-    r"^(ubuntu-(latest|\d+\.\d+)(-arm)?|windows-(latest|\d{4}|11-arm)|macos-(latest|\d+)(-large|-xlarge|-intel)?)$"
+    r"^(ubuntu-(latest|slim|\d+\.\d+)(-arm)?|windows-(latest|\d{4}|11-arm)|macos-(latest|\d+)(-large|-xlarge|-intel)?)$"
 )
 """The labels of GitHub's standard hosted runners (ubuntu-24.04, windows-2022, macos-14-large, ...)."""
 
