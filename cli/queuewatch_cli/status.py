@@ -24,7 +24,7 @@ from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, StoredState
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,10 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
         )
     lines.append(f"degraded signals (the {HEALTH_RULE} rule's instances): {len(view.degraded) or 'none'}")
     for m in view.degraded:
-        what = "collection itself" if m.runner_type == COLLECTOR else m.runner_type
+        what = {
+            COLLECTOR: "collection itself",
+            UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
+        }.get(m.runner_type, m.runner_type)
         lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
     return lines
 

@@ -1,8 +1,11 @@
-"""TrackFunction and WebhookFunction: each workflow_job event, from the autoscaler's event bus or from
-GitHub's webhook directly, applied to the jobs table.
+"""TrackFunction, WebhookFunction and WebhookDeliveriesFunction: each workflow_job event, from the
+autoscaler's event bus or from GitHub's webhook directly, applied to the jobs table.
 
 The bus invokes asynchronously: an event that cannot be applied fails the invocation, Lambda retries
-it, and past its retries it is kept in the function's dead-letter queue, never dropped.
+it, and past its retries it is kept in the function's dead-letter queue, never dropped. The webhook
+checks the signature and queues the event; WebhookDeliveriesFunction applies the queue, which SQS
+retries and dead-letters the same way. An event that can never apply is refused and counted
+(JobEventsRefused), never retried.
 """
 
 from __future__ import annotations
@@ -14,15 +17,16 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities import parameters
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.settings import SettingsError, TrackSettings, cached_config
+from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
 from queuewatch.telemetry import record_job
 from queuewatch.track import Router
+from queuewatch.track.deliveries import apply_deliveries
 from queuewatch.track.events import WorkflowJobBusEvent
-from queuewatch.track.stage import track
+from queuewatch.track.stage import TrackResult, track
 from queuewatch.track.webhook import WebhookRequest, receive
 
 logger = Logger()
@@ -37,31 +41,51 @@ def router_for(config_file: Path) -> Router:
 
 
 @logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
-@event_parser(model=WorkflowJobBusEvent)
-def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     settings = TrackSettings.from_env()
-    router = router_for(settings.config_file)
-    result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    try:
+        bus_event = WorkflowJobBusEvent.model_validate(event)
+    except ValidationError as error:
+        # Retrying cannot make it parse: counted and said, not dead-lettered.
+        first = error.errors(include_input=False, include_url=False)[0]
+        reason = f"not a workflow_job bus event: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+        result = TrackResult(outcome="refused", action="", job_id=None, reason=reason)
+    else:
+        router = router_for(settings.config_file)
+        result = track(bus_event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
     record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
-    logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))
+    log = logger.warning if result.outcome == "refused" else logger.info
+    log("tracked", extra=result.model_dump(mode="json", exclude_none=True))
     return result.model_dump(mode="json")
 
 
 @logger.inject_lambda_context(log_event=False)  # a webhook body holds repository details: never logged
 def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
-    settings = TrackSettings.from_env()
-    if settings.webhook_secret_arn is None:
-        raise SettingsError("WEBHOOK_SECRET_ARN: the webhook needs the secret GitHub signs its deliveries with")
+    settings = WebhookSettings.from_env()
     try:
         request = WebhookRequest.from_function_url(event)
     except ValueError as error:
         logger.warning("refused", extra={"status": 400, "reason": str(error)})
         return {"statusCode": 400, "body": str(error)}
     secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
-    router = router_for(settings.config_file)
-    response = receive(request, str(secret), router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
-    if response.result is not None:
-        record_job(response.result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+    response = receive(request, str(secret), aws.sqs(settings.region), settings.webhook_queue_url)
     log = logger.info if response.status < 400 else logger.warning
     log("webhook", extra={"status": response.status, "reason": response.message})
     return response.for_function_url()
+
+
+@logger.inject_lambda_context(log_event=False)
+def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """A batch from the webhook's queue; the records that failed go back to it (a partial batch response)."""
+    settings = TrackSettings.from_env()
+    router = router_for(settings.config_file)
+    applied = apply_deliveries(
+        event.get("Records") or [], router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC)
+    )
+    for delivery, result in applied.results:
+        record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+        log = logger.warning if result.outcome == "refused" else logger.info
+        log("tracked", extra={"delivery": delivery, **result.model_dump(mode="json", exclude_none=True)})
+    for delivery, reason in applied.errors:
+        logger.error("not applied, retried", extra={"delivery": delivery, "reason": reason})
+    return applied.response()

@@ -67,9 +67,11 @@ FUNCTIONS = {
     "evaluate": "EvaluateFunction",
     "track": "TrackFunction",
     "webhook": "WebhookFunction",
+    "deliveries": "WebhookDeliveriesFunction",
 }
 JOBS_TABLE = "queuewatch-e2e-jobs"
 WEBHOOK_SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
+WEBHOOK_QUEUE = "queuewatch-e2e-webhook-deliveries"
 INVOKE_TIMEOUT_SECONDS = 300
 IMPORT_RUNS = 5
 
@@ -231,6 +233,7 @@ class Seeded:
     chat_inbox_url: str
     jobs_table: str
     webhook_secret_arn: str
+    webhook_queue_url: str
 
 
 def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
@@ -249,7 +252,10 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
     create_jobs_table(moto.client("dynamodb"), JOBS_TABLE)
     secret = moto.client("secretsmanager").create_secret(Name="queuewatch-e2e-webhook", SecretString=WEBHOOK_SECRET)
-    return Seeded(STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url, JOBS_TABLE, secret["ARN"])
+    webhook_queue = sqs.create_queue(QueueName=WEBHOOK_QUEUE)["QueueUrl"]
+    return Seeded(
+        STATE_TABLE, topic_arn, inbox_url, chat_topic_arn, chat_inbox_url, JOBS_TABLE, secret["ARN"], webhook_queue
+    )
 
 
 def _topic_with_inbox(moto: MotoServer, topic: str, inbox: str) -> tuple[str, str]:
@@ -286,7 +292,11 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
         },
         "CollectFunction": {"JOBS_TABLE": ""},  # tracking off, as the stack's default
         "TrackFunction": {"JOBS_TABLE": seeded.jobs_table},
-        "WebhookFunction": {"JOBS_TABLE": seeded.jobs_table, "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn},
+        "WebhookFunction": {
+            "WEBHOOK_SECRET_ARN": seeded.webhook_secret_arn,
+            "WEBHOOK_QUEUE_URL": seeded.webhook_queue_url,
+        },
+        "WebhookDeliveriesFunction": {"JOBS_TABLE": seeded.jobs_table},
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path

@@ -86,9 +86,11 @@ def test_the_tracker_applies_bus_events_and_the_signed_webhook_in_its_container(
     assert (queued.payload["outcome"], queued.payload["runner_type"]) == ("applied", "linux.2xlarge")
     started = local_aws.invoke("TrackFunction", EVENTS_DIR / "track_in_progress.json")
     assert started.payload["queue_seconds"] == INCIDENT_AGE_SECONDS
-    # The same job by the webhook: signed, so accepted; already further along, so nothing changes.
+    # The same job by the webhook: signed, so queued; applied from the queue, already further along, so a duplicate.
     hook = local_aws.invoke("WebhookFunction", EVENTS_DIR / "webhook_workflow_job.json")
-    assert hook.payload["statusCode"] == 200 and json.loads(hook.payload["body"])["message"] == "duplicate"
+    assert hook.payload["statusCode"] == 202 and json.loads(hook.payload["body"])["job_id"] == 29679449
+    applied = local_aws.invoke("WebhookDeliveriesFunction", EVENTS_DIR / "deliveries_workflow_job.json")
+    assert applied.payload == {"batchItemFailures": []}
 
 
 @pytest.mark.parametrize("event_file", EVENT_FILES, ids=[path.name for path in EVENT_FILES])
@@ -99,6 +101,7 @@ def test_every_event_file_invokes_without_error(local_aws: LocalAws, event_file:
         "EvaluateFunction": "outcome",
         "TrackFunction": "outcome",
         "WebhookFunction": "statusCode",
+        "WebhookDeliveriesFunction": "batchItemFailures",
     }[invocation.function]
     assert expected_key in invocation.payload
 

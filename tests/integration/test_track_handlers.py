@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hmac
 import itertools
 import json
 import threading
@@ -15,7 +16,6 @@ import pytest
 from botocore.exceptions import ClientError
 from faults import inject
 from moto.dynamodb.responses import DynamoHandler
-from pydantic import ValidationError
 from support import race
 
 from queuewatch.adapters.job_store import create_jobs_table, queued_jobs
@@ -23,13 +23,14 @@ from queuewatch.config.load import load_config
 from queuewatch.track import webhook as webhook_module
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
-from queuewatch.track.signature import sign
+from queuewatch.track.signature import sign, signature_valid
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
 TABLE = "jobs"
 SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
 STAGES = ("track_queued.json", "track_in_progress.json", "track_completed.json")
+DELIVERIES, DEAD_LETTERS, MAX_RECEIVES = "webhook-deliveries", "webhook-dead-letters", 3
 
 
 @pytest.fixture
@@ -37,11 +38,18 @@ def tracker(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_jobs_table(dynamodb, TABLE)
     arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name="gh", SecretString=SECRET)["ARN"]
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    dead_letters = sqs.create_queue(QueueName=DEAD_LETTERS)["QueueUrl"]
+    dead_letters_arn = sqs.get_queue_attributes(QueueUrl=dead_letters, AttributeNames=["QueueArn"])["Attributes"]
+    redrive = {"deadLetterTargetArn": dead_letters_arn["QueueArn"], "maxReceiveCount": str(MAX_RECEIVES)}
+    attributes = {"VisibilityTimeout": "0", "RedrivePolicy": json.dumps(redrive)}  # as template.yaml, sooner
+    deliveries = sqs.create_queue(QueueName=DELIVERIES, Attributes=attributes)["QueueUrl"]  # type: ignore[arg-type]
     env = {
         "QUEUEWATCH_CONFIG": str(REPO_ROOT / "config" / "queuewatch.yaml"),
         "JOBS_TABLE": TABLE,
         "STACK_NAME": "test",
         "WEBHOOK_SECRET_ARN": arn,
+        "WEBHOOK_QUEUE_URL": deliveries,
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -167,12 +175,50 @@ def test_waiting_and_unknown_actions_store_no_queued_job(tracker: Any) -> None:
     assert tracker.lambda_handler(unknown, FakeContext("track"))["outcome"] == "ignored"
 
 
-def test_a_bus_event_that_is_not_a_workflow_job_fails_and_stores_nothing(tracker: Any) -> None:
+def test_a_bus_event_that_is_not_a_workflow_job_is_refused_and_counted_not_retried(
+    tracker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Raising would have Lambda retry it, dead-letter it and page the monitor: no retry can make it parse.
     event = load_event("track_queued.json")
     del event["detail"]["workflow_job"]
-    with pytest.raises(ValidationError, match="workflow_job"):
-        tracker.lambda_handler(event, FakeContext("track"))
-    assert job() is None
+    result = tracker.lambda_handler(event, FakeContext("track"))
+    assert result["outcome"] == "refused" and "workflow_job" in result["reason"] and job() is None
+    assert [b["JobEventsRefused"] for b in emf(capsys.readouterr().out) if "JobEventsRefused" in b] == [[1]]
+
+
+def older_in_progress() -> dict[str, Any]:
+    """GitHub's own example of an in_progress of the older shape: no created_at."""
+    event = load_event("track_in_progress.json")
+    del event["detail"]["workflow_job"]["created_at"]
+    return event
+
+
+def test_an_older_in_progress_without_created_at_still_takes_the_job_off_the_queue(
+    tracker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
+    assert queued() == [29679449]
+    result = tracker.lambda_handler(older_in_progress(), FakeContext("track"))
+    assert result["outcome"] == "applied" and queued() == []
+    assert "queue_seconds" not in result or result["queue_seconds"] is None  # unknown, not 0
+    blobs = emf(capsys.readouterr().out)
+    assert not [b for b in blobs if "JobQueueTime" in b or "JobEventsRefused" in b]
+
+
+def test_an_older_in_progress_arriving_first_leaves_the_job_not_queued(tracker: Any) -> None:
+    assert tracker.lambda_handler(older_in_progress(), FakeContext("track"))["outcome"] == "applied"
+    assert tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))["outcome"] == "duplicate"
+    assert queued() == []
+
+
+def test_a_queued_event_without_created_at_is_refused_and_counted_not_retried(
+    tracker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = load_event("track_queued.json")
+    del event["detail"]["workflow_job"]["created_at"]
+    result = tracker.lambda_handler(event, FakeContext("track"))
+    assert result["outcome"] == "refused" and "created_at" in result["reason"] and job() is None
+    assert [b["JobEventsRefused"] for b in emf(capsys.readouterr().out) if "JobEventsRefused" in b] == [[1]]
 
 
 def test_a_throttled_write_fails_the_invocation_so_lambda_retries_it(tracker: Any) -> None:
@@ -194,10 +240,91 @@ def webhook_body() -> bytes:
     return load_event("webhook_workflow_job.json")["body"].encode()  # type: ignore[no-any-return]
 
 
-def test_the_webhook_stores_a_signed_workflow_job(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def waiting_deliveries() -> int:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    attributes = sqs.get_queue_attributes(QueueUrl=queue_url(), AttributeNames=["ApproximateNumberOfMessages"])
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
+def queue_url(name: str = DELIVERIES) -> str:
+    return boto3.client("sqs", region_name="us-east-1").get_queue_url(QueueName=name)["QueueUrl"]
+
+
+def deliver(tracker: Any) -> list[dict[str, Any]]:
+    """What Lambda's event source mapping does: receive a batch, invoke WebhookDeliveriesFunction, delete the
+    records it did not report as failed (the others come back once their visibility timeout passes)."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    url = queue_url()
+    responses: list[dict[str, Any]] = []
+    while True:
+        messages = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], AttributeNames=["All"]
+        ).get("Messages", [])
+        if not messages:
+            return responses
+        records = [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+                "messageAttributes": {
+                    k: {"stringValue": v["StringValue"], "dataType": v["DataType"]}
+                    for k, v in m.get("MessageAttributes", {}).items()
+                },
+                "eventSource": "aws:sqs",
+            }
+            for m in messages
+        ]
+        response = tracker.deliveries_handler({"Records": records}, FakeContext("deliveries"))
+        responses.append(response)
+        failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+        for m in messages:
+            if m["MessageId"] not in failed:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        if failed:
+            return responses  # as Lambda would: the failed ones wait out their visibility timeout
+
+
+def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
+    tracker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     response = tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
-    assert response["statusCode"] == 200 and queued() == [29679449]
+    assert response["statusCode"] == 202 and json.loads(response["body"])["job_id"] == 29679449
+    assert waiting_deliveries() == 1 and queued() == []  # acknowledged once SQS holds it, applied after
+    [applied] = deliver(tracker)
+    assert applied == {"batchItemFailures": []} and queued() == [29679449] and waiting_deliveries() == 0
     assert "gh/someone/42/head" not in capsys.readouterr().out  # the body is never logged
+
+
+def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(tracker: Any) -> None:
+    # Before, the webhook wrote the table itself: a throttled write answered GitHub 502, and GitHub never retries.
+    assert tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))["statusCode"] == 202
+    fault = inject(tracker.aws.dynamodb(), "PutItem", "throttling")  # every attempt, botocore's retries included
+    [first] = deliver(tracker)
+    assert len(first["batchItemFailures"]) == 1 and job() is None
+    fault.enabled = False
+    [again] = deliver(tracker)  # the queue's visibility timeout is 0 here: it comes straight back
+    assert again == {"batchItemFailures": []} and queued() == [29679449]
+
+
+def test_a_delivery_that_never_applies_ends_in_the_dead_letter_queue(tracker: Any) -> None:
+    tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
+    inject(tracker.aws.dynamodb(), "PutItem", "5xx")
+    for _ in range(MAX_RECEIVES + 1):
+        deliver(tracker)
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    [kept] = sqs.receive_message(QueueUrl=queue_url(DEAD_LETTERS), MessageAttributeNames=["All"])["Messages"]
+    assert kept["MessageAttributes"]["delivery"]["StringValue"] == "72d3162e-cc78-11e3-81ab-4c9367dc0958"
+    assert WorkflowJobEvent.model_validate_json(kept["Body"]).workflow_job.id == 29679449
+
+
+def test_a_delivery_the_queue_does_not_take_is_not_acknowledged(tracker: Any) -> None:
+    # The Function URL then answers 5xx, GitHub records the delivery as failed (to be redelivered), and
+    # WebhookErrorsAlarm counts it: never a 2xx for an event nothing holds.
+    inject(tracker.aws.sqs("us-east-1"), "SendMessage", "throttling")
+    with pytest.raises(ClientError):
+        tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
 
 
 @pytest.mark.parametrize(
@@ -207,43 +334,82 @@ def test_the_webhook_stores_a_signed_workflow_job(tracker: Any, capsys: pytest.C
         lambda e: e["headers"].update({"x-hub-signature-256": sign("not-the-secret", e["body"].encode())}),
         lambda e: e["headers"].pop("x-hub-signature-256"),
         lambda e: e["headers"].update({"x-hub-signature-256": "sha256=" + "0" * 64}),
+        lambda e: e["headers"].update({"x-hub-signature-256": "sha256=" + "é" * 64}),
+        lambda e: e["headers"].update({"x-hub-signature-256": "sha256=\ud800" + "0" * 63}),
     ],
-    ids=["tampered body", "wrong secret", "missing header", "forged digest"],
+    ids=["tampered body", "wrong secret", "missing header", "forged digest", "non-ascii digest", "lone surrogate"],
 )
 def test_the_webhook_refuses_what_github_did_not_sign(tracker: Any, spoil: Any) -> None:
     event = load_event("webhook_workflow_job.json")
     spoil(event)
     assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
-    assert job() is None
+    assert waiting_deliveries() == 0
 
 
-def test_a_redelivery_is_answered_as_a_duplicate(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_githubs_signature_over_a_non_ascii_body_is_accepted_and_a_tampered_one_refused(tracker: Any) -> None:
+    # A Function URL passes a JSON body as text: the signature is over its UTF-8 bytes, as GitHub signs them.
+    payload = json.loads(load_event("webhook_workflow_job.json")["body"])
+    payload["repository"]["full_name"] = "équipe-zürich/ci-✓"
+    payload["workflow_job"]["name"] = "tests (日本語, 🚀)"
+    text = json.dumps(payload, ensure_ascii=False)
+    event = load_event("webhook_workflow_job.json")
+    event["body"] = text
+    event["headers"]["x-hub-signature-256"] = "sha256=" + hmac.new(SECRET.encode(), text.encode(), "sha256").hexdigest()
+    assert tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))["statusCode"] == 202
+    deliver(tracker)
+    item = job()
+    assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓"
+    event["body"] = text.replace("zürich", "zurich")
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
+
+
+def test_a_redelivery_is_applied_once(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
     event = load_event("webhook_workflow_job.json")
     first = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
     again = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
-    assert (first["statusCode"], again["statusCode"]) == (200, 200)
-    assert "already applied" in json.loads(again["body"])["message"]
+    assert (first["statusCode"], again["statusCode"]) == (202, 202)
+    deliver(tracker)
+    assert queued() == [29679449]
     assert len([b for b in emf(capsys.readouterr().out) if "JobsQueued" in b]) == 1
 
 
-def test_other_events_get_2xx_and_store_nothing(tracker: Any) -> None:
+def test_other_events_get_2xx_and_queue_nothing(tracker: Any) -> None:
     ping = signed(b'{"zen":"Keep it logically awesome."}', **{"x-github-event": "ping"})
     assert tracker.webhook_handler(ping, FakeContext("webhook"))["statusCode"] == 202
-    assert job() is None
+    assert waiting_deliveries() == 0
 
 
-@pytest.mark.parametrize("body", [b"{not json", b'{"action":"queued"}', b"\xff\xfe"], ids=["json", "shape", "utf-8"])
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b'{"action":"queued"}',
+        b"\xff\xfe",
+        b"[" * DEEP + b"]" * DEEP,
+        b'{"a":' * DEEP + b"1" + b"}" * DEEP,
+        webhook_body().replace(b'"labels":', b'"deep":' + b"[" * DEEP + b"]" * DEEP + b',"labels":', 1),
+        b'{"action":"queued","workflow_job":{"id":1e999999}}',
+        b'{"action":"\\ud800"}',
+        b"",
+        b"null",
+    ],
+    ids=["json", "shape", "utf-8", "deep array", "deep object", "deep in an ignored field", "huge number",
+         "lone surrogate", "empty", "null"],
+)  # fmt: skip
 def test_a_signed_but_malformed_body_is_a_400_that_says_where(tracker: Any, body: bytes) -> None:
     event = signed(body)
     response = tracker.webhook_handler(event, FakeContext("webhook"))
     assert response["statusCode"] == 400 and "not a workflow_job payload" in json.loads(response["body"])["message"]
-    assert job() is None
+    assert waiting_deliveries() == 0
 
 
 def test_a_body_over_githubs_limit_is_a_413(tracker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(webhook_module, "MAX_BODY_BYTES", len(webhook_body()) - 1)
     response = tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
-    assert response["statusCode"] == 413 and job() is None
+    assert response["statusCode"] == 413 and waiting_deliveries() == 0
 
 
 def test_runner_type_metrics_off_publishes_no_job_metric(
@@ -253,3 +419,27 @@ def test_runner_type_metrics_off_publishes_no_job_metric(
     tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
     assert emf(capsys.readouterr().out) == [] and queued() == []  # the jobs are tracked all the same
+
+
+# Signed by GitHub's own signing library (@octokit/webhooks-methods), made once offline: see "generator".
+OCTOKIT = json.loads((REPO_ROOT / "tests" / "integration" / "octokit_signed.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("signed_by_octokit", OCTOKIT["deliveries"], ids=["workflow_job", "ascii", "non-ascii"])
+def test_signatures_made_by_githubs_library_verify_and_tampering_does_not(signed_by_octokit: dict[str, str]) -> None:
+    body, header = signed_by_octokit["body"].encode(), signed_by_octokit["signature"]
+    assert OCTOKIT["secret"] == SECRET and signature_valid(SECRET, body, header)
+    assert not signature_valid(SECRET, body.replace(b"e", b"\xc3\xa9", 1), header)
+
+
+def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applied(tracker: Any) -> None:
+    [signed_by_octokit, *_] = OCTOKIT["deliveries"]
+    event = load_event("webhook_workflow_job.json")
+    event["body"] = signed_by_octokit["body"]  # a Function URL passes a JSON body as text
+    event["headers"]["x-hub-signature-256"] = signed_by_octokit["signature"]
+    assert tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))["statusCode"] == 202
+    deliver(tracker)
+    item = job(job_id=29679451)
+    assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓"
+    event["body"] = event["body"].replace("zürich", "zurich")
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401

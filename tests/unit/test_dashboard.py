@@ -198,6 +198,8 @@ def emitted_metrics(
     job = TrackResult(outcome="applied", action="in_progress", job_id=1, status="in_progress",
                       runner_type="linux.2xlarge", queue_seconds=42.0)  # fmt: skip
     record_job(job, "Queuewatch", stack=STACK)
+    refused = TrackResult(outcome="refused", action="queued", job_id=2, reason="queued with no created_at")
+    record_job(refused, "Queuewatch", stack=STACK)
     found = set()
     for line in capsys.readouterr().out.splitlines():
         blob = json.loads(line)
@@ -248,7 +250,7 @@ def test_every_metric_the_dashboard_graphs_is_one_the_functions_emit(
             graphed.add(metric)
     # What the issue asks the dashboard to show, by the names telemetry.py gives them.
     assert {"QueueTime", "QueueSize", "JobQueueTime", "AlertsFiring", "RunnerTypesDegraded", "PagesSent",
-            "PagesFailed", "Heartbeat"} <= graphed  # fmt: skip
+            "PagesFailed", "Heartbeat", "JobEventsRefused"} <= graphed  # fmt: skip
 
 
 def test_per_runner_type_metrics_are_per_stack(

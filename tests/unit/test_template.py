@@ -50,15 +50,26 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt EvaluateLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
-    # The tracker writes its own table and nothing else: no state table, no topic, no queue it reads.
+    # The tracker writes its own table and nothing else: no state table, no topic, and of queues only the
+    # webhook's own, which it consumes.
     "TrackRole": {
-        (None, frozenset({"dynamodb:PutItem", "dynamodb:GetItem"}), "GetAtt JobsTable.Arn", None),
+        (None, frozenset({"dynamodb:PutItem"}), "GetAtt JobsTable.Arn", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
         ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
-        ("TrackFromWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
+        ("TrackFromWebhook", frozenset({"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}),
+         "GetAtt WebhookQueue.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
+    # The open URL's function reads the secret and queues: no table, no other queue.
+    "WebhookRole": {
+        (None, frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
+        (None, frozenset({"sqs:SendMessage"}), "GetAtt WebhookQueue.Arn", None),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
 }  # fmt: skip
+# The only queue any role may consume: the stack's own, which the webhook fills. Never the autoscaler's.
+OWN_QUEUE = "GetAtt WebhookQueue.Arn"
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +141,8 @@ def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: di
         "CollectFunction": {"Fn::GetAtt": ["CollectRole", "Arn"]},
         "EvaluateFunction": {"Fn::GetAtt": ["EvaluateRole", "Arn"]},
         "TrackFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
-        "WebhookFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
+        "WebhookFunction": {"Fn::GetAtt": ["WebhookRole", "Arn"]},
+        "WebhookDeliveriesFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
     }
     # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
     assert all("Policies" not in f["Properties"] for f in functions.values())
@@ -156,8 +168,8 @@ def test_no_policy_anywhere_allows_a_wildcard_or_message_consuming_action(templa
         for _, statement in statements(document):
             actions = [a.lower() for a in as_list(statement["Action"])]
             assert not [a for a in actions if "*" in a], statement
-            if statement["Effect"] == "Allow":
-                assert not CONSUMING_SQS_ACTIONS & set(actions), statement
+            if statement["Effect"] == "Allow" and CONSUMING_SQS_ACTIONS & set(actions):
+                assert [render(r) for r in as_list(statement["Resource"])] == [OWN_QUEUE], statement
 
 
 def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any]) -> None:
@@ -167,7 +179,9 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
     assert granted == {
         "CollectRole": {"sqs:GetQueueAttributes", "sqs:ListQueues"},
         "EvaluateRole": set(),
-        "TrackRole": {"sqs:SendMessage"},  # into its own dead-letter queue only
+        # into its own dead-letter queue; from the webhook's own queue (OWN_QUEUE)
+        "TrackRole": {"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"},
+        "WebhookRole": {"sqs:SendMessage"},  # into the webhook's own queue
     }
 
 
@@ -238,7 +252,9 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         ("AWS/Lambda", "Throttles", "Ref CollectFunction"),
         ("AWS/Lambda", "Errors", "Ref EvaluateFunction"),
         ("AWS/Lambda", "Throttles", "Ref EvaluateFunction"),
-        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track dead-letter queue
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track and webhook dead-letter queues
+        ("AWS/Lambda", "Errors", "Ref WebhookFunction"),
+        ("AWS/Lambda", "Throttles", "Ref WebhookFunction"),
     }
     assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
 
@@ -335,7 +351,10 @@ def test_tracking_is_off_unless_a_bus_or_a_webhook_secret_is_given(template: dic
     assert template["Parameters"]["AutoscalerEventBusName"]["Default"] == ""
     assert template["Parameters"]["WebhookSecretArn"]["Default"] == ""
     tracking = {name for name, r in template["Resources"].items() if r.get("Condition") in conditions}
-    assert {"JobsTable", "TrackRole", "TrackFunction", "WebhookFunction", "TrackDeadLetterQueue"} <= tracking
+    assert {
+        "JobsTable", "TrackRole", "TrackFunction", "TrackDeadLetterQueue",
+        "WebhookFunction", "WebhookRole", "WebhookQueue", "WebhookDeadLetterQueue", "WebhookDeliveriesFunction",
+    } <= tracking  # fmt: skip
     collect_env = template["Resources"]["CollectFunction"]["Properties"]["Environment"]["Variables"]
     assert resolve(collect_env["JOBS_TABLE"], {}, {"Tracking": False}) == ""  # the collector reads no jobs
 
@@ -439,3 +458,33 @@ def test_other_accounts_queues_are_granted_one_by_one(template: dict[str, Any]) 
     assert all(re.fullmatch(parameter["AllowedPattern"], a) for a in ["111122223333", ""])
     assert not any(re.fullmatch(parameter["AllowedPattern"], a) for a in ["*", "1111-2222-3333", "11112222333"])
     assert "at most 10" in parameter["Description"]
+
+
+def test_what_the_webhook_acknowledges_is_retried_and_dead_lettered_with_an_alarm(template: dict[str, Any]) -> None:
+    resources_ = template["Resources"]
+    webhook = resources_["WebhookFunction"]["Properties"]
+    assert webhook["Environment"]["Variables"]["WEBHOOK_QUEUE_URL"] == {"Ref": "WebhookQueue"}
+    queue = resources_["WebhookQueue"]["Properties"]
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]}
+    assert queue["RedrivePolicy"]["maxReceiveCount"] >= 5  # Lambda's advice for an SQS source
+    consumer = resources_["WebhookDeliveriesFunction"]["Properties"]
+    assert queue["VisibilityTimeout"] >= 6 * consumer["Timeout"]
+    source = consumer["Events"]["Deliveries"]["Properties"]
+    assert source["Queue"] == {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+    assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]  # one failed record is retried alone
+    alarm = resources_["WebhookDeadLettersAlarm"]["Properties"]
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["WebhookDeadLetterQueue", "QueueName"]}}
+    ]
+    assert alarm["Threshold"] == 1 and {"Ref": "MonitorTopic"} in alarm["AlarmActions"]
+
+
+def test_the_open_url_is_bounded_by_a_concurrency_parameter(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["WebhookConcurrency"]
+    assert parameter["Type"] == "Number" and 1 <= parameter["Default"] <= 50 and parameter["MinValue"] >= 1
+    webhook = template["Resources"]["WebhookFunction"]["Properties"]
+    assert webhook["ReservedConcurrentExecutions"] == {"Ref": "WebhookConcurrency"}
+    for name in ("WebhookErrorsAlarm", "WebhookThrottlesAlarm"):
+        alarm = template["Resources"][name]["Properties"]
+        assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "WebhookFunction"}}]
+        assert alarm["Threshold"] == 1 and alarm["Statistic"] == "Sum"

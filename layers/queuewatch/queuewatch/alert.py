@@ -49,7 +49,8 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_seconds: float | None = Field(description="age of the oldest queued job")
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
-    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed"]]
+    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
+    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs"]]
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -160,7 +161,15 @@ class Alert(FrozenModel):
             collector = any("collection_failed" in f.breached for f in self.runner_types)
             if self.status == "resolved":
                 return [f"{state} queuewatch sees again"]
-            return [f"{state} collection failed" if collector else f"{state} {count} unseen", state]
+            if collector:
+                return [f"{state} collection failed", state]
+            unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
+            unseen = plural(self.runner_types_affected - len(unserved), "runner type")
+            if unserved and self.runner_types_affected == 1:
+                return [f"{state} jobs queued that no runner type serves", state]
+            if unserved:
+                return [f"{state} {unseen} unseen, jobs no runner type serves", f"{state} {unseen} unseen", state]
+            return [f"{state} {count} unseen", state]
         if self.status == "resolved":
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size

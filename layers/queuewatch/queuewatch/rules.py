@@ -14,6 +14,7 @@ from queuewatch.snapshot import QUALIFIER, RunnerTypeSnapshot, runner_type_key
 HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
 COLLECTOR = "collector"
+UNSERVED_JOBS = "jobs:unserved"  # the monitor's instance for tracked jobs no runner type serves (":": no clash)
 """The health instance that stands for collection itself. Health instances share the runner types' key
 space (`queuewatch-health#<name>`), so no runner type may take this name. ("discovery:<region>" holds a
 ':', which no runner type name can.)"""

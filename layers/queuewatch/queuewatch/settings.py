@@ -81,14 +81,16 @@ class TrackSettings(_Settings):
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
     runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
-    webhook_secret_arn: str | None = Field(
-        alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
-    )
 
-    @field_validator("webhook_secret_arn", mode="before")
-    @classmethod
-    def _empty_is_none(cls, value: object) -> object:
-        return None if value == "" else value  # the template passes "" when the stack takes no webhook
+
+class WebhookSettings(_Settings):
+    """WebhookFunction's: it checks signatures and queues events; it reads no table."""
+
+    webhook_secret_arn: str = Field(
+        alias="WEBHOOK_SECRET_ARN", pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
+    )
+    webhook_queue_url: str = Field(alias="WEBHOOK_QUEUE_URL", pattern=r"^https?://\S+/\d{12}/[\w-]{1,80}$")
+    region: str = Field(alias="AWS_REGION", default="us-east-1")
 
 
 @lru_cache(maxsize=4)

@@ -196,6 +196,7 @@ class Snapshot(FrozenModel):
     # still queued past GitHub's limit, whose later events were lost.
     unmatched_jobs: list[UnmatchedJobs] = Field(default_factory=list, max_length=20)
     expired_jobs: Annotated[int, Field(ge=0)] = 0
+    github_hosted_jobs: Annotated[int, Field(ge=0)] = 0  # queued for GitHub's hosted runners: not this fleet's
 
     @property
     def failed_discovery_regions(self) -> set[str]:

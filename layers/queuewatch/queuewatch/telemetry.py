@@ -9,6 +9,7 @@ from queuewatch.evaluate import EvaluationResult
 from queuewatch.settings import RunnerTypeMetrics
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch.track.routing import github_hosted
 from queuewatch.track.stage import TrackResult
 
 DIMENSION_VALUE_LIMIT = 1024  # CloudWatch's longest dimension value
@@ -62,12 +63,21 @@ def record_job(
     """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
     runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding.
     `off` (RunnerTypeMetrics) publishes none: each is a custom metric billed for every hour it gets data."""
+    if result.outcome == "refused":
+        # Never retried, so counted: one metric per stack, whatever RunnerTypeMetrics says.
+        refused = EphemeralMetrics(namespace=namespace)
+        refused.add_dimension(name="Stack", value=stack)
+        refused.add_metric(name="JobEventsRefused", unit=MetricUnit.Count, value=1)
+        refused.flush_metrics()
+        return
     if result.outcome != "applied" or runner_type_metrics == "off":
         return  # a duplicate or late event: counted when it first applied
+    if result.candidate:
+        return  # a discovered name the collector has not confirmed: maybe no runner type at all (GitHub-hosted)
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)
     if result.runner_type is None:
-        if result.arrived:
+        if result.arrived and not github_hosted((result.label_set or "").split(",")):
             metrics.add_dimension(name="LabelSet", value=(result.label_set or "-")[:DIMENSION_VALUE_LIMIT])
             metrics.add_metric(name="JobsUnmatched", unit=MetricUnit.Count, value=1)
             metrics.flush_metrics()

@@ -1,4 +1,4 @@
-"""The jobs table: one item per tracked job (track/jobs.py's JobRecord), and the webhook's delivery ids.
+"""The jobs table: one item per tracked job (track/jobs.py's JobRecord).
 This module maps them to items and back, and nothing more; the layout is track/schema.py's.
 
 A job's write is conditional on being further along than what is stored, so duplicates, late events
@@ -15,10 +15,8 @@ from botocore.exceptions import ClientError
 
 from queuewatch.track.jobs import JobRecord
 from queuewatch.track.schema import (
-    DELIVERY_PREFIX,
     EXPIRES_AT,
     JOB_PREFIX,
-    KEEP_FINISHED,
     PARTITION_KEY,
     QUEUED_INDEX,
     QUEUED_KEY,
@@ -116,22 +114,6 @@ def put_job(client: DynamoDBClient, table: str, record: JobRecord) -> int | None
         raise
     before = answer.get("Attributes", {}).get("progress", {}).get("N")
     return NEW_JOB if before is None else int(before)
-
-
-def delivery_seen(client: DynamoDBClient, table: str, delivery: str) -> bool:
-    """Whether a webhook delivery (X-GitHub-Delivery) was applied already."""
-    key = {PARTITION_KEY: {"S": f"{DELIVERY_PREFIX}{delivery}"}}
-    return "Item" in client.get_item(TableName=table, Key=key, ConsistentRead=True)
-
-
-def remember_delivery(client: DynamoDBClient, table: str, delivery: str, now: datetime) -> None:
-    """Record a delivery once it was applied, so GitHub's redelivery of it is answered as a duplicate.
-    Written after the job, never before: a delivery whose job write failed must apply when redelivered."""
-    item = {
-        PARTITION_KEY: {"S": f"{DELIVERY_PREFIX}{delivery}"},
-        EXPIRES_AT: {"N": _epoch(now + KEEP_FINISHED)},
-    }
-    client.put_item(TableName=table, Item=item)
 
 
 def queued_jobs(client: DynamoDBClient, table: str) -> Iterator[JobRecord]:

@@ -18,6 +18,7 @@ from datetime import datetime
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
 from queuewatch.track.jobs import JobRecord
+from queuewatch.track.routing import github_hosted
 from queuewatch.track.schema import QUEUED_LIMIT
 
 LISTED_PER_RUNNER_TYPE = 5
@@ -36,23 +37,31 @@ class JobCensus:
     by_runner_type: dict[str, Waiting]
     unmatched: list[UnmatchedJobs]
     expired: int
+    github_hosted: int = 0
 
 
 def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCensus:
     """Count the queued jobs. Jobs arrive oldest first (the index's sort key), so each runner type's first
-    ones are its oldest. A job routed to a runner type this collector does not watch counts as unmatched."""
+    ones are its oldest. The track stage routes a job to a discovered name only as a candidate, in lower
+    case: it is this runner type's only if this collector watches a queue of that name, compared without
+    case as GitHub compares labels. A job no watched runner type serves counts as unmatched, unless it is
+    for GitHub's own hosted runners, which are not this fleet's to serve."""
     by_runner_type: dict[str, Waiting] = defaultdict(Waiting)
     unmatched: dict[str, list[JobRecord]] = defaultdict(list)
-    expired = 0
+    watched = {name.lower(): name for name in sorted(fleet, reverse=True)}  # of two in different case: the first
+    expired = hosted = 0
     for job in jobs:
         if now - job.created_at > QUEUED_LIMIT:
             expired += 1  # GitHub cancelled it long ago: its in_progress or completed event was lost
             continue
-        if job.runner_type in fleet:
-            waiting = by_runner_type[job.runner_type]
+        runner_type = job.runner_type if job.runner_type in fleet else watched.get((job.runner_type or "").lower())
+        if runner_type is not None:
+            waiting = by_runner_type[runner_type]
             waiting.count += 1
             if len(waiting.oldest) < LISTED_PER_RUNNER_TYPE:
                 waiting.oldest.append(job)
+        elif github_hosted(job.labels):
+            hosted += 1
         else:
             unmatched[job.label_set].append(job)
     label_sets = sorted(unmatched.items(), key=lambda item: (-len(item[1]), item[0]))[:LISTED_LABEL_SETS]
@@ -67,6 +76,7 @@ def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCens
             for labels, waiting in label_sets
         ],
         expired=expired,
+        github_hosted=hosted,
     )
 
 

@@ -87,6 +87,7 @@ def collect(
         baseline_seconds=triage.baseline,
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
+        github_hosted_jobs=census_read.github_hosted if census_read else 0,
     )
 
 

@@ -134,3 +134,47 @@ def rule_coverage_problems(config: Config) -> list[tuple[Location, str]]:
                 )
             )
     return problems
+
+
+def label_set_problems(config: Config) -> list[tuple[Location, str]]:
+    """Label sets no job can ever reach: the first runner type that takes a job wins (track/routing.py), so a
+    set whose every job an earlier runner type's set takes gives its runner type none of them. An earlier
+    set takes them all when it holds every label of this one, or, both exact_match, is the same set.
+    Indexed by label, so 5,000 runner types are checked without comparing each pair."""
+    problems: list[tuple[Location, str]] = []
+    exact_sets: dict[frozenset[str], int] = {}  # the first runner type with this exact set
+    holding: dict[str, set[int]] = {}  # label -> indexes of earlier sets (not exact) that hold it
+    wide_sets: list[int] = []  # the runner type of each such set, by the index above
+    for index, spec in enumerate(config.runner_types):
+        own: list[tuple[frozenset[str], bool]] = []
+        for position, (labels, exact) in enumerate(spec.all_label_sets):
+            wanted = frozenset(label.lower() for label in labels)
+            holders = sorted((holding.get(label, set()) for label in wanted), key=len)  # the rarest label first
+            takers = set.intersection(*holders) if holders else set()
+            taker = min((wide_sets[i] for i in takers), default=None)
+            if exact and wanted in exact_sets:
+                taker = min(exact_sets[wanted], taker if taker is not None else index)
+            if taker is not None and taker != index:
+                where: Location = (
+                    ("runner_types", index, "labels")
+                    if spec.labels is not None
+                    else ("runner_types", index, "label_sets", position)
+                )
+                problems.append(
+                    (
+                        where,
+                        f"runner type {spec.name!r} never gets a job for labels {sorted(wanted)}: "
+                        f"runner_types[{taker}] {config.runner_types[taker].name!r} comes first and takes every "
+                        "one of them; expected each label set to name jobs only one runner type serves (order "
+                        "the more specific runner type first, or set exact_match)",
+                    )
+                )
+            own.append((wanted, exact))
+        for wanted, exact in own:  # a runner type's own sets never shadow each other
+            if exact:
+                exact_sets.setdefault(wanted, index)
+            else:
+                for label in wanted:
+                    holding.setdefault(label, set()).add(len(wide_sets))
+                wide_sets.append(index)
+    return problems

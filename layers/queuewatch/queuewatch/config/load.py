@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from queuewatch.config.coverage import coverage_findings
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
-from queuewatch.config.lint import cross_checks, rule_coverage_problems
+from queuewatch.config.lint import cross_checks, label_set_problems, rule_coverage_problems
 from queuewatch.config.messages import translator
 from queuewatch.config.schema import (
     Config,
@@ -167,7 +167,7 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
         raise ConfigError(source, across)
     across += [
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
-        for loc, message in rule_coverage_problems(config)
+        for loc, message in [*rule_coverage_problems(config), *label_set_problems(config)]
     ]
     findings = coverage_findings(config)
     across += [

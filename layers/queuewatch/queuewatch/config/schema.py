@@ -92,6 +92,33 @@ FIFO_SUFFIX = ".fifo"
 JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
 
 
+def _runner_labels(value: list[str]) -> list[str]:
+    for label in value:
+        if not JOB_LABEL.match(label):
+            raise ValueError(f"found {label!r}, expected a runner label: 1 to 100 characters, no space or comma")
+    return value
+
+
+class LabelSet(FrozenModel):
+    """One of a runner type's label sets: a job whose labels are all among these (with exact_match, these
+    and no other) is this runner type's."""
+
+    labels: list[str] = Field(min_length=1, max_length=100)
+    exact_match: bool = False
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _a_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            raise ValueError(f"found {value!r}, expected a list of labels: write labels: [{value}]")
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _valid_labels(cls, value: list[str]) -> list[str]:
+        return _runner_labels(value)
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
     queue: QueueRef
@@ -105,20 +132,39 @@ class RunnerTypeSpec(FrozenModel):
         "(all of them and no other with exact_match); without them, a job belongs here when its labels name it",
     )
     exact_match: bool = False
+    label_sets: list[LabelSet] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="several label sets, each with its own exact_match (the upstream module's labelMatchers): "
+        "a tracked job belongs to this runner type when one of them takes it",
+    )
 
     @field_validator("labels")
     @classmethod
     def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
-        for label in value or []:
-            if not JOB_LABEL.match(label):
-                raise ValueError(f"found {label!r}, expected a runner label: 1 to 100 characters, no space or comma")
-        return value
+        return None if value is None else _runner_labels(value)
 
     @model_validator(mode="after")
-    def _exact_needs_labels(self) -> RunnerTypeSpec:
+    def _one_way_to_say_labels(self) -> RunnerTypeSpec:
+        if self.labels is not None and self.label_sets is not None:
+            raise ValueError(
+                "labels and label_sets both given: write one set as labels (with exact_match), "
+                "or every set under label_sets, each with its own exact_match"
+            )
         if self.exact_match and self.labels is None:
-            raise ValueError("exact_match: true needs the runner type's labels")
+            where = (
+                "each label set's own exact_match under label_sets" if self.label_sets else "the runner type's labels"
+            )
+            raise ValueError(f"exact_match: true needs {where}")
         return self
+
+    @property
+    def all_label_sets(self) -> list[tuple[list[str], bool]]:
+        """Every label set with its exact_match, however the config wrote them; none: matched by name."""
+        if self.labels is not None:
+            return [(self.labels, self.exact_match)]
+        return [(s.labels, s.exact_match) for s in self.label_sets or []]
 
     @field_validator("name")
     @classmethod
@@ -248,6 +294,11 @@ class MonitorSettings(FrozenModel):
     for_: PendingPeriod = Field(default=300, alias="for")
     repeat_interval: RepeatInterval = 14400
     runbook_url: str | None = None
+    unserved_after: Duration | None = Field(
+        default=600,
+        description="how long a tracked job may wait for labels no runner type serves before the monitor page "
+        "says so; null: never (a stack watching part of a fleet whose other runner types another stack watches)",
+    )
 
 
 class TriageSettings(FrozenModel):

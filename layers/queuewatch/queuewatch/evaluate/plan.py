@@ -24,9 +24,11 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, Priority, Rule, Verdict, judge
+from queuewatch.durations import format_duration
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
+from queuewatch.wording import plural
 
 GroupBy = Literal["all", "team", "runner_type"]
 DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
@@ -242,7 +244,34 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     seen.add(_step(result, context.health, COLLECTOR, failure is not None))
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
+        seen.add(_step_unserved(result, context.snapshot))
     return seen
+
+
+def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
+    """Tracked jobs waiting for labels no watched runner type serves: nobody will run them, and no rule
+    can page about them, so the monitor says so once they have waited `monitor.unserved_after`."""
+    after = result.context.config.monitor.unserved_after
+    waiting = [u for u in snapshot.unmatched_jobs if after is not None and u.oldest_seconds >= after]
+    result.verdicts[InstanceKey(HEALTH_RULE, UNSERVED_JOBS)] = Verdict(
+        breached=bool(waiting),
+        breached_signals=("unserved_jobs",) if waiting else (),
+        missing={"queued": unserved_text(waiting)} if waiting else {},
+    )
+    if waiting:
+        result.degraded.add(UNSERVED_JOBS)
+    return _step(result, result.context.health, UNSERVED_JOBS, bool(waiting))
+
+
+def unserved_text(waiting: list[UnmatchedJobs]) -> str:
+    """The finding in words, the most waiting first: 3 jobs for 40m for labels [gpu-a100, self-hosted]; ..."""
+    listed = [
+        f"{plural(u.count, 'job')} for {format_duration(u.oldest_seconds)} "
+        f"for labels [{', '.join(u.label_set.split(','))}]"
+        for u in waiting[:5]
+    ]
+    more = f" and {len(waiting) - 5} more label sets" if len(waiting) > 5 else ""
+    return "; ".join(listed) + more + ", that no runner type serves"
 
 
 def _step_discovery(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:

@@ -26,7 +26,9 @@ class WorkflowJob(_Payload):
     run_id: int = Field(ge=1)
     html_url: str | None = None
     status: str
-    created_at: AwareDatetime
+    # Older payloads (GitHub's own in_progress example among them) have no created_at: such an event still
+    # says how far along the job is, only not since when it waited (track/jobs.py).
+    created_at: AwareDatetime | None = None
     started_at: AwareDatetime | None = None
     completed_at: AwareDatetime | None = None
     labels: list[str] = Field(default_factory=list, max_length=100)

@@ -56,8 +56,16 @@ class JobRecord(FrozenModel):
         return max(0.0, (self.completed_at - self.started_at).total_seconds())
 
 
+class UnusableEvent(ValueError):
+    """An event that can never be applied, however often it is retried: counted and said, not retried."""
+
+
 def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobRecord | None:
-    """The state the event stands for, or None for an action that says nothing about waiting."""
+    """The state the event stands for, or None for an action that says nothing about waiting.
+
+    An event of GitHub's older shape has no created_at. Past the queue it still says the job no longer
+    waits, and is applied with the earliest time it vouches for (its start, else now) in created_at: its
+    queue time is unknown (track.stage emits none). A waiting or queued job without it cannot be aged."""
     if not event.tracked:
         return None
     status: JobStatus = event.action  # type: ignore[assignment]  # tracked: one of JobStatus
@@ -66,6 +74,11 @@ def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobReco
     if status == "completed" and job.runner_name is None:
         started = None  # cancelled or skipped before any runner took it: it never ran, nor stopped waiting
     completed = job.completed_at if status == "completed" else None
+    created = job.created_at
+    if created is None:
+        if status in ("waiting", "queued"):
+            raise UnusableEvent(f"a {status} workflow_job with no created_at: how long it waits is unknown")
+        created = min(started or now, completed or now, now)
     return JobRecord(
         job_id=job.id,
         run_id=job.run_id,
@@ -77,11 +90,11 @@ def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobReco
         org=event.org,
         repo=event.repository.full_name,
         html_url=job.html_url,
-        created_at=job.created_at,
+        created_at=created,
         started_at=started,
         completed_at=completed,
         updated_at=now.astimezone(UTC),
-        expires_at=_expiry(status, job.created_at, started, now),
+        expires_at=_expiry(status, created, started, now),
     )
 
 

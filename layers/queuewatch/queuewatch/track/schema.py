@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-PARTITION_KEY = "pk"  # "job#<job id>", or "delivery#<X-GitHub-Delivery>" for the webhook's redeliveries
+PARTITION_KEY = "pk"  # "job#<job id>"
 JOB_PREFIX = "job#"
-DELIVERY_PREFIX = "delivery#"
 EXPIRES_AT = "expires_at"  # the table's TTL attribute, epoch seconds
 
 QUEUED_INDEX = "queued"  # a sparse index: only jobs queued right now carry its partition key

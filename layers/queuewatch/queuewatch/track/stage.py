@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from queuewatch.adapters.job_store import put_job
 from queuewatch.frozen import FrozenModel
 from queuewatch.track.events import WorkflowJobEvent
-from queuewatch.track.jobs import PROGRESS, record_of
+from queuewatch.track.jobs import PROGRESS, UnusableEvent, record_of
 from queuewatch.track.routing import Router
 
 if TYPE_CHECKING:
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 class TrackResult(FrozenModel):
     """What one event did; the handler returns it and turns it into metrics."""
 
-    outcome: Literal["applied", "duplicate", "ignored"]
+    outcome: Literal["applied", "duplicate", "ignored", "refused"]
     action: str
-    job_id: int
+    job_id: int | None  # None: the event did not say which job
+    reason: str | None = None  # why it was refused
     status: str | None = None
     runner_type: str | None = None
+    candidate: bool = False  # runner_type is a discovered name the collector has yet to confirm it watches
     label_set: str | None = None
     arrived: bool = False  # first seen queued, or further along
     queue_seconds: float | None = None
@@ -31,8 +33,12 @@ class TrackResult(FrozenModel):
 
 def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
-    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ)."""
-    record = record_of(event, router, now)
+    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ);
+    an event that can never be applied is refused, and said, not retried."""
+    try:
+        record = record_of(event, router, now)
+    except UnusableEvent as error:
+        return TrackResult(outcome="refused", action=event.action, job_id=event.workflow_job.id, reason=str(error))
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
     before = put_job(dynamodb, table, record)
@@ -48,8 +54,10 @@ def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, tab
         job_id=record.job_id,
         status=record.status,
         runner_type=record.runner_type,
+        candidate=record.runner_type is not None and not router.configured(record.runner_type),
         label_set=record.label_set,
         arrived=arrived,
-        queue_seconds=record.queue_seconds if first_start else None,
+        # An older payload without created_at: how long it queued is unknown, not 0.
+        queue_seconds=record.queue_seconds if first_start and event.workflow_job.created_at else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
     )

@@ -1,5 +1,7 @@
 """GitHub's workflow_job webhook, taken directly (for autoscalers without an event bus): check the
-signature before reading anything, answer other events without storing, drop redeliveries."""
+signature before reading anything, answer other events without storing, and hand each workflow_job on
+to a queue that retries and dead-letters. GitHub never retries a delivery itself, so the webhook answers
+2xx only once SQS holds the event: what it acknowledges is durable. It reads no table and no config."""
 
 from __future__ import annotations
 
@@ -7,23 +9,21 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from queuewatch.adapters.job_store import delivery_seen, remember_delivery
+from queuewatch.adapters.deliveries import MAX_MESSAGE_BYTES, send_delivery
 from queuewatch.frozen import FrozenModel
 from queuewatch.track.events import WorkflowJobEvent
-from queuewatch.track.routing import Router
 from queuewatch.track.signature import signature_valid
-from queuewatch.track.stage import TrackResult, track
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB and does not send larger ones
 TRACKED_EVENT = "workflow_job"
+MAX_DELIVERY_ID = 128  # a GUID from GitHub; anything longer is not one
 
 
 class WebhookRequest(FrozenModel):
@@ -43,49 +43,55 @@ class WebhookRequest(FrozenModel):
                 return cls(headers=headers, body=base64.b64decode(text, validate=True))
             except binascii.Error as error:
                 raise ValueError(f"the Function URL event's base64 body does not decode: {error}") from error
-        return cls(headers=headers, body=text.encode())
+        return cls(headers=headers, body=text.encode("utf-8", errors="surrogatepass"))  # anyone's text: never raises
 
 
 class WebhookResponse(FrozenModel):
     status: int
     message: str
-    result: TrackResult | None = None
+    job_id: int | None = None
 
     def for_function_url(self) -> dict[str, object]:
         body: dict[str, object] = {"message": self.message}
-        if self.result is not None:
-            body["result"] = self.result.model_dump(mode="json", exclude_none=True)
+        if self.job_id is not None:
+            body["job_id"] = self.job_id
         return {"statusCode": self.status, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
 
 
-def receive(
-    request: WebhookRequest, secret: str, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime
-) -> WebhookResponse:
-    """Refuse what is unsigned, too large or malformed; store a workflow_job event once per delivery."""
+def receive(request: WebhookRequest, secret: str, sqs: SQSClient, queue_url: str) -> WebhookResponse:
+    """Refuse what is unsigned, too large or malformed; queue a workflow_job event, then answer 202.
+
+    The event is parsed here, after the signature, so that GitHub's delivery log shows a payload queuewatch
+    cannot read (400) rather than a 2xx for an event the consumer would refuse. What is queued is the event
+    as queuewatch reads it (events.py), small whatever GitHub sent. A failed send raises: the delivery fails
+    (GitHub shows it, to be redelivered), and WebhookErrorsAlarm pages the monitor topic."""
     if len(request.body) > MAX_BODY_BYTES:
         return WebhookResponse(status=413, message=f"body of {len(request.body)} bytes, over GitHub's 25 MB")
     if not signature_valid(secret, request.body, request.headers.get("x-hub-signature-256")):
         return WebhookResponse(status=401, message="X-Hub-Signature-256 missing or not this webhook's secret")
     kind = request.headers.get("x-github-event", "")
     if kind != TRACKED_EVENT:
-        return WebhookResponse(status=202, message=f"{kind or 'an event with no X-GitHub-Event'}: not tracked")
-    delivery = request.headers.get("x-github-delivery")
-    if not delivery:
-        return WebhookResponse(status=400, message="X-GitHub-Delivery missing")
-    if delivery_seen(dynamodb, table, delivery):
-        return WebhookResponse(status=200, message=f"delivery {delivery} already applied")
+        return WebhookResponse(status=202, message=f"{kind[:64] or 'an event with no X-GitHub-Event'}: not tracked")
+    delivery = request.headers.get("x-github-delivery", "")
+    if not delivery or len(delivery) > MAX_DELIVERY_ID or not delivery.isascii():
+        return WebhookResponse(status=400, message="X-GitHub-Delivery missing or not a delivery id")
     try:
-        event = WorkflowJobEvent.model_validate(json.loads(request.body))
-    except (ValueError, ValidationError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # pydantic's own JSON parser: bounded nesting, and every failure (syntax, encoding, depth, shape)
+        # is a ValidationError, so no body anyone signs can make this raise anything else.
+        event = WorkflowJobEvent.model_validate_json(request.body)
+    except ValidationError as error:
         return WebhookResponse(status=400, message=f"not a workflow_job payload: {_first_problem(error)}")
-    result = track(event, router, dynamodb, table, now)
-    remember_delivery(dynamodb, table, delivery, now)
-    return WebhookResponse(status=200, message=result.outcome, result=result)
+    queued = event.model_dump_json(exclude_none=True)
+    if len(queued.encode()) + len(delivery) > MAX_MESSAGE_BYTES - 1024:
+        return WebhookResponse(
+            status=413, message=f"the workflow_job event of job {event.workflow_job.id} is too large"
+        )
+    send_delivery(sqs, queue_url, delivery, queued)
+    return WebhookResponse(status=202, message=f"delivery {delivery} queued", job_id=event.workflow_job.id)
 
 
-def _first_problem(error: Exception) -> str:
+def _first_problem(error: ValidationError) -> str:
     """Where the body is wrong, without echoing the body."""
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        return f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}"
-    return type(error).__name__
+    first = error.errors(include_input=False, include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the body"
+    return f"{where}: {first['msg']}"
