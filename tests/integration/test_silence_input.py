@@ -188,7 +188,10 @@ def test_a_missing_table_is_one_line_naming_it_and_its_region(
     action, *flags = command
     assert main(["silence", action, "--table", "nope", "--region", "eu-west-1", *flags]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("--table: found no table 'nope' in eu-west-1 (--region); expected the stack's StateTableName")
+    assert err.startswith(
+        "queuewatch: --table: found no table 'nope' in eu-west-1 (--region); expected the stack's StateTableName"
+    )
+    assert len(err.splitlines()) == 1
     assert "Traceback" not in err and "ResourceNotFoundException" not in err
 
 
@@ -198,6 +201,7 @@ def test_no_region_anywhere_is_one_line_naming_the_flag(
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
-    assert main(["silence", "list", "--table", "state"]) == 2
+    assert main(["silence", "list", "--table", "state"]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("--region: none given and no default region") and "Traceback" not in err
+    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_REGION")
+    assert len(err.splitlines()) == 1
