@@ -8,7 +8,7 @@ import fnmatch
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from queuewatch.adapters.sent_log import KEEP, SentEntry, read_entries
@@ -92,7 +92,7 @@ def run_history(
     end = parse_moment(args.until, now, "--until") if args.until != "now" else now
     if end <= start:
         raise UsageError(f"--until {end:%Y-%m-%d %H:%M} is not after --since {start:%Y-%m-%d %H:%M}")
-    if now - start > KEEP:
+    if now - start > KEEP + timedelta(minutes=1):  # --since 30d, rounded down to its minute, is within
         raise UsageError(f"--since: the log keeps {KEEP.days} days; found {start:%Y-%m-%d %H:%M}, before that")
     found = []
     for target in targets(args, client):

@@ -75,7 +75,7 @@ def register_stack(client: Callable[[str], object]) -> None:
     from queuewatch_cli.demo import DEMO_ENV, STATE_TABLE
 
     template = {
-        "Resources": {"Placeholder": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
         "Outputs": {
             "StateTableName": {"Value": STATE_TABLE},
             "DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]},

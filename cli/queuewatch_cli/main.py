@@ -164,7 +164,11 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command; any error is one line on stderr and an exit code (failures.py), never a traceback."""
     try:
-        return run(build_parser().parse_args(argv))
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, or a usage error already said in one line
+        return done.code if isinstance(done.code, int) else BAD_REQUEST
+    try:
+        return run(args)
     except Exception as error:
         if os.environ.get(DEBUG_ENV):
             raise

@@ -225,7 +225,7 @@ def build_view(
                 AlertView(
                     rule,
                     None,
-                    "silenced" if held_by else "pending",
+                    "silenced" if held_by else ("firing" if any(m.status == "firing" for m in members) else "pending"),
                     min(i.since for i in unlisted),
                     None,
                     0,
