@@ -99,7 +99,7 @@ def put_age_datapoints(cloudwatch: CloudWatchClient, at: datetime, incident_age:
 
 
 class Demo:
-    def __init__(self, out: Callable[[str], None], raw: bool = False) -> None:
+    def __init__(self, out: Callable[[str], None], raw: bool = False, start: datetime | None = None) -> None:
         self.out = out
         self.raw = raw  # also the raw SNS notification and JSON alert of every page
         self.sqs: SQSClient = boto3.client("sqs", region_name=REGION)
@@ -108,7 +108,7 @@ class Demo:
         self.evaluator = load_handler_module("evaluate")
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
-        self.start = datetime.now(UTC).replace(second=0, microsecond=0)
+        self.start = start or datetime.now(UTC).replace(second=0, microsecond=0)
         self.tracker = load_handler_module("track")  # reads JOBS_TABLE when invoked, as Lambda would
 
     def setup(self) -> None:
@@ -248,6 +248,17 @@ class Demo:
         )
         return 0 if ok and replayed and tracked_ok else 1
 
+    def leave_incident(self, at: datetime) -> None:
+        """For the local stack: 5 jobs queue 40 minutes on linux.4xlarge at `at`, paged and left firing."""
+        queue = "gh-ci-linux-4xlarge-queued-builds"
+        for job_id in range(5):
+            self.sqs.send_message(QueueUrl=self.urls[queue], MessageBody=job_message(9_200_000 + job_id))
+        put_queue_ages(self.cloudwatch, {**dict.fromkeys([INCIDENT_QUEUE, *HEALTHY_QUEUES], 0), queue: 40 * 60}, at)
+        self.tick(at)
+        self.received()
+        namespace, stack = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"], DEMO_ENV["STACK_NAME"]
+        put_evaluator_figures(self.cloudwatch, namespace, {"linux.4xlarge": (5, 40 * 60)}, at, stack)
+
     def history(self, since: datetime, until: datetime) -> None:
         """`queuewatch history` over the incident: what the evaluator logged as it sent."""
         stack = DEMO_ENV["STACK_NAME"]
@@ -360,9 +371,11 @@ def run_demo(
     raw: bool = False,
     endpoint_url: str | None = None,
     after: Callable[[Callable[[str], Any]], None] | None = None,
+    start: datetime | None = None,
 ) -> int:
-    """The demo on an in-process moto, or on the moto server at `endpoint_url` (`queuewatch local up`), then
-    `after` with a client maker, while the demo's environment still holds."""
+    """The demo on an in-process moto, or on the moto server at `endpoint_url` (`queuewatch local up`: then
+    its timeline starts at `start`, in the past, and an incident is left firing now), then `after` with a
+    client maker, while the demo's environment still holds."""
     with ExitStack() as stack:
         # The demo turns EMF output off to keep the page readable; Powertools warns about that.
         stack.enter_context(warnings.catch_warnings())
@@ -374,7 +387,10 @@ def run_demo(
             from moto import mock_aws  # a development dependency: only the demo needs it
 
             stack.enter_context(mock_aws())
-        code = Demo(out, raw).run()
+        demo = Demo(out, raw, start)
+        code = demo.run()
+        if endpoint_url is not None:
+            demo.leave_incident(datetime.now(UTC).replace(second=0, microsecond=0))
         if after is not None:
             after(lambda service: boto3.client(service, region_name=REGION))  # type: ignore[call-overload]
         return code

@@ -49,7 +49,7 @@ def failure(error: BaseException) -> Failure:
     """The one line and the exit code for `error`; anything unforeseen is a bug, still one line."""
     if isinstance(error, NoRegionError):
         return Failure(
-            "no AWS region: pass --region, or --stack NAME@REGION, or set AWS_REGION (or the profile's region)",
+            "no AWS region: pass --region, or --stack NAME@REGION, or set AWS_DEFAULT_REGION (or the profile's region)",
             NOT_SET_UP,
         )
     if isinstance(error, (NoCredentialsError, PartialCredentialsError)):
@@ -75,7 +75,7 @@ def failure(error: BaseException) -> Failure:
     if isinstance(error, KeyboardInterrupt):
         return Failure("interrupted", 130)
     if isinstance(error, BrokenPipeError):
-        return Failure("output closed", NO)
+        return Failure("", NO)  # the reader went away (| head): nothing to say
     first = str(error).splitlines()[0] if str(error) else ""
     return Failure(
         f"internal error, please report it: {type(error).__name__}: {first} (set {DEBUG_ENV}=1 for the traceback)",

@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from queuewatch.errors import QueuewatchError
@@ -26,6 +27,7 @@ DEFAULT_PORT = 5077
 HOST = "127.0.0.1"
 STACK = "queuewatch-demo"
 STARTUP_SECONDS = 30.0
+DEMO_SPAN = timedelta(minutes=20)  # the demo's ticks span 16 minutes from its start
 
 
 class LocalError(QueuewatchError):
@@ -47,7 +49,7 @@ def environment(port: int) -> dict[str, str]:
         "AWS_ENDPOINT_URL": f"http://{HOST}:{port}",
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
         "QUEUEWATCH_STACK": STACK,
     }
 
@@ -110,7 +112,9 @@ def up(port: int, out: Callable[[str], None] = print) -> int:
         time.sleep(0.2)
     from queuewatch_cli.demo import run_demo
 
-    code = run_demo(out=lambda _line: None, endpoint_url=url, after=register_stack)
+    # The demo's 17 minutes end before now, so that status and history see them as past; then one incident fires.
+    past = datetime.now(UTC).replace(second=0, microsecond=0) - DEMO_SPAN
+    code = run_demo(out=lambda _line: None, endpoint_url=url, after=register_stack, start=past)
     exports = " ".join(f"{k}={v}" for k, v in env.items())
     out(f"local stack {STACK} running at {url} (pid {server.pid}, in {pid_file()}), with the demo's incident.")
     out("Point the commands at it in this shell:")
@@ -120,13 +124,35 @@ def up(port: int, out: Callable[[str], None] = print) -> int:
     return code
 
 
+def _wait_gone(pid: int) -> None:
+    """Until the server has exited, so that "stopped" is true when it is said."""
+    try:
+        os.waitpid(pid, 0)  # started by this very process (the tests): reap it
+        return
+    except ChildProcessError:
+        pass
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.1)
+    raise LocalError(f"the local server (pid {pid}) did not stop; stop it with kill {pid}")
+
+
 def down(out: Callable[[str], None] = print) -> int:
     pid = _running()
+    if pid is not None and not _answers(
+        environment(int(json.loads(pid_file().read_text())["port"]))["AWS_ENDPOINT_URL"]
+    ):
+        pid = None  # a stale file: that pid is some other process now, never ours to stop
     if pid is None:
         pid_file().unlink(missing_ok=True)
         out("no local stack running")
         return 0
     os.killpg(pid, signal.SIGTERM)  # its own session: the server and nothing else
+    _wait_gone(pid)
     pid_file().unlink(missing_ok=True)
     out(f"local stack stopped (pid {pid}); its state is gone")
     return 0

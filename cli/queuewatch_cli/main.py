@@ -173,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV):
             raise
         found = failure(error)
-        print(f"queuewatch: {found.message}", file=sys.stderr)
+        if found.message:
+            print(f"queuewatch: {found.message}", file=sys.stderr)
         return found.code
     except KeyboardInterrupt:
         print("queuewatch: interrupted", file=sys.stderr)

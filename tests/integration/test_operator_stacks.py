@@ -120,7 +120,7 @@ def test_no_region_is_one_line_and_exit_3(
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     assert main(command) == failures.NOT_SET_UP == 3
     err = capsys.readouterr().err
-    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_REGION")
+    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_DEFAULT_REGION")
     assert len(err.splitlines()) == 1
 
 

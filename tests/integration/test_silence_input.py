@@ -205,7 +205,7 @@ def test_no_region_anywhere_is_one_line_naming_the_flag(
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     assert main(["silence", "list", "--table", "state"]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_REGION")
+    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_DEFAULT_REGION")
     assert len(err.splitlines()) == 1
 
 
