@@ -20,7 +20,7 @@ from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
-from queuewatch_cli.stacks import add_stack_arguments
+from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
 
 
 def check_config(paths: Sequence[str]) -> int:
@@ -154,11 +154,21 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "backtest":
         from queuewatch_cli.backtest.run import run_backtest
 
+        if args.stack:  # the stack's region is the default region of runner types that name none
+            [target] = targets_of_one(args)
+            args.region = args.region or target.region
         return run_backtest(args)
     if args.command == "track":
         return run_track(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
     return handlers[args.action](args)
+
+
+def targets_of_one(args: argparse.Namespace) -> list[Target]:
+    found = targets(args)
+    if len(found) > 1:
+        raise UsageError("--stack: backtest replays one stack's config; name one")
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

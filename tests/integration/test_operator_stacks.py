@@ -194,3 +194,26 @@ def test_a_bad_config_file_is_named_and_exit_2(fleet: None, tmp_path: Path, caps
     bad.write_text("version: 1\nrules: []\n")
     assert main(["status", "--stack", "queuewatch", "--no-figures", "--config", str(bad)]) == 2
     assert str(bad) in capsys.readouterr().err
+
+
+def test_backtest_takes_its_region_from_the_stack(
+    fleet: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[str | None] = []
+    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", lambda args: seen.append(args.region) or 0)
+    assert main(["backtest", "--stack", "queuewatch@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
+    assert seen == ["eu-west-1"]
+    both = ["--stack", "queuewatch@us-east-1", "--stack", "queuewatch@eu-west-1"]
+    assert main(["backtest", *both, "--config", "c.yaml", "--from", "1d"]) == 2
+    assert "backtest replays one stack's config" in capsys.readouterr().err
+
+
+def test_track_backfill_takes_the_rule_from_the_stack(fleet: None, capsys: pytest.CaptureFixture[str]) -> None:
+    command = ["track", "backfill", "--archive", "gone", "--from", "1d"]
+    assert main([*command, "--stack", "queuewatch"]) == 2
+    assert "--stack queuewatch: no TrackRuleArn output" in capsys.readouterr().err
+    rule = "arn:aws:events:us-east-1:123456789012:rule/bus/track"
+    deploy("tracked", "us-east-1", "tracked-state", {"StateTableName": "tracked-state", "TrackRuleArn": rule})
+    assert main([*command, "--stack", "tracked"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("queuewatch track backfill: --archive gone:") and len(err.splitlines()) == 1
