@@ -380,7 +380,8 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
         else:
-            print(f"== {target.label}" if len(chosen) > 1 else "", end="\n" if len(chosen) > 1 else "")
+            if len(chosen) > 1:
+                print(f"== {target.label}")
             print(text)
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))

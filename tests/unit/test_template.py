@@ -358,3 +358,11 @@ def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: 
     env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
     assert env["QUEUE_BODY"] == {"Ref": "QueueSubscriberBody"}
     assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"
+
+
+def test_the_outputs_the_operator_commands_read_are_there(template: dict[str, Any]) -> None:
+    """`--stack NAME` finds everything in these outputs (cli/queuewatch_cli/stacks.py, backfill.py)."""
+    outputs = template["Outputs"]
+    assert {"StateTableName", "DashboardName", "MetricsNamespace", "TrackRuleArn"} <= set(outputs)
+    namespace = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
+    assert outputs["MetricsNamespace"]["Value"] == namespace
