@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -200,7 +201,12 @@ def test_backtest_takes_its_region_from_the_stack(
     fleet: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: list[str | None] = []
-    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", lambda args: seen.append(args.region) or 0)
+
+    def replay(args: Any) -> int:
+        seen.append(args.region)
+        return 0
+
+    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", replay)
     assert main(["backtest", "--stack", "queuewatch@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
     assert seen == ["eu-west-1"]
     both = ["--stack", "queuewatch@us-east-1", "--stack", "queuewatch@eu-west-1"]
