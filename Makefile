@@ -15,14 +15,19 @@ CONFIG ?= config/queuewatch.yaml
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
 
-.PHONY: help venv venv-sam venv-scan demo test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
+.PHONY: help venv venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-$(VENV)/.installed: requirements-dev.txt pyproject.toml
+# Two steps into one .venv: the demo's (the package and moto), then the development tools on top.
+$(VENV)/.demo-installed: requirements-demo.txt pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: set PYTHON313=/path/to/python3.13" >&2; exit 1; }
 	$(PYTHON313) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-demo.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.demo-installed requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
@@ -38,12 +43,19 @@ $(VENV_SCAN)/.installed: requirements-scan.txt
 	$(VENV_SCAN)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt
 	touch $@
 
-venv: $(VENV)/.installed ## the project's virtual environment (.venv)
+venv: $(VENV)/.installed ## the project's virtual environment (.venv), with the development tools
+venv-demo: $(VENV)/.demo-installed ## the package and moto alone (.venv): what the demo and the local stack need
 venv-sam: $(VENV_SAM)/.installed ## aws-sam-cli and cfn-lint, in their own environment (.venv-sam)
 venv-scan: $(VENV_SCAN)/.installed ## checkov, in its own environment (.venv-scan)
 
-demo: venv ## the 114-minute incident end to end on an in-process moto: page, no duplicate, resolve
+demo: venv-demo ## the 114-minute incident end to end on an in-process moto: page, no duplicate, resolve
 	$(VENV)/bin/queuewatch demo
+
+local-up: venv-demo ## a local stack (moto server on 127.0.0.1) with the demo's incident, for status, history, silences
+	$(VENV)/bin/queuewatch local up
+
+local-down: ## stop the local stack
+	$(VENV)/bin/queuewatch local down
 
 test: venv ## unit and integration tests (moto), and every config file checked
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)

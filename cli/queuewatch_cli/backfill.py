@@ -16,6 +16,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from queuewatch.durations import parse_duration
+from queuewatch_cli.stacks import StackRef, boto_client, describe_outputs
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -102,16 +103,35 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = track.add_subparsers(dest="action", required=True)
     sub = actions.add_parser("backfill", help="replay the autoscaler's EventBridge archive into the track rule")
     sub.add_argument("--archive", required=True, help="the archive of the autoscaler's bus")
-    sub.add_argument("--rule-arn", required=True, help="the stack's TrackRuleArn output")
+    sub.add_argument("--rule-arn", help="the stack's TrackRuleArn output (default: read from --stack)")
+    sub.add_argument("--stack", action="append", metavar="NAME[@REGION]", help="the stack whose TrackRuleArn to use")
     sub.add_argument("--from", dest="since", default="7d", help="an ISO-8601 time or a duration back (default 7d)")
     sub.add_argument("--to", dest="until", help="an ISO-8601 time (default now)")
     sub.add_argument("--region", default=None)
 
 
+def rule_of_stack(args: argparse.Namespace) -> tuple[str, str | None]:
+    """--rule-arn and the region: as given, or from the stack's TrackRuleArn output."""
+    if args.rule_arn:
+        return args.rule_arn, args.region
+    if not args.stack or len(args.stack) > 1:
+        raise BackfillError("--rule-arn: none given; expected --rule-arn ARN or one --stack NAME[@REGION]")
+    ref = StackRef.parse(args.stack[0], "--stack")
+    cloudformation = boto_client("cloudformation", ref.region or args.region)
+    rule_arn = describe_outputs(cloudformation, ref.name).get("TrackRuleArn")
+    if not rule_arn:
+        raise BackfillError(
+            f"--stack {ref.name}: no TrackRuleArn output; the stack tracks jobs from the autoscaler's bus only "
+            "when AutoscalerEventBusName is set"
+        )
+    return rule_arn, cloudformation.meta.region_name
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         start, end = replay_window(args.since, args.until, datetime.now(UTC))
-        backfill(boto3.client("events", region_name=args.region), args.archive, args.rule_arn, start, end)
+        rule_arn, region = rule_of_stack(args)
+        backfill(boto3.client("events", region_name=region), args.archive, rule_arn, start, end)
     except BackfillError as error:
         print(f"queuewatch track backfill: {error}", file=sys.stderr)
         return 2

@@ -4,15 +4,15 @@
 runner types are healthy. Jobs kept arriving as usual, but the scale-up Lambda
 stopped consuming them 15 minutes ago: the triage names that from the queue's
 AWS/SQS history. The real handlers run on real-shaped events; the page is
-printed exactly as an SQS subscriber of the topic receives it, and as an e-mail
-subscriber reads it. The next tick pages nothing; the autoscaler then drains the
-queue and the resolve arrives.
+shown as the pager, the chat channel and an e-mail subscriber get it (--json: also
+the raw SNS notification and the JSON alert). The next tick pages nothing; the
+autoscaler then drains the queue and the resolve arrives; status, history and a
+backtest show the operator's side.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import tempfile
@@ -28,10 +28,12 @@ import boto3
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.sent_log import read_entries
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
-from queuewatch.notifications import email_text
+from queuewatch.notifications import Origin
 from queuewatch_cli.backtest.run import run_backtest
+from queuewatch_cli.history import history_lines
 from queuewatch_cli.localrun import (
     REPO_ROOT,
     FakeContext,
@@ -42,7 +44,9 @@ from queuewatch_cli.localrun import (
     scheduled_event,
 )
 from queuewatch_cli.seed import put_evaluator_figures, put_queue_ages
+from queuewatch_cli.stacks import Target
 from queuewatch_cli.status import show_status
+from queuewatch_cli.views import chat_view, email_view, pager_view
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -95,15 +99,16 @@ def put_age_datapoints(cloudwatch: CloudWatchClient, at: datetime, incident_age:
 
 
 class Demo:
-    def __init__(self, out: Callable[[str], None]) -> None:
+    def __init__(self, out: Callable[[str], None], raw: bool = False, start: datetime | None = None) -> None:
         self.out = out
+        self.raw = raw  # also the raw SNS notification and JSON alert of every page
         self.sqs: SQSClient = boto3.client("sqs", region_name=REGION)
         self.cloudwatch: CloudWatchClient = boto3.client("cloudwatch", region_name=REGION)
         self.collect = load_handler_module("collect").lambda_handler
         self.evaluator = load_handler_module("evaluate")
         self.urls: dict[str, str] = {}
         self.inbox_url = ""
-        self.start = datetime.now(UTC).replace(second=0, microsecond=0)
+        self.start = start or datetime.now(UTC).replace(second=0, microsecond=0)
         self.tracker = load_handler_module("track")  # reads JOBS_TABLE when invoked, as Lambda would
 
     def setup(self) -> None:
@@ -153,20 +158,29 @@ class Demo:
             self.sqs.delete_message(QueueUrl=self.inbox_url, ReceiptHandle=message["ReceiptHandle"])
         return [json.loads(m["Body"]) for m in messages]
 
-    def show(self, label: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    def show(
+        self, label: str, result: dict[str, Any], views: tuple[str, ...] = ("pager", "email")
+    ) -> list[dict[str, Any]]:
+        """What the tick sent, as people see it: `views` of a page (pager, chat, email); a resolve in one line each."""
         pages = self.received()
-        self.out(f"\n=== {label}: evaluation {result['outcome']}, firing {result['firing'] or 'none'}")
-        if not pages:
-            self.out("    nothing paged")
+        paged = "nothing paged" if not pages else f"{len(pages)} page(s)"
+        self.out(f"\n=== {label}: evaluation {result['outcome']}, {paged}")
+        origin = Origin.of_topic(os.environ["ALERT_TOPIC_ARN"])
         for envelope in pages:
-            self.out("--- the SNS notification, as the subscriber receives it:")
-            self.out(json.dumps(envelope, indent=2))
-            self.out("--- its Message, the queuewatch alert:")
-            alert = json.loads(envelope["Message"])
-            self.out(json.dumps(alert, indent=2))
-            self.out("--- the same page as an e-mail subscriber reads it:")
-            self.out(f"Subject: {envelope['Subject']}\n")
-            self.out(email_text(Alert.model_validate(alert)))
+            alert_json = json.loads(envelope["Message"])
+            if self.raw:
+                self.out("--- the SNS notification, as an SQS subscriber receives it:")
+                self.out(json.dumps(envelope, indent=2))
+                self.out("--- its Message, the queuewatch alert:")
+                self.out(json.dumps(alert_json, indent=2))
+            alert = Alert.model_validate(alert_json)
+            if alert.status == "resolved":
+                self.out(f"resolved: {alert.subject}")
+                views = ("pager",) if not self.raw else views
+            drawn = {"pager": pager_view(alert, origin), "chat": chat_view(alert), "email": email_view(alert)}
+            for view in views:
+                for line in drawn[view]:
+                    self.out(line)
         return pages
 
     def run(self) -> int:
@@ -179,7 +193,7 @@ class Demo:
 
         self.put_history(start)
         self.put_ages(start, 114 * 60)
-        first = self.show(f"tick 1 at {start:%H:%M}", self.tick(start))
+        first = self.show(f"tick 1 at {start:%H:%M}", self.tick(start), ("pager", "chat", "email"))
 
         at = start + timedelta(minutes=1)
         self.put_ages(at, 115 * 60)
@@ -188,7 +202,7 @@ class Demo:
         namespace = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]
         stack = DEMO_ENV["STACK_NAME"]
         put_evaluator_figures(self.cloudwatch, namespace, {"linux.2xlarge": (14, 115 * 60)}, at, stack)
-        self.out(f"\n=== queuewatch status --table {STATE_TABLE} --region {REGION}, while the incident fires:")
+        self.out(f"\n=== queuewatch status --stack {stack}, while the incident fires:")
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         self.out(
             show_status(dynamodb, STATE_TABLE, at + timedelta(seconds=30), False, self.cloudwatch, namespace, stack)
@@ -208,6 +222,7 @@ class Demo:
         at = start + timedelta(minutes=7)
         self.put_ages(at, 0)
         fourth = self.show(f"tick 4 at {at:%H:%M} (clear for 5m)", self.tick(at))
+        self.history(start - timedelta(minutes=1), at + timedelta(minutes=1))
 
         ok = (
             len(first) == 1
@@ -227,43 +242,68 @@ class Demo:
             )
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
+        self.out(
+            "\nThe demo's state ends with it. To try status, history, silences and backtest on a local stack: "
+            "queuewatch local up (and queuewatch local down to stop it)."
+        )
         return 0 if ok and replayed and tracked_ok else 1
+
+    def leave_incident(self, at: datetime) -> None:
+        """For the local stack: 5 jobs queue 40 minutes on linux.4xlarge at `at`, paged and left firing."""
+        queue = "gh-ci-linux-4xlarge-queued-builds"
+        for job_id in range(5):
+            self.sqs.send_message(QueueUrl=self.urls[queue], MessageBody=job_message(9_200_000 + job_id))
+        put_queue_ages(self.cloudwatch, {**dict.fromkeys([INCIDENT_QUEUE, *HEALTHY_QUEUES], 0), queue: 40 * 60}, at)
+        self.tick(at)
+        self.received()
+        namespace, stack = DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"], DEMO_ENV["STACK_NAME"]
+        put_evaluator_figures(self.cloudwatch, namespace, {"linux.4xlarge": (5, 40 * 60)}, at, stack)
+
+    def history(self, since: datetime, until: datetime) -> None:
+        """`queuewatch history` over the incident: what the evaluator logged as it sent."""
+        stack = DEMO_ENV["STACK_NAME"]
+        self.out(f"\n=== queuewatch history --stack {stack} --since {since:%H:%M}:")
+        target = Target(stack, REGION, STATE_TABLE)
+        entries = read_entries(boto3.client("dynamodb", region_name=REGION), STATE_TABLE, since, until)
+        for line in history_lines([(target, entries)], since, until, as_json=False):
+            self.out(line)
 
     def replay(self, start: datetime) -> bool:
         """`queuewatch backtest` on the history the demo put in CloudWatch, from its first tick, against the
         same config with a 150-job threshold; True if only the first pages, at the demo's minute."""
         config = Path(os.environ["QUEUEWATCH_CONFIG"])
-        folder = Path(tempfile.mkdtemp(prefix="queuewatch-demo-"))
-        raised = folder / "queue-size-150.yaml"
-        text = config.read_text()
-        raised.write_text(text.replace("queue_size: 0 }", "queue_size: 150 }", 1))
-        plot = folder / "timeline.png" if importlib.util.find_spec("matplotlib") else None
-        end = start + timedelta(minutes=8)
-        command = (
-            f"queuewatch backtest --config {config.relative_to(REPO_ROOT)} --compare {raised} "
-            f"--from {start:%Y-%m-%dT%H:%M} --to {end:%Y-%m-%dT%H:%M}" + (f" --plot {plot}" if plot else "")
-        )
-        self.out(f"\n=== {command}\n(the demo's history, replayed through the same rules; progress on stderr)")
-        lines: list[str] = []
-        args = argparse.Namespace(
-            config=str(config),
-            compare=str(raised),
-            start=start.isoformat(),
-            end=end.isoformat(),
-            plot=str(plot) if plot else None,
-            region=None,
-            quiet=True,
-        )
-        code = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
+        with tempfile.TemporaryDirectory(prefix="queuewatch-demo-") as folder:  # removed when the replay ends
+            raised = Path(folder) / "queue-size-150.yaml"
+            text = config.read_text()
+            raised.write_text(text.replace("queue_size: 0 }", "queue_size: 150 }", 1))
+            end = start + timedelta(minutes=8)
+            command = (
+                f"queuewatch backtest --config {config.relative_to(REPO_ROOT)} --compare queue-size-150.yaml "
+                f"--from {start:%Y-%m-%dT%H:%M} --to {end:%Y-%m-%dT%H:%M}"
+            )
+            self.out(
+                f"\n=== {command}\n(the demo's history, replayed through the same rules; --plot FILE.png draws it)"
+            )
+            lines: list[str] = []
+            args = argparse.Namespace(
+                config=str(config),
+                compare=str(raised),
+                start=start.isoformat(),
+                end=end.isoformat(),
+                plot=None,
+                region=None,
+                stack=None,
+                quiet=True,
+            )
+            code = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
+            changed = raised.read_text() != text
         for line in lines:
-            self.out(line)
-        if plot is None:
-            self.out("(no --plot: matplotlib is not installed; pip install 'queuewatch[plot]')")
+            self.out(line.replace(str(raised), "queue-size-150.yaml").replace(str(config), str(config.name)))
         report = "\n".join(lines)
         only_a = report.split("pages only A sends: ", 1)[-1]
         return (
             code == 0
-            and raised.read_text() != text
+            and changed
             and only_a.startswith(f"1\n    {start:%Y-%m-%d %H:%M} -> ")
             and "pages only B sends: 0" in report
         )
@@ -286,7 +326,7 @@ class Demo:
         for job_id in jobs:
             self.track("queued", job_id, created)
         self.put_ages(at, 0)
-        fifth = self.show(f"tick 5 at {at:%H:%M} (jobs queued, no scale-up request)", self.tick(at))
+        fifth = self.show(f"tick 5 at {at:%H:%M} (jobs queued, no scale-up request)", self.tick(at), ("email",))
         started = at + timedelta(seconds=30)
         self.out(f"\nAt {started:%H:%M:%S} runners take the 14 jobs: their in_progress events arrive.")
         for job_id in jobs:
@@ -325,15 +365,33 @@ class Demo:
         return ok
 
 
-def run_demo(out: Callable[[str], None] = print) -> int:
-    from moto import mock_aws  # a development dependency: only the demo needs it
-
+def run_demo(
+    out: Callable[[str], None] = print,
+    *,
+    raw: bool = False,
+    endpoint_url: str | None = None,
+    after: Callable[[Callable[[str], Any]], None] | None = None,
+    start: datetime | None = None,
+) -> int:
+    """The demo on an in-process moto, or on the moto server at `endpoint_url` (`queuewatch local up`: then
+    its timeline starts at `start`, in the past, and an incident is left firing now), then `after` with a
+    client maker, while the demo's environment still holds."""
     with ExitStack() as stack:
         # The demo turns EMF output off to keep the page readable; Powertools warns about that.
         stack.enter_context(warnings.catch_warnings())
         warnings.filterwarnings("ignore", message="No application metrics to publish")
         # The demo's environment ends with the demo.
-        stack.enter_context(patch.dict(os.environ, DEMO_ENV))
-        stack.enter_context(mock_aws())
-        return Demo(out).run()
+        env = {**DEMO_ENV, "AWS_ENDPOINT_URL": endpoint_url} if endpoint_url else DEMO_ENV
+        stack.enter_context(patch.dict(os.environ, env))
+        if endpoint_url is None:
+            from moto import mock_aws  # a development dependency: only the demo needs it
+
+            stack.enter_context(mock_aws())
+        demo = Demo(out, raw, start)
+        code = demo.run()
+        if endpoint_url is not None:
+            demo.leave_incident(datetime.now(UTC).replace(second=0, microsecond=0))
+        if after is not None:
+            after(lambda service: boto3.client(service, region_name=REGION))  # type: ignore[call-overload]
+        return code
     return 1  # pragma: no cover - ExitStack does not swallow exceptions

@@ -1,5 +1,5 @@
-"""The `queuewatch` command line: config checks, silences, status, backtests, job tracking's backfill, the alert
-schema, the demo."""
+"""The `queuewatch` command line: config checks, silences, status, history, backtests, job tracking's backfill,
+the alert schema, the demo and a local stack."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.wording import plural
@@ -15,7 +16,13 @@ from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.build import add_parsers as add_build_parsers
 from queuewatch_cli.build import run as run_build
-from queuewatch_cli.silences import silence_add, silence_expire, silence_list
+from queuewatch_cli.failures import BAD_REQUEST, DEBUG_ENV, EXIT_CODES, failure
+from queuewatch_cli.history import add_parser as add_history_parser
+from queuewatch_cli.history import run_history
+from queuewatch_cli.local import add_parser as add_local_parser
+from queuewatch_cli.local import run_local
+from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
+from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
 
 
 def check_config(paths: Sequence[str], explain: bool = False) -> int:
@@ -43,8 +50,21 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
     return 1 if failed else 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (and exit 2), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(BAD_REQUEST)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="queuewatch", description=__doc__)
+    parser: argparse.ArgumentParser = Parser(
+        prog="queuewatch",
+        description=__doc__,
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check-config", help="validate config files; exit 1 naming every problem")
@@ -55,22 +75,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each rule as applied, where every setting comes from, and which runner types it selects",
     )
 
-    commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
+    demo = commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
+    demo.add_argument("--json", action="store_true", help="also print each page's raw bodies (SNS envelope, JSON)")
+    add_local_parser(commands)
     commands.add_parser("schema", help="print the alert message's JSON Schema")
 
     status = commands.add_parser("status", help="alerts pending or firing, silences, the last tick, degraded signals")
-    status.add_argument("--table", required=True, help="the stack's state table")
-    status.add_argument("--region", default=None)
+    add_stack_arguments(status)
     status.add_argument("--json", action="store_true", help="print a JSON document instead of text")
     status.add_argument(
         "--metrics-namespace",
-        default="Queuewatch",
-        help="the evaluator's POWERTOOLS_METRICS_NAMESPACE, where the latest figures are read",
+        default=None,
+        help="with --table: the evaluator's POWERTOOLS_METRICS_NAMESPACE (--stack reads it from the stack)",
     )
     status.add_argument(
-        "--stack", default="queuewatch", help="the stack's name, whose evaluator's metrics hold the latest figures"
+        "--config",
+        default=os.environ.get("QUEUEWATCH_CONFIG"),
+        help="the stack's config, for when a pending alert fires (default: $QUEUEWATCH_CONFIG)",
     )
     status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
+
+    add_history_parser(commands)
 
     backtest = commands.add_parser(
         "backtest", help="replay CloudWatch history through the rules: what would have paged"
@@ -81,16 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
+    backtest.add_argument(
+        "--stack", action="append", metavar="NAME[@REGION]", help="take --region from this stack (one)"
+    )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_track_parser(commands)
     add_build_parsers(commands)
 
-    silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
+    silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
-    for action in ("add", "list", "expire"):
+    for action in ("add", "list", "expire", "extend"):
         sub = actions.add_parser(action)
-        sub.add_argument("--table", required=True, help="the stack's state table")
-        sub.add_argument("--region", default=None)
+        add_stack_arguments(sub)
         if action == "add":
             sub.add_argument("--match", action="append", help="runner type name or glob; repeatable")
             sub.add_argument(
@@ -100,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument(
                 "--config",
                 default=os.environ.get("QUEUEWATCH_CONFIG"),
-                help="the stack's config file, to check --rule against (default: $QUEUEWATCH_CONFIG; without it, "
-                "--rule must be a rule the table has alerts for)",
+                help="the stack's config file, to check --rule and --team against (default: $QUEUEWATCH_CONFIG; "
+                "without it, they must be ones the table has alerts for)",
             )
             sub.add_argument("--team", help="only this team's runner types")
             sub.add_argument("--for", dest="duration", required=True, help="how long, such as 2h or 30m")
@@ -109,13 +136,17 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--author", help="defaults to the current user")
         elif action == "list":
             sub.add_argument("--all", action="store_true", help="include expired silences")
+            sub.add_argument("--expired", action="store_true", help="only expired silences")
+            sub.add_argument("--match", metavar="RUNNER_TYPE", help="only silences covering this runner type")
+            sub.add_argument("--author", help="only this author's silences")
         else:
             sub.add_argument("silence_id")
+            if action == "extend":
+                sub.add_argument("--by", required=True, help="how much longer, such as 2h (from now if expired)")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if args.command == "check-config":
         return check_config(args.paths, explain=args.explain)
     if args.command == "schema":
@@ -126,21 +157,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from queuewatch_cli.demo import run_demo
 
-        return run_demo()
+        return run_demo(raw=args.json)
+    if args.command == "local":
+        return run_local(args)
     if args.command == "status":
         from queuewatch_cli.status import status
 
         return status(args)
+    if args.command == "history":
+        return run_history(args)
     if args.command == "backtest":
         from queuewatch_cli.backtest.run import run_backtest
 
+        if args.stack:  # the stack's region is the default region of runner types that name none
+            [target] = targets_of_one(args)
+            args.region = args.region or target.region
         return run_backtest(args)
     if args.command == "track":
         return run_track(args)
     if args.command in ("stage-config", "stage-dashboard"):
         return run_build(args)
-    handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
+    handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
     return handlers[args.action](args)
+
+
+def targets_of_one(args: argparse.Namespace) -> list[Target]:
+    found = targets(args)
+    if len(found) > 1:
+        raise UsageError("--stack: backtest replays one stack's config; name one")
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command; any error is one line on stderr and an exit code (failures.py), never a traceback."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, or a usage error already said in one line
+        return done.code if isinstance(done.code, int) else BAD_REQUEST
+    try:
+        return run(args)
+    except Exception as error:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        found = failure(error)
+        if found.message:
+            print(f"queuewatch: {found.message}", file=sys.stderr)
+        return found.code
+    except KeyboardInterrupt:
+        print("queuewatch: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
-
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
 from queuewatch.adapters.state_table import load_state
-from queuewatch.alert_state import GroupRecord, InstanceState, StoredState
+from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
+from queuewatch.config import Config
+from queuewatch.config.load import load_config
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
+from queuewatch.silences import SilenceRecord
+from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class Member:
     queue_size: float | None = None
     queue_time_seconds: float | None = None
     figures_from: str | None = None  # where the figures come from, and when
+    silenced_by: str | None = None  # the active silence holding it back now, read with the state
+    silenced_since: datetime | None = None  # that silence's start
+    fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class AlertView:
     sequence: int
     outbox: str | None  # the page waiting to be published: its notification id and topics
     members: list[Member] = field(default_factory=list)
+    silenced_by: list[str] = field(default_factory=list)  # every member held back: by these silences
+    silenced_since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -103,11 +110,52 @@ def latest_figures(
     return figures, "; ".join(errors) or None
 
 
-def _member(state: InstanceState | None, name: str, figures: Figures) -> Member:
-    size, age, source = figures.get(name, (None, None, None))
+@dataclass(frozen=True)
+class Reading:
+    """What status knows besides the table: the moment, the figures, and the rules' pending periods and teams."""
+
+    now: datetime
+    figures: Figures
+    pending_for: dict[str, int] = field(default_factory=dict)  # rule -> seconds (from the config, when given)
+    rule_teams: dict[str, str] = field(default_factory=dict)  # rule -> team, for runner types that name none
+
+
+def _member(
+    state: InstanceState | None, name: str, rule: str, silences: list[SilenceRecord], reading: Reading
+) -> Member:
+    size, age, source = reading.figures.get(name, (None, None, None))
     if state is None:
         return Member(name, "paged", None, None, size, age, source)
-    return Member(name, state.status.value, state.since, state.clear_since, size, age, source)
+    team = state.team or reading.rule_teams.get(rule, "")
+    silence = next((s for s in silences if s.matches(rule, name, team, reading.now)), None)
+    pending_for = reading.pending_for.get(rule)
+    fires_at = (
+        state.since + timedelta(seconds=pending_for)
+        if state.status is Status.PENDING and pending_for is not None
+        else None
+    )
+    return Member(
+        name,
+        state.status.value,
+        state.since,
+        state.clear_since,
+        size,
+        age,
+        source,
+        silence.silence_id if silence else None,
+        silence.starts_at if silence else None,
+        fires_at,
+    )
+
+
+def _held_back(members: list[Member]) -> tuple[list[str], datetime | None]:
+    """The silences holding back every member that fires or waits, and the earliest of their starts."""
+    live = [m for m in members if m.status in ("firing", "pending")]
+    if not live or any(m.silenced_by is None for m in live):
+        return [], None
+    return sorted({m.silenced_by for m in live if m.silenced_by}), min(
+        m.silenced_since for m in live if m.silenced_since
+    )
 
 
 def listed_runner_types(state: StoredState) -> list[str]:
@@ -118,8 +166,18 @@ def listed_runner_types(state: StoredState) -> list[str]:
 
 
 def build_view(
-    state: StoredState, now: datetime, metric_figures: Figures | None = None, figures_note: str | None = None
+    state: StoredState,
+    now: datetime,
+    metric_figures: Figures | None = None,
+    figures_note: str | None = None,
+    config: Config | None = None,
 ) -> StatusView:
+    """What status shows; the silences in the table are applied now, not when the evaluator next writes."""
+    rules = config.resolved_rules if config else ()
+    pending_for = {r.name: r.pending_for for r in rules}
+    if config is not None:
+        pending_for[HEALTH_RULE] = config.monitor.for_
+    base = Reading(now, metric_figures or {}, pending_for, {r.name: r.team for r in rules})
     listed: set[tuple[str, str]] = set()
     alerts: list[AlertView] = []
     by_rule: dict[str, dict[str, InstanceState]] = {}
@@ -129,9 +187,10 @@ def build_view(
         if record.status is None and record.outbox is None:
             continue  # over, and its resolve was sent: the item only waits for its TTL
         instances = by_rule.get(record.rule, {})
-        figures = {**_outbox_figures(record), **(metric_figures or {})}
+        reading = replace(base, figures={**_outbox_figures(record), **(metric_figures or {})})
         names = sorted(set(record.members) | {n for n in instances if n in record.members})
-        members = [_member(instances.get(n), n, figures) for n in names]
+        members = [_member(instances.get(n), n, record.rule, state.silences, reading) for n in names]
+        held_by, held_since = _held_back(members)
         listed.update((record.rule, n) for n in names)
         outbox = None
         if record.outbox is not None:
@@ -139,6 +198,10 @@ def build_view(
             claimed = f"{record.outbox.claimed_at:%H:%M:%S}"
             outbox = f"{record.outbox.notification_id} waiting for the {topics} topic(s) since {claimed}"
         status = record.status.value if record.status else "resolving"
+        if held_by:
+            status = "silenced"
+        elif status == "silenced":
+            status = "firing"  # its silence has ended or was expired: it pages again on the next tick
         alerts.append(
             AlertView(
                 record.rule,
@@ -149,25 +212,31 @@ def build_view(
                 record.sequence,
                 outbox,
                 members,
+                held_by,
+                held_since,
             )
         )
     for rule, instances in sorted(by_rule.items()):
         unlisted = [i for name, i in sorted(instances.items()) if (rule, name) not in listed]
         if unlisted and rule != HEALTH_RULE:
+            members = [_member(i, i.runner_type, rule, state.silences, base) for i in unlisted]
+            held_by, held_since = _held_back(members)
             alerts.append(
                 AlertView(
                     rule,
                     None,
-                    "pending",
+                    "silenced" if held_by else ("firing" if any(m.status == "firing" for m in members) else "pending"),
                     min(i.since for i in unlisted),
                     None,
                     0,
                     None,
-                    [_member(i, i.runner_type, metric_figures or {}) for i in unlisted],
+                    members,
+                    held_by,
+                    held_since,
                 )
             )
     degraded = [
-        _member(i, i.runner_type, {})
+        _member(i, i.runner_type, HEALTH_RULE, state.silences, replace(base, figures={}))
         for i in sorted(by_rule.get(HEALTH_RULE, {}).values(), key=lambda i: i.runner_type)
     ]
     silences = [
@@ -195,6 +264,19 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     return f"{when} ({format_duration(delta)} ago)" if delta >= 0 else f"{when} (in the future)"
 
 
+def _member_text(m: Member, now: datetime) -> str:
+    text = m.status + (f" since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else "")
+    if m.clear_since:
+        text += f", clear since {m.clear_since:%H:%M}"
+    if m.fires_at is not None:
+        left = (m.fires_at - now).total_seconds()
+        when = f"in {format_duration(left)}" if left > 0 else "on the next tick"
+        text += f", fires at {m.fires_at:%H:%M} UTC ({when}) if nothing changes"
+    if m.silenced_by:
+        text += f", silenced by {m.silenced_by} since {m.silenced_since:%Y-%m-%d %H:%M} UTC"
+    return text
+
+
 def _figures(member: Member) -> str:
     if member.queue_size is None and member.queue_time_seconds is None:
         return ""
@@ -215,12 +297,13 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             else "no page sent"
         )
         outbox = f"outbox: {alert.outbox}" if alert.outbox else "outbox: empty"
-        since = _ago(alert.started_at, now) if alert.started_at else "?"
+        if alert.silenced_by:
+            since = f"{_ago(alert.silenced_since, now)} by {', '.join(alert.silenced_by)}"
+        else:
+            since = _ago(alert.started_at, now) if alert.started_at else "?"
         lines.append(f"  {alert.rule} / {group}: {alert.status} since {since}; {page}; {outbox}")
         for m in alert.members[:MAX_MEMBERS_SHOWN]:
-            clear = f", clear since {m.clear_since:%H:%M}" if m.clear_since else ""
-            since = f" since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else ""
-            lines.append(f"    {m.runner_type}: {m.status}{since}{clear}{_figures(m)}")
+            lines.append(f"    {m.runner_type}: {_member_text(m, now)}{_figures(m)}")
         if len(alert.members) > MAX_MEMBERS_SHOWN:
             lines.append(f"    and {len(alert.members) - MAX_MEMBERS_SHOWN} more runner types (--json lists them all)")
     unknown = [m for a in view.alerts if a.rule != HEALTH_RULE for m in a.members if m.figures_from is None]
@@ -268,6 +351,7 @@ def show_status(
     cloudwatch: Any = None,
     namespace: str = "Queuewatch",
     stack: str = "queuewatch",
+    config: Config | None = None,
 ) -> str:
     """The status text (or JSON document); figures are read from CloudWatch when a client is given, from the
     metrics of the stack named `stack` (its per-runner-type metrics carry the stack's name)."""
@@ -277,15 +361,31 @@ def show_status(
     names = listed_runner_types(state)
     if cloudwatch is not None and names:
         figures, note = latest_figures(cloudwatch, namespace, stack, names, now)
-    view = build_view(state, now, figures, note)
+    view = build_view(state, now, figures, note, config)
     if as_json:
         return json.dumps(status_document(view), indent=2)
     return "\n".join(text_lines(view, table, now))
 
 
-def status(args: argparse.Namespace) -> int:
-    cloudwatch = None if args.no_figures else boto3.client("cloudwatch", region_name=args.region)
-    dynamodb = boto3.client("dynamodb", region_name=args.region)
-    now = datetime.now(UTC)
-    print(show_status(dynamodb, args.table, now, args.json, cloudwatch, args.metrics_namespace, args.stack))
+def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | None = None) -> int:
+    """Each stack's status in turn (--stack, repeatable): one document per stack with --json."""
+    now = now or datetime.now(UTC)
+    config = load_config(args.config) if args.config else None
+    chosen: list[Target] = targets(args, client)
+    documents = []
+    for target in chosen:
+        cloudwatch = None if args.no_figures else client("cloudwatch", target.region)
+
+        def show(dynamodb: Any, table: str, target: Target = target, cloudwatch: Any = cloudwatch) -> str:
+            return show_status(dynamodb, table, now, args.json, cloudwatch, target.namespace, target.stack, config)
+
+        text = on_table(target, show, client)
+        if args.json:
+            documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
+        else:
+            if len(chosen) > 1:
+                print(f"== {target.label}")
+            print(text)
+    if args.json:
+        print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0

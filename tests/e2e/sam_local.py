@@ -113,11 +113,11 @@ def why_not_runnable() -> str | None:
 
 
 def pinned_moto_version() -> str:
-    """moto's version as requirements-dev.txt pins it, so the container runs what the tests run."""
-    text = (REPO_ROOT / "requirements-dev.txt").read_text(encoding="utf-8")
+    """moto's version as requirements-demo.txt pins it, so the container runs what the tests run."""
+    text = (REPO_ROOT / "requirements-demo.txt").read_text(encoding="utf-8")
     match = re.search(r"^moto\[server\]==(\S+)", text, re.MULTILINE)
     if match is None:
-        raise E2EError("requirements-dev.txt pins no moto[server]==VERSION")
+        raise E2EError("requirements-demo.txt pins no moto[server]==VERSION")
     return match.group(1)
 
 

@@ -202,7 +202,10 @@ def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Subscribe
     [figures] = alert["runner_types"]
     [finding] = figures["triage"]["findings"]
     assert finding["cause"] == "saturated" and finding["detail"] == "40 of 40 runners busy (100%)"
-    assert alert["likely_cause"] == "linux.2xlarge: Saturated: 40 of 40 runners busy (100%)"
+    assert alert["likely_cause"] == (
+        "linux.2xlarge: Saturated: 40 of 40 runners busy (100%). First: raise the autoscaler's "
+        "runners_maximum_count (or its pool size) for this runner type"
+    )
 
     assert subject == pager_subject == alert_topic_publish["Subject"]
     assert (

@@ -4,24 +4,53 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from queuewatch_cli.demo import DEMO_ENV, run_demo
 
 
-def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def demo_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in DEMO_ENV:
         monkeypatch.setenv(key, os.environ.get(key, ""))  # restored after the test
+
+
+def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
+    demo_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the demo's temporary files would go
     lines: list[str] = []
     assert run_demo(lines.append) == 0
+    text = "\n".join(lines)
+    assert len(text.splitlines()) <= 300
+    assert '"Message"' not in text and '"version": "queuewatch.alert/v1"' not in text  # raw bodies: --json
+    first = text.split("=== tick 1 at ")[1].split("=== tick 2")[0]
+    assert "--- the pager (CloudWatch integration, https body) opens an incident:" in first
+    assert "  Incident: queuewatch-demo: Jobs are queueing (jobs-queueing) [" in first
+    assert "--- the chat card (AWS Chatbot custom notification, chat topic):" in first
+    assert "  :rotating_light: ALARM P2: Jobs are queueing (jobs-queueing)" in first
+    assert "--- the e-mail (the email body):" in first and "Subject: ALARM: P2 1 runner type" in first
+    assert "--- the pager (CloudWatch integration, https body) resolves the incident:" in text
+    history = text.split("=== queuewatch history --stack queuewatch-demo")[1].split("===")[0]
+    assert [line.split("UTC  ")[1].split()[0] for line in history.splitlines()[2:] if line] == ["page", "resolve"]
+    assert "=== queuewatch status --stack queuewatch-demo" in text and "=== queuewatch backtest" in text
+    assert list(tmp_path.iterdir()) == []  # nothing left in the temporary folder
+    assert "queuewatch local up" in text
+
+
+def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
+    lines: list[str] = []
+    assert run_demo(lines.append, raw=True) == 0
     text = "\n".join(lines)
     alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alert/v1"')]
     assert [a["status"] for a in alerts] == ["firing", "resolved", "firing", "resolved"]
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60
     assert "tick 2" in text and text.count("nothing paged") == 3
-    status = text.split("=== queuewatch status --table queuewatch-demo-state")[1].split("The autoscaler's queue")[0]
+    status = text.split("=== queuewatch status --stack queuewatch-demo")[1].split("The autoscaler's queue")[0]
     assert "alerts pending or firing: 1" in status
     assert "jobs-queueing / all: firing since" in status and "sequence 1; outbox: empty" in status
     assert "    linux.2xlarge: firing since" in status
@@ -32,9 +61,6 @@ def test_the_demo_pages_once_then_resolves(monkeypatch: pytest.MonkeyPatch) -> N
     only_a = replay.split("pages only A sends: ")[1]
     assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick}")
     assert "pages only B sends: 0" in replay and "queue-size-150.yaml: 0 page(s)" in replay
-    png = replay.split("timeline written to ")[1].split("\n")[0]
-    with open(png, "rb") as drawn:
-        assert drawn.read(8) == b"\x89PNG\r\n\x1a\n"
     # The second incident, which only tracking sees: the jobs' own figures, the missing requests first.
     [tracked] = alerts[2]["runner_types"]
     assert (tracked["queue_size"], tracked["queue_time_seconds"], tracked["signals"]["scale_up_requests"]) == (

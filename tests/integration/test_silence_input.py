@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import shlex
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import boto3
 import pytest
 from support import arriving_now, minutes
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table import create_table, load_state, put_instance, put_silence
 from queuewatch.alert import silence_for
+from queuewatch.alert_state import InstanceState, Status
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
@@ -190,7 +192,10 @@ def test_a_missing_table_is_one_line_naming_it_and_its_region(
     action, *flags = command
     assert main(["silence", action, "--table", "nope", "--region", "eu-west-1", *flags]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("--table: found no table 'nope' in eu-west-1 (--region); expected the stack's StateTableName")
+    assert err.startswith(
+        "queuewatch: --table: found no table 'nope' in eu-west-1 (--region); expected the stack's StateTableName"
+    )
+    assert len(err.splitlines()) == 1
     assert "Traceback" not in err and "ResourceNotFoundException" not in err
 
 
@@ -200,6 +205,101 @@ def test_no_region_anywhere_is_one_line_naming_the_flag(
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
-    assert main(["silence", "list", "--table", "state"]) == 2
+    assert main(["silence", "list", "--table", "state"]) == 3
     err = capsys.readouterr().err
-    assert err.startswith("--region: none given and no default region") and "Traceback" not in err
+    assert err.startswith("queuewatch: no AWS region: pass --region, or --stack NAME@REGION, or set AWS_DEFAULT_REGION")
+    assert len(err.splitlines()) == 1
+
+
+TEAMS_CONFIG = """\
+version: 1
+defaults:
+  rule: {team: ci-infra}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: rocm.gpu, queue: {name: gh-ci-rocm-gpu-queued-builds}, team: rocm}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, for: 2m}
+"""
+
+
+def firing_table() -> None:
+    """linux.2xlarge firing and rocm.gpu pending in the state table, as the evaluator leaves them."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    now = datetime.now(UTC)
+    for name, status, team in (("linux.2xlarge", Status.FIRING, "ci-infra"), ("rocm.gpu", Status.PENDING, "rocm")):
+        put_instance(dynamodb, "state", InstanceState("jobs-queueing", name, status, now, None, team=team), 0, now)
+
+
+def test_add_previews_what_it_holds_back_now(table: None, capsys: pytest.CaptureFixture[str]) -> None:
+    firing_table()
+    assert add("--match", "linux.*", "--for", "2h", "--comment", "AMI rollout") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0].startswith("silence ") and out[1] == "  matches jobs-queueing firing on 1 runner type(s): linux.2xlarge"
+    )
+    assert add("--all", "--team", "rocm", "--for", "2h", "--comment", "rocm migration") == 0
+    assert capsys.readouterr().out.splitlines()[1] == "  matches jobs-queueing pending on 1 runner type(s): rocm.gpu"
+    assert add("--match", "windows.*", "--for", "2h", "--comment", "nothing yet") == 0
+    assert capsys.readouterr().out.splitlines()[1] == "  matches nothing firing or pending now"
+
+
+def test_add_refuses_a_team_the_config_does_not_know(
+    table: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "qw.yaml"
+    config.write_text(TEAMS_CONFIG)
+    flags = ["--all", "--for", "2h", "--comment", "why", "--config", str(config)]
+    assert add(*flags, "--team", "rocn") == 2
+    err = capsys.readouterr().err
+    assert f"--team: found 'rocn', which is not in the config {config}; expected one of: ci-infra, rocm" in err
+    assert silences() == []
+    assert add(*flags, "--team", "rocm") == 0
+    # Without a config, the teams the table's alerts carry: none yet, so any team is refused.
+    assert add("--all", "--for", "2h", "--comment", "why", "--team", "rocm") == 2
+    assert "expected one of: none" in capsys.readouterr().err
+
+
+def test_expire_on_an_expired_silence_says_so(table: None, capsys: pytest.CaptureFixture[str]) -> None:
+    old = SilenceRecord("s-old", (), None, None, minutes(-120), minutes(-60), "bob", "over")
+    put_silence(boto3.client("dynamodb", region_name="us-east-1"), "state", old)
+    assert main(["silence", "expire", *BASE, "s-old"]) == 0
+    assert "silence s-old had already expired at 2026-11-21 17:00 UTC: nothing changed" in capsys.readouterr().out
+    [kept] = silences()
+    assert kept.ends_at == old.ends_at
+
+
+def test_extend_moves_the_end_and_refuses_past_a_month(table: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert add("--match", "linux.*", "--for", "2h", "--comment", "AMI rollout") == 0
+    [silence] = silences()
+    assert main(["silence", "extend", *BASE, silence.silence_id, "--by", "1h"]) == 0
+    [extended] = silences()
+    assert extended.ends_at - silence.ends_at == timedelta(hours=1)
+    assert main(["silence", "extend", *BASE, silence.silence_id, "--by", "30d"]) == 2
+    assert "more than 720h from now; nothing was written" in capsys.readouterr().err
+    assert silences() == [extended]
+    assert main(["silence", "extend", *BASE, "nope", "--by", "1h"]) == 1
+
+
+def test_list_filters_by_runner_type_author_and_expiry(table: None, capsys: pytest.CaptureFixture[str]) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    now = datetime.now(UTC)
+    for record in (
+        SilenceRecord("s-linux", ("linux.*",), None, None, now, now + timedelta(hours=1), "alice", "a"),
+        SilenceRecord("s-gpu", ("*.gpu",), None, None, now, now + timedelta(hours=1), "bob", "b"),
+        SilenceRecord(
+            "s-old", ("linux.*",), None, None, now - timedelta(hours=2), now - timedelta(hours=1), "bob", "c"
+        ),
+    ):
+        put_silence(dynamodb, "state", record)
+
+    def listed(*flags: str) -> list[str]:
+        assert main(["silence", "list", *BASE, *flags]) == 0
+        return [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+
+    assert listed() == ["s-gpu", "s-linux"]  # by end, then id
+    assert listed("--match", "linux.2xlarge") == ["s-linux"]
+    assert listed("--author", "bob") == ["s-gpu"]
+    assert listed("--expired") == ["s-old"]
+    assert listed("--all", "--author", "bob") == ["s-old", "s-gpu"]
+    assert listed("--author", "carol") == ["no"]  # "no silences"

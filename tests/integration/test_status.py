@@ -176,3 +176,49 @@ def test_status_asks_for_exactly_the_dimensions_the_evaluator_emits(capsys: pyte
     [dimensions] = emitted[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
     assert set(dimensions) == {name for name, _ in runner_type_dimensions("prod", "linux.2xlarge")}
     assert {name: emitted[0][name] for name in dimensions} == dict(runner_type_dimensions("prod", "linux.2xlarge"))
+
+
+def test_a_new_silence_shows_at_once_with_its_id_and_its_own_start(stack: StackInMoto) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)  # jobs-queueing fires from 18:02
+    silence = SilenceRecord("s-ami", ("linux.*",), None, None, minutes(2.5), minutes(60), "alice", "AMI rollout")
+    put_silence(stack.dynamodb, "state", silence)
+
+    # No tick since the silence: the table still says firing; status applies the silence as it reads.
+    text = show_status(stack.dynamodb, "state", minutes(2.75), as_json=False)
+
+    assert "jobs-queueing / all: silenced since 2026-11-21 18:02:30 UTC (15s ago) by s-ami;" in text
+    assert "    linux.2xlarge: firing since 2026-11-21 18:02 UTC, silenced by s-ami since 2026-11-21 18:02 UTC" in text
+    document = json.loads(show_status(stack.dynamodb, "state", minutes(2.75), as_json=True))
+    jobs = next(a for a in document["alerts"] if a["rule"] == "jobs-queueing")
+    assert (jobs["status"], jobs["silenced_by"], jobs["silenced_since"]) == (
+        "silenced",
+        ["s-ami"],
+        "2026-11-21T18:02:30+00:00",
+    )
+    health = next(a for a in document["alerts"] if a["rule"] == "queuewatch-health")
+    assert health["status"] == "firing"  # a runner type silence never hides that the watcher is blind
+
+
+def test_an_ended_silence_shows_firing_before_the_evaluator_notices(stack: StackInMoto) -> None:
+    silence = SilenceRecord("s-short", ("linux.*",), None, None, T0, minutes(3), "alice", "short")
+    put_silence(stack.dynamodb, "state", silence)
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)  # silenced by the evaluator from 18:02
+    text = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False)
+    # Held back from its start, it was never paged; with its silence over, it pages on the next tick.
+    assert "jobs-queueing / (no page yet): firing since 2026-11-21 18:02:00 UTC" in text and "s-short" not in text
+
+
+def test_a_pending_alert_says_when_it_fires_if_nothing_changes(stack: StackInMoto) -> None:
+    for minute in (0, 1, 2):
+        stack.evaluate(tick(minute), CONFIG)
+    stack.evaluate(tick(3, big_queueing=True), CONFIG)  # linux.4xlarge pending from 18:03; the rule waits 2m
+
+    text = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False, config=CONFIG)
+
+    assert (
+        "    linux.4xlarge: pending since 2026-11-21 18:03 UTC, fires at 18:05 UTC (in 1m) if nothing changes" in text
+    )
+    unknown = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False)  # no config: no pending period
+    assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC\n" in unknown

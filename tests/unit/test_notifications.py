@@ -244,10 +244,16 @@ def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> N
     assert lines[header + 2].split()[:5] == ["linux.2xlarge", "us-east-1", "14", "1h54m", "40/40"]
     assert "At the autoscaler's maximum" in lines[header + 2]
     assert lines[header + 3].split()[:5] == ["linux.4xlarge", "us-east-1", "3", "5m", "10/10"]
-    assert "  1. At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m" in lines
-    assert "  2. Saturated: 40 of 40 runners busy (100%)" in lines
-    common = lines.index("Not checked, for want of a signal:")
-    assert "  Jobs running longer: needs job_duration" in lines[common:]  # neither runner type has one
+    # Each cause ends with what to do first and where to look.
+    assert (
+        "  1. At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m. First: raise "
+        "the autoscaler's runners_maximum_count for this runner type, or free runners; look in the scale-up "
+        "Lambda's log group (/aws/lambda/<prefix>-scale-up) for the scale-ups it refused"
+    ) in lines
+    assert "  2. Saturated: 40 of 40 runners busy (100%). First: raise the autoscaler's runners_maximum_count" in text
+    # What neither runner type has a signal for: one line, whatever the fleet cannot publish.
+    [common] = [line for line in lines if line.startswith("Not checked, for want of a signal: ")]
+    assert "Jobs running longer" in common and "needs job_duration" not in common
     assert "  Not checked: At the autoscaler's maximum: needs max_hit, or max_runners with total_runners" in lines
     assert f"  Runbook:    {alert.runbook_url}" in lines
     assert f"  {alert.silence.command}" in lines

@@ -488,3 +488,11 @@ def test_the_open_url_is_bounded_by_a_concurrency_parameter(template: dict[str, 
         alarm = template["Resources"][name]["Properties"]
         assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "WebhookFunction"}}]
         assert alarm["Threshold"] == 1 and alarm["Statistic"] == "Sum"
+
+
+def test_the_outputs_the_operator_commands_read_are_there(template: dict[str, Any]) -> None:
+    """`--stack NAME` finds everything in these outputs (cli/queuewatch_cli/stacks.py, backfill.py)."""
+    outputs = template["Outputs"]
+    assert {"StateTableName", "DashboardName", "MetricsNamespace", "TrackRuleArn"} <= set(outputs)
+    namespace = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
+    assert outputs["MetricsNamespace"]["Value"] == namespace

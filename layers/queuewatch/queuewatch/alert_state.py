@@ -160,6 +160,7 @@ class Outbox:
     claimed_at: datetime
     chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
     pending: tuple[Topic, ...] = (Topic.ALERT,)  # the topics that have not accepted it yet
+    kind: str | None = None  # the PageKind: new, update, repeat, resolved (None: stored before it was kept)
 
 
 @dataclass(frozen=True)

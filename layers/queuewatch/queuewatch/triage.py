@@ -46,6 +46,27 @@ TITLES: dict[Cause, str] = {
     "no_data": "No data or stale data",
 }
 
+SCALE_UP_LOG = "the scale-up Lambda's log group (/aws/lambda/<prefix>-scale-up)"
+NEXT_STEPS: dict[Cause, str] = {
+    "no_scale_up_request": "First: re-run the jobs, or let the autoscaler's job retry requeue them; look in "
+    f"{SCALE_UP_LOG} for their launches, and replay the autoscaler's EventBridge archive if its events were dropped",
+    "idle_not_taking_jobs": "First: check that the jobs' runs-on labels match the runner type and that new "
+    "runners register with GitHub; look in the runners' own logs and the repository's runner settings",
+    "scale_up_failing": f"First: look in {SCALE_UP_LOG} for the errors; if it says the maximum is reached, "
+    "raise the autoscaler's runners_maximum_count",
+    "at_max": "First: raise the autoscaler's runners_maximum_count for this runner type, or free runners; "
+    f"look in {SCALE_UP_LOG} for the scale-ups it refused",
+    "arrival_surge": "First: find what started the extra jobs (a new workflow, a retry storm) in the "
+    "repository's Actions tab; if the load is real, raise runners_maximum_count",
+    "jobs_longer": "First: compare a slow job with a usual one in the repository's Actions tab; look for a "
+    "slower dependency, cache or test shard",
+    "short_of_resources": "First: move the jobs to a larger instance type or cut their parallelism; look at "
+    "the runners' CloudWatch agent metrics",
+    "saturated": "First: raise the autoscaler's runners_maximum_count (or its pool size) for this runner type",
+    "no_data": "First: check that the queue and metrics the config names exist and that the collector's role "
+    "can read them; look in queuewatch's collect log group",
+}
+
 SATURATION = 0.9  # busy runners at or above this share of all runners
 SURGE_FACTOR = 2.0  # arrivals in the window at least this many times the usual
 SURGE_MIN_JOBS = 5  # ... and at least this many more jobs than usual
@@ -60,6 +81,7 @@ class Finding(FrozenModel):
     title: str
     detail: str = Field(description="the evidence, in numbers")
     evidence: dict[str, float] = Field(description="the same numbers, by name")
+    next_step: str = Field(default="", description="what to do first, and where to look")
 
 
 class Triage(FrozenModel):
@@ -152,7 +174,9 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
 
 
 def _finding(cause: Cause, parts: list[str], evidence: dict[str, float]) -> Finding:
-    return Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence)
+    return Finding(
+        cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence, next_step=NEXT_STEPS[cause]
+    )
 
 
 def _no_request(r: _Reader) -> Finding | None:
@@ -167,8 +191,7 @@ def _no_request(r: _Reader) -> Finding | None:
         "no_scale_up_request",
         [
             f"GitHub has {jobs:g} jobs queued{waited}, while the autoscaler's queue holds {requests:g} requests",
-            f"{jobs - requests:g} requests were dropped or their runners took other jobs: re-run the jobs or "
-            "let the autoscaler's re-scaler requeue them, and check the scale-up Lambda's log for the launches",
+            f"{jobs - requests:g} requests were dropped or their runners took other jobs",
         ],
         {"jobs_queued": jobs, "scale_up_requests": requests, **({"oldest_job_seconds": oldest} if oldest else {})},
     )
@@ -181,10 +204,7 @@ def _idle(r: _Reader) -> Finding | None:
         return None
     return _finding(
         "idle_not_taking_jobs",
-        [
-            f"{plural(idle, 'idle runner')} while {growth.text}",
-            f"check that the jobs' runs-on labels match {r.rt.name} and that new runners register",
-        ],
+        [f"{plural(idle, 'idle runner')} while {growth.text}"],
         {"idle_runners": idle, **growth.evidence},
     )
 

@@ -132,6 +132,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 claimed_at=_utc(raw["claimed_at"]),
                 chat_message=raw.get("chat_message"),
                 pending=tuple(Topic(t) for t in raw.get("pending", [Topic.ALERT])),
+                kind=raw.get("kind"),
             )
         status = item.get("status")
         state.groups[key] = GroupRecord(
@@ -320,6 +321,7 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
             "claimed_at": _iso(group.outbox.claimed_at),
             "chat_message": group.outbox.chat_message,
             "pending": [str(t) for t in group.outbox.pending],
+            "kind": group.outbox.kind,
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
     return {
@@ -391,13 +393,26 @@ def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> N
 
 def end_silence(client: DynamoDBClient, table: str, silence_id: str, at: datetime) -> None:
     """Set a silence's end to `at`; raises WriteConflict if there is no such silence."""
-    with _conditional(f"no silence {silence_id!r}"):
+    set_silence_end(client, table, silence_id, at)
+
+
+def set_silence_end(
+    client: DynamoDBClient, table: str, silence_id: str, at: datetime, expected_end: datetime | None = None
+) -> None:
+    """Move a silence's end to `at` (to expire or extend it); WriteConflict if there is no such silence, or
+    its end is no longer `expected_end` (someone else moved it since it was read)."""
+    condition = "attribute_exists(sk)"
+    values: dict[str, Any] = {":at": {"S": _iso(at)}, ":ttl": {"N": str(_ttl(at))}}
+    if expected_end is not None:
+        condition += " AND ends_at = :expected"
+        values[":expected"] = {"S": _iso(expected_end)}
+    with _conditional(f"no silence {silence_id!r}" if expected_end is None else f"silence {silence_id!r} changed"):
         client.update_item(
             TableName=table,
             Key={"pk": {"S": PARTITION}, "sk": {"S": f"silence#{silence_id}"}},
             UpdateExpression="SET ends_at = :at, expires_at = :ttl",
-            ConditionExpression="attribute_exists(sk)",
-            ExpressionAttributeValues={":at": {"S": _iso(at)}, ":ttl": {"N": str(_ttl(at))}},
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
         )
 
 

@@ -9,12 +9,13 @@ recorded as sent.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.item_size import ITEM_LIMIT
+from queuewatch.adapters.sent_log import FAILED, SENT, SentEntry, put_entry
 from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table import WriteConflict, delete_group, group_item_size, put_group
 from queuewatch.alert import Alert
@@ -80,7 +81,7 @@ class EvaluatorMemory:
         return self._key(outbox, destination) in self._keys
 
 
-def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime) -> Outbox:
+def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime, kind: str | None = None) -> Outbox:
     """The page as it waits to be published: every body rendered, pending on each of the stack's topics.
 
     One budget, from DynamoDB's item limit: the group's item (its members, the outbox and every other
@@ -96,6 +97,7 @@ def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime) -
         claimed_at=now,
         chat_message="" if chat else None,
         pending=(Topic.ALERT, Topic.CHAT) if chat else (Topic.ALERT,),
+        kind=kind,
     )
     room = ITEM_LIMIT - ITEM_MARGIN - group_item_size(replace(record, outbox=outbox), now)
     origin = Origin.of_topic(stack.topic_arn, stack.metrics_namespace)
@@ -114,6 +116,7 @@ class Delivery:
     result: EvaluationResult
     memory: EvaluatorMemory
     writer: str  # stamps this evaluation's writes: see adapters/state_table.py
+    _errors: dict[tuple[str, Topic], str] = field(default_factory=dict)  # a refused publish's reason, for its log
 
     def retry_unsent(self, state: StoredState) -> None:
         """Re-send each page whose sender's lease on its outbox has run out."""
@@ -142,7 +145,11 @@ class Delivery:
         """
         outbox = record.outbox
         assert outbox is not None
-        accepted = [destination for destination in outbox.pending if self._publish(outbox, destination)]
+        tried = {destination: self._publish(outbox, destination) for destination in outbox.pending}
+        for destination, outcome in tried.items():
+            if outcome is not None:
+                self._log(record, outbox, destination, outcome)
+        accepted = [destination for destination, outcome in tried.items() if outcome in (None, SENT)]
         pending = tuple(d for d in outbox.pending if d not in accepted)
         try:
             if pending:
@@ -163,13 +170,13 @@ class Delivery:
         except WriteConflict:
             return replace(record, version=version)
 
-    def _publish(self, outbox: Outbox, destination: Topic) -> bool:
-        """Whether the topic has the page now; a refusal is reported and left pending."""
+    def _publish(self, outbox: Outbox, destination: Topic) -> str | None:
+        """SENT or FAILED (left pending, and reported); None: the topic has it already, or is gone."""
         topic_arn = self.stack.topic(destination)
         if topic_arn is None:  # the stack no longer has that topic
-            return True
+            return None
         if self.memory.holds(outbox, destination):  # SNS has it already; only the clearing write was lost
-            return True
+            return None
         chat = destination == Topic.CHAT
         try:
             publish(
@@ -181,9 +188,36 @@ class Delivery:
                 message_structure=None if chat else outbox.message_structure,
             )
         except Exception as error:  # noqa: BLE001 - kept in the outbox; the next tick publishes it
-            self.result.pages_failed.append(f"{outbox.notification_id} to the {destination} topic: {describe(error)}")
-            return False
+            reason = f"{outbox.notification_id} to the {destination} topic: {describe(error)}"
+            self.result.pages_failed.append(reason)
+            self._errors[(outbox.notification_id, destination)] = describe(error)
+            return FAILED
         self.memory.remember(outbox, destination)
         if destination == Topic.ALERT:
             self.result.pages_sent.append(outbox.notification_id)
-        return True
+        return SENT
+
+    def _log(self, record: GroupRecord, outbox: Outbox, destination: Topic, outcome: str) -> None:
+        """One item in the sent log (adapters/sent_log.py); a log that cannot be written never holds a page back."""
+        attributes = outbox.attributes
+        entry = SentEntry(
+            at=self.now,
+            page_at=record.last_notified_at or outbox.claimed_at,
+            notification_id=outbox.notification_id,
+            kind=outbox.kind or ("resolved" if attributes.get("status") == "resolved" else "page"),
+            outcome=outcome,
+            topic=str(destination),
+            rule=record.rule,
+            group=record.group,
+            priority=str(attributes.get("priority", "")),
+            team=str(attributes.get("team", "")),
+            runner_types=record.members,
+            runner_types_affected=len(record.members),
+            subject=outbox.subject,
+            error=self._errors.pop((outbox.notification_id, destination), None),
+        )
+        try:
+            if put_entry(self.dynamodb, self.stack.table, entry):
+                self.result.writes += 1
+        except Exception as error:  # noqa: BLE001 - the page matters more than its log line
+            self.result.log_failed.append(f"{outbox.notification_id} ({outcome}): {describe(error)}")

@@ -50,6 +50,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     likely = next(
         (
             f"{f.runner_type}: {f.triage.findings[0].title}: {f.triage.findings[0].detail}"
+            + (f". {f.triage.findings[0].next_step}" if f.triage.findings[0].next_step else "")
             for f in figures
             if f.triage and f.triage.findings
         ),

@@ -21,6 +21,7 @@ class EvaluationResult(BaseModel):
     pages_sent: list[str] = Field(default_factory=list)
     pages_failed: list[str] = Field(default_factory=list)
     pages_retried: list[str] = Field(default_factory=list)
+    log_failed: list[str] = Field(default_factory=list, description="sent-log items not written (the pages went)")
     deferred: list[str] = Field(default_factory=list, description="groups left to the next tick: out of time")
     writes: int = 0
     read_units: float = 0.0

@@ -155,7 +155,8 @@ def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
     alert = build_alert(planned, group, stack)
     teams = tuple(sorted({planned.context.team(group.rule, name) for name in group.decision.members}))
     record = replace(group.record, paged_as=_paged_as(alert, teams))
-    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now))
+    kind = str(group.page) if group.page else None
+    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, kind))
 
 
 def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:

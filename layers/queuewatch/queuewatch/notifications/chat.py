@@ -39,7 +39,8 @@ def chat_notification(alert: Alert) -> dict[str, object]:
             next_steps.append(f"Follow the runbook: {alert.runbook_url}")
         worst = alert.runner_types[0]
         if worst.triage and worst.triage.findings:
-            next_steps.append(f"Start with {worst.runner_type}: {worst.triage.findings[0].title}")
+            finding = worst.triage.findings[0]
+            next_steps.append(f"Start with {worst.runner_type}: {finding.title}. {finding.next_step}".rstrip(". "))
         next_steps.append(f"Silence it: `{alert.silence.command}`")
     return {
         "version": "1.0",

@@ -34,8 +34,12 @@ def email_text(alert: Alert) -> str:
         for figures in triaged:
             lines += _triage_lines(figures, shared)
         if shared:
-            lines.append("Not checked, for want of a signal:")
-            lines += [f"  {item}" for item in first.not_checked if item in shared]
+            # One line: a fleet that cannot publish these signals reads it on every page.
+            causes = [item.split(":", 1)[0] for item in first.not_checked if item in shared]
+            lines.append(
+                f"Not checked, for want of a signal: {'; '.join(causes)} (the JSON alert's triage.not_checked "
+                "names the signals each needs)"
+            )
     waiting = [f for f in alert.runner_types if f.oldest_jobs]
     if waiting:
         lines += ["", "Jobs waiting longest (GitHub's own records)"]
@@ -99,7 +103,8 @@ def _triage_lines(figures: RunnerTypeFigures, shared: set[str]) -> list[str]:
     if not triage.findings:
         lines.append("  No cause found in the configured signals.")
     for number, finding in enumerate(triage.findings, start=1):
-        lines.append(f"  {number}. {finding.title}: {finding.detail}")
+        step = f". {finding.next_step}" if finding.next_step else ""
+        lines.append(f"  {number}. {finding.title}: {finding.detail}{step}")
     for item in triage.not_checked:
         if item not in shared:
             lines.append(f"  Not checked: {item}")

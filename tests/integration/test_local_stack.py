@@ -1,0 +1,52 @@
+"""`queuewatch local up|down`: a moto server on 127.0.0.1 holding the demo's incident, found by its stack name,
+that the operator commands run against, until `down` stops it."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from queuewatch_cli import local
+from queuewatch_cli.main import main
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_up_leaves_a_stack_the_commands_find_and_down_stops_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    port = free_port()
+    try:
+        assert main(["local", "up", "--port", str(port)]) == 0
+        out = capsys.readouterr().out
+        assert f"export AWS_ENDPOINT_URL=http://127.0.0.1:{port}" in out and "queuewatch local down" in out
+        pid = int(local.pid_file().read_text().split('"pid": ')[1].split(",")[0])
+        assert main(["local", "up", "--port", str(port)]) == 2  # one at a time
+        assert "already running" in capsys.readouterr().err
+        for key, value in local.environment(port).items():
+            monkeypatch.setenv(key, value)
+
+        assert main(["status", "--no-figures"]) == 0
+        status = capsys.readouterr().out
+        assert "queuewatch status of queuewatch-demo-state" in status
+        assert "    linux.4xlarge: firing since" in status  # the incident left firing
+        assert main(["history", "--since", "1h"]) == 0
+        kinds = [line.split("UTC  ")[1].split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+        assert kinds == ["page", "resolve", "page", "resolve", "page"]
+        assert main(["silence", "add", "--match", "linux.4xlarge", "--for", "1h", "--comment", "trying it"]) == 0
+        assert "matches jobs-queueing firing on 1 runner type(s): linux.4xlarge" in capsys.readouterr().out
+    finally:
+        assert main(["local", "down"]) == 0
+    assert "local stack stopped" in capsys.readouterr().out
+    assert not local.pid_file().exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert main(["local", "down"]) == 0 and "no local stack running" in capsys.readouterr().out
