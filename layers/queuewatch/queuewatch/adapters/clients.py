@@ -41,6 +41,7 @@ RETRY_CONFIG = BotoConfig(
 MAX_BACKOFF_SECONDS = 20.0
 THROTTLING_BACKOFF_SCALE = 1.0
 RETRY_AFTER_EXTRA_SECONDS = 5.0
+DEPTH_CONNECTIONS = 64  # the lean GetQueueAttributes' pool per region: one per collector thread (collect.MAX_THREADS)
 TICK_MARGIN_SECONDS = 2.0  # for the work after the last call: the result, the metrics
 
 
@@ -133,7 +134,7 @@ class AwsClients:
                     self._session.get_credentials(),
                     self._config,
                     attempts=total_attempts(self._config),
-                    pool_size=int(getattr(self._config, "max_pool_connections", None) or 10),
+                    pool_size=DEPTH_CONNECTIONS,
                 )
             return self._depth_readers[region]
 

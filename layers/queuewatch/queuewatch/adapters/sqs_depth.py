@@ -66,7 +66,7 @@ class QueueDepthReader:
         *,
         attempts: int,
         pool_size: int,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self._client = client
@@ -83,7 +83,7 @@ class QueueDepthReader:
             **({"ca_certs": get_cert_path(True)} if self._endpoint.startswith("https:") else {}),
         )
         self._operation = client.meta.service_model.operation_model(OPERATION)
-        self._sleep = sleep
+        self._sleep = sleep  # None: time.sleep, looked up when it waits (the tests record it instead)
         self._jitter = jitter
 
     def read(self, url: str) -> QueueDepth:
@@ -101,7 +101,7 @@ class QueueDepthReader:
             except (ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError):
                 if attempt == self._attempts:
                     raise
-                self._sleep(self._jitter() * _backoff(OTHER_BACKOFF_SECONDS, attempt))
+                self._wait(OTHER_BACKOFF_SECONDS, attempt)
                 continue
             if status == 200:
                 return depth_of(json.loads(payload).get("Attributes", {}))
@@ -111,8 +111,11 @@ class QueueDepthReader:
             if attempt == self._attempts or not (throttled or code in TRANSIENT_CODES or status in TRANSIENT_STATUS):
                 raise error
             scale = THROTTLING_BACKOFF_SECONDS if throttled else OTHER_BACKOFF_SECONDS
-            self._sleep(self._jitter() * _backoff(scale, attempt))
+            self._wait(scale, attempt)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _wait(self, scale: float, attempt: int) -> None:
+        (self._sleep or time.sleep)(self._jitter() * min(scale * 2.0 ** (attempt - 1), BACKOFF_CAP_SECONDS))
 
     def _send(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         request = AWSRequest(method="POST", url=self._endpoint, data=body, headers=headers)
@@ -155,7 +158,3 @@ class QueueDepthReader:
         )
         error.update(customized.get("Error", {}))
         return ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": status}}, OPERATION)  # type: ignore[typeddict-item]
-
-
-def _backoff(scale: float, attempt: int) -> float:
-    return min(scale * 2.0 ** (attempt - 1), BACKOFF_CAP_SECONDS)

@@ -34,7 +34,7 @@ from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
 from queuewatch.track.jobs import JobRecord
 
-MAX_THREADS = 32
+MAX_THREADS = 64  # the queue reads wait on the network most of their time: 64 in flight (clients.DEPTH_CONNECTIONS)
 
 
 def collect(
