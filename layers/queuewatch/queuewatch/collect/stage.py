@@ -1,7 +1,8 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
 Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
-queue (concurrently), then GetMetricData in two rounds, each ceil(M/500) calls per
+queue (concurrently, adapters/sqs_depth.py; where tracked jobs are judged, a warm
+collector reads only the queues collect/depth_reads.py chooses), then GetMetricData in two rounds, each ceil(M/500) calls per
 region for its M distinct metric queries. The first asks what the rules judge:
 queue size and time (the AWS/SQS age only for queues holding a job). The second
 asks the triage's evidence (every other signal, and the queue-depth history) for
