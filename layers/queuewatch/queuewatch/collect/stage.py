@@ -2,8 +2,8 @@
 
 Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
 queue (concurrently, adapters/sqs_depth.py; where tracked jobs are judged, a warm
-collector reads only the queues collect/depth_reads.py chooses), then GetMetricData in two rounds, each ceil(M/500) calls per
-region for its M distinct metric queries. The first asks what the rules judge:
+collector reads only the queues collect/depth_reads.py chooses), then GetMetricData
+in two rounds, each ceil(M/500) calls per region for its M distinct metric queries. The first asks what the rules judge:
 queue size and time (the AWS/SQS age only for queues holding a job). The second
 asks the triage's evidence (every other signal, and the queue-depth history) for
 the runner types that breach a rule, and is skipped when none does: a busy fleet's
