@@ -18,7 +18,7 @@ from queuewatch.adapters.clients import Deadline
 
 def test_the_deadline_runs_on_the_lambda_clock_whatever_the_wall_clock_does() -> None:
     now = [100.0]
-    clients = LambdaTimedClients(boto3.Session(), clock=lambda: now[0])  # type: ignore[arg-type]
+    clients = LambdaTimedClients(boto3.Session(), clock=lambda: now[0])
     clients.start_tick(Deadline(time.monotonic() + 5.0))  # the budget the handler computed: 5 s
     deadline = clients._deadline
     assert deadline is not None
