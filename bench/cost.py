@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, lambda_seconds
+from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from queuewatch_cli.localrun import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
@@ -94,7 +94,6 @@ def per_tick(results: dict[str, Any], size: int) -> dict[str, float]:
 
 def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]:
     ours = fleet["ours"]
-    memory = results["memory_mb"]
     calls: dict[str, float] = {}
     for stage in ("collect", "evaluate"):
         for name, count in ours[stage]["calls"].items():
@@ -105,8 +104,9 @@ def _flatten(fleet: dict[str, Any], results: dict[str, Any]) -> dict[str, float]
         "runner_types": fleet["runner_types"],
         "queued": fleet["queued"],
         "firing": fleet["firing"],
-        "collect_s": lambda_seconds(ours["collect"], memory["collect"]),
-        "evaluate_s": lambda_seconds(ours["evaluate"], memory["evaluate"]),
+        # tracking off: every queue read at every tick (bench/lambda_model.py's estimate, kept-alive connections)
+        "collect_s": lambda_estimates(fleet)["tracking off"]["collect"],
+        "evaluate_s": lambda_estimates(fleet)["tracking off"]["evaluate"],
         "sqs_requests": calls.get("sqs.GetQueueAttributes", 0) + calls.get("sqs.ListQueues", 0),
         "get_queue_attributes": calls.get("sqs.GetQueueAttributes", 0),
         "metrics_requested": ours["collect"]["metrics_requested"],
@@ -272,6 +272,7 @@ def render(results: dict[str, Any]) -> str:
     add("| **total** | " + " | ".join(f" | **{_usd(total[n])}**" for n in FLEETS) + " |")
     add("")
     add(measured_section(results))
+    add(lambda_section(results))
     add("## The alternative: CloudWatch alarms\n")
     add(
         "Two alarms per runner type (`ApproximateNumberOfMessagesVisible` and `ApproximateAgeOfOldestMessage`, "
@@ -303,12 +304,13 @@ def render(results: dict[str, Any]) -> str:
         "a strongly consistent read of up to 4 KB is one read request unit."
     )
     add(
-        f"- **Lambda duration** is the client CPU time the benchmark measured per tick, scaled to the function's "
-        f"share of a vCPU (MemorySize / {VCPU_MB:,} MB; collect {memory['collect']:,} MB, evaluate "
-        f"{memory['evaluate']:,} MB, from template.yaml), plus {AWS_LATENCY_S * 1000:.0f} ms of AWS latency per "
-        "sequential round of calls (32 concurrent GetQueueAttributes to a round), counted without overlap: "
-        "an upper estimate. Moto's server closes every connection, so the measured CPU also pays a TCP "
-        "connect per call that AWS's kept-alive connections avoid."
+        f"- **Lambda duration** is the handlers' own CPU time the benchmark measured per tick (in the ticks "
+        "through the latency proxy, whose connections stay open as AWS's do), scaled to the function's share of "
+        f"a vCPU (MemorySize / {VCPU_MB:,} MB, at most one vCPU for one Python process; collect "
+        f"{memory['collect']:,} MB, evaluate {memory['evaluate']:,} MB, from template.yaml), plus "
+        f"{AWS_LATENCY_S * 1000:.0f} ms of AWS latency per sequential round of calls (64 concurrent "
+        "GetQueueAttributes to a round), counted without overlap: an upper estimate. The bill is tracking off's "
+        "(every queue read every tick); tracking on reads fewer (see the collector's Lambda time above)."
     )
     add(
         "- **GetMetricData** asks, first, the AWS/SQS age of each queue that holds a job (an empty queue's "
@@ -413,6 +415,59 @@ def measured_section(results: dict[str, Any]) -> str:
         f"({imports['evaluate handler']['ratio']:.2f}×). boto3, the Powertools Logger and Parser (pydantic) alone, "
         f"before any queuewatch code: {imports['libraries alone']['ms']:.0f} ms "
         f"({imports['libraries alone']['ratio']:.2f}×).\n"
+    )
+    return "\n".join(rows)
+
+
+def lambda_section(results: dict[str, Any]) -> str:
+    """The collector's Lambda time per tick, tracking off and on, and what memory buys at the largest fleet."""
+    memory = int(results["memory_mb"]["collect"])
+    rows = [
+        "## The collector's Lambda time per tick\n",
+        f"Estimated from the handlers' own CPU per steady tick (not wall time, which moto's server and the "
+        f"machine's load set), at the template's {memory:,} MB ({memory / VCPU_MB:.2f} vCPU), plus "
+        f"{AWS_LATENCY_S * 1000:.0f} ms per "
+        "sequential round of calls. Tracking off, every queue is read every tick (its depth is what the rules "
+        "judge); tracking on, with the jobs judged, a warm collector reads the queues where jobs wait, waited "
+        "within the longest keep_firing_for, or whose turn it is (one in 10 a tick).\n",
+        "| runner types | tracking off: collect | GetQueueAttributes | tracking on: collect | GetQueueAttributes "
+        "| Lambda $ a month (collect, tracking off) |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, fleet in results["fleets"].items():
+        estimates = lambda_estimates(fleet)
+        off = estimates["tracking off"]["collect"]
+        tracked = fleet.get("tracked")
+        on_text, on_reads = "-", "-"
+        if tracked and "tracking on" in estimates:
+            on_text = f"{estimates['tracking on']['collect']:.2f} s"
+            on_reads = f"{tracked['collect']['calls'].get('sqs.GetQueueAttributes', 0):,}"
+        usd = off * memory / 1024 * TICKS_PER_MONTH * PRICES["lambda_gb_second"].usd
+        reads = fleet["ours"]["collect"]["calls"].get("sqs.GetQueueAttributes", 0)
+        rows.append(f"| {int(size):,} | {off:.2f} s | {reads:,} | {on_text} | {on_reads} | {_usd(usd)} |")
+    largest = max(results["fleets"], key=int)
+    fleet = results["fleets"][largest]
+    cpu = float(fleet["latency"]["ours"].get("collect_cpu_s", fleet["ours"]["collect"]["cpu_s"]))
+    calls = fleet["ours"]["collect"]["calls"]
+    waits = rounds(calls) * AWS_LATENCY_S
+    rows.append(
+        f"\nWhat memory buys at {int(largest):,} runner types, tracking off ({cpu:.2f} s of collect CPU a tick on a "
+        "full core; the same CPU-seconds cost the same at any size, only the waits on AWS cost more with more "
+        "memory):\n"
+    )
+    rows.append("| MemorySize | vCPU | collect per tick | GB-seconds a month | $ a month |")
+    rows.append("|---:|---:|---:|---:|---:|")
+    for size_mb, processes in ((1024, 1), (1769, 1), (3538, 2)):
+        seconds = cpu * cpu_scale(size_mb) / processes + waits / processes
+        gb_seconds = seconds * size_mb / 1024 * TICKS_PER_MONTH
+        label = f"{size_mb:,}" + (" (two processes: not built)" if processes == 2 else "")
+        rows.append(
+            f"| {label} | {size_mb / VCPU_MB:.2f} | {seconds:.2f} s | {gb_seconds:,.0f} | "
+            f"{_usd(gb_seconds * PRICES['lambda_gb_second'].usd)} |"
+        )
+    rows.append(
+        "\nA second vCPU helps only a second process (Python's threads share one core): the last row is what "
+        "splitting the queue reads over two processes would give, priced, not measured.\n"
     )
     return "\n".join(rows)
 

@@ -1,10 +1,11 @@
 """A fleet of runner types in moto, shaped like a busy CI fleet in a steady minute.
 
 Runner types alternate between two regions. One in 10 has jobs waiting (young
-ones, under the 1-minute threshold), one in 100 has been queueing for 15 minutes
+ones, under the 10-minute threshold), one in 100 has been queueing for 15 minutes
 and fires; both spread over the two regions. CloudWatch holds an AWS/SQS age
 datapoint for each queue that holds jobs (moto makes none, so the fleet puts them
-in); an idle queue has none, as in AWS.
+in); an idle queue has none, as in AWS. With tracking on, the jobs table holds the
+same jobs as GitHub would list them queued, one per scale-up request.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config as BotoConfig
 
 from bench.floor import TickShape
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch.collect.depth_reads import in_rotation
+from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -32,10 +35,12 @@ PREFIX = "gh-ci"
 FAMILIES = ("linux", "linux-arm64", "windows", "linux-g5-4xlarge-nvidia-gpu", "linux-rocm-gpu", "macos-m1")
 SIZES = ("large", "2xlarge", "4xlarge", "12xlarge", "metal")
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
-YOUNG_AGE_SECONDS = 20.0  # jobs picked up within the minute: not breaching
+YOUNG_AGE_SECONDS = 20.0  # jobs that will be picked up soon: not breaching
+QUEUE_TIME_THRESHOLD = "10m"  # a tracked job's age grows tick by tick: the young ones stay under it for the run
 FIRING_AGE_SECONDS = 900.0
 STATE_TABLE = "queuewatch-bench-state"
 NAIVE_TABLE = "queuewatch-bench-naive"
+JOBS_TABLE = "queuewatch-bench-jobs"
 TOPIC = "queuewatch-bench-alerts"
 INBOX = "queuewatch-bench-pager"
 EVIDENCE_QUERIES = 1  # per breaching runner type: its queue-depth history
@@ -91,6 +96,21 @@ class Fleet:
             "sns.Publish": 0,
         }
 
+    def jobs(self, index: int) -> int:
+        """Jobs waiting on a runner type that has some: as many as its queue holds scale-up requests."""
+        return 1 + index % 3
+
+    def tracked_minimum_calls(self, at: datetime) -> dict[str, int]:
+        """The floor for a steady tick with tracking on, the jobs judged (collect/depth_reads.py): the queues
+        where jobs wait (the triage compares them with the jobs) and, our choice of staleness bound, the
+        rotation's turn at `at`; the jobs in one Query more. The rest as without tracking."""
+        floor = self.minimum_calls()
+        floor["sqs.GetQueueAttributes"] = sum(
+            1 for i in self.indexes if self.queued(i) or in_rotation(self.name(i), at)
+        )
+        floor["dynamodb.Query"] = 2
+        return floor
+
     def tick_shape(self) -> TickShape:
         """What a steady tick must ask, per region: the input of its latency floor (bench/floor.py)."""
         return TickShape(
@@ -112,7 +132,8 @@ class Fleet:
             "  rule:\n    team: ci-infra\n    runbook_url: https://runbooks.example.com/jobs-queueing\n"
             "    keep_firing_for: 5m\n    repeat_interval: 4h\n"
             f"discovery:\n{discovery}"
-            "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}\n"
+            f"rules:\n  - {{name: jobs-queueing, thresholds: {{queue_time: {QUEUE_TIME_THRESHOLD}, queue_size: 0}}, "
+            "priority: P2}\n"
             "monitor: {for: 5m}\n"
         )
 
@@ -131,7 +152,7 @@ def seed(fleet: Fleet) -> Seeded:
             indexes = fleet.in_region(region)
             urls = list(pool.map(lambda i, c=sqs: c.create_queue(QueueName=fleet.queue(i))["QueueUrl"], indexes))
             queued = [(url, i) for url, i in zip(urls, indexes, strict=True) if fleet.queued(i)]
-            list(pool.map(lambda pair, c=sqs: _enqueue(c, pair[0], 1 + pair[1] % 3), queued))
+            list(pool.map(lambda pair, c=sqs: _enqueue(c, pair[0], fleet.jobs(pair[1])), queued))
             _put_ages(fleet, region, [i for i in indexes if fleet.queued(i)])
     dynamodb = boto3.client("dynamodb", region_name=HOME_REGION)
     create_table(dynamodb, STATE_TABLE)
@@ -143,6 +164,21 @@ def seed(fleet: Fleet) -> Seeded:
     inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=inbox_arn)
     return Seeded(topic_arn=topic_arn, inbox_url=inbox_url)
+
+
+def seed_jobs(fleet: Fleet, at: datetime) -> None:
+    """The jobs table, and the jobs GitHub holds queued at `at`: the firing runner types' since 15 minutes
+    before T0, as their queues' age says; the others' young at `at`."""
+    dynamodb = boto3.client("dynamodb", region_name=HOME_REGION, config=SEED_CLIENT)
+    create_jobs_table(dynamodb, JOBS_TABLE)
+
+    def put(index: int) -> None:
+        start = T0 - timedelta(seconds=FIRING_AGE_SECONDS) if fleet.firing(index) else at - timedelta(seconds=20)
+        created = [start + timedelta(seconds=n) for n in range(fleet.jobs(index))]
+        put_queued_jobs(dynamodb, JOBS_TABLE, fleet.name(index), created, now=at, first_id=1 + 10 * index)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(put, [i for i in fleet.indexes if fleet.queued(i)]))
 
 
 def _enqueue(sqs: SQSClient, url: str, jobs: int) -> None:

@@ -1,4 +1,10 @@
-"""The real Lambda handlers, loaded as Lambda loads them, with clients that count their calls."""
+"""The real Lambda handlers, loaded as Lambda loads them, with clients that count their calls.
+
+Each handler's tick deadline runs on a Lambda clock, not the wall clock: the process's CPU time scaled to
+the vCPU share its MemorySize buys in Lambda (bench/lambda_model.py), against the budget its Timeout in
+template.yaml leaves. A busy machine (moto's server, other work on the same cores) stretches the wall
+time of a tick, never what it would take in Lambda, so it cannot push a tick past its deadline here.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,16 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from botocore.config import Config as BotoConfig
+
 from bench.counting import CallLog, LogSink, counting_session
-from queuewatch.adapters.clients import AwsClients
+from bench.lambda_model import cpu_scale
+from queuewatch.adapters.clients import RETRY_CONFIG, AwsClients, Deadline
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
 LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
@@ -25,6 +35,55 @@ def template_memory_mb(stage: str) -> int:
     if found is None:
         raise ValueError(f"template.yaml: no MemorySize for {LOGICAL_IDS[stage]}")
     return int(found[1])
+
+
+def template_timeout_s(stage: str) -> int:
+    """The function's Timeout in template.yaml: what its tick's deadline is computed from."""
+    text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
+    block = text.split(f"\n  {LOGICAL_IDS[stage]}:\n", 1)[1].split("\n  Resources\n", 1)[0]
+    found = re.search(r"^\s+Timeout: (\d+)\s*$", block, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"template.yaml: no Timeout for {LOGICAL_IDS[stage]}")
+    return int(found[1])
+
+
+class LambdaClock:
+    """Seconds a Lambda function at `memory_mb` would have spent: this process's CPU time, scaled."""
+
+    def __init__(self, memory_mb: int) -> None:
+        self.scale = cpu_scale(memory_mb)
+
+    def __call__(self) -> float:
+        return time.process_time() * self.scale
+
+
+# moto's one server process on a busy machine answers a 5,000-queue GetMetricData in more than the 5 s
+# AWS is given: a wall-clock timeout would make the verdicts depend on the load. The tick's deadline
+# (on the Lambda clock, from the production retry budget) still bounds each tick.
+BENCH_CLIENT = RETRY_CONFIG.merge(BotoConfig(connect_timeout=30, read_timeout=120))
+
+
+class LambdaTimedClients(AwsClients):
+    """The handler's clients, with its tick's deadline moved from the wall clock to the Lambda clock."""
+
+    def __init__(self, session: Any, clock: Callable[[], float]) -> None:
+        super().__init__(session=session, config=BENCH_CLIENT)
+        self.clock = clock
+
+    def start_tick(self, deadline: Deadline | None) -> None:
+        if deadline is not None:  # the same budget the handler computed, counted on the Lambda clock
+            deadline = Deadline(self.clock() + (deadline.at - time.monotonic()), self.clock)
+        super().start_tick(deadline)
+
+
+@dataclass
+class BenchContext(FakeContext):
+    """LambdaContext with the function's own Timeout, where FakeContext gives every invocation 60 s."""
+
+    timeout_s: int = 60
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.timeout_s * 1000
 
 
 @dataclass
@@ -61,8 +120,9 @@ class Functions:
         The handlers make their clients at import, from a default session, and keep them: a bench that
         switches endpoint (moto directly, or through the latency proxy) makes them again.
         """
-        aws = AwsClients(session=counting_session(self.log))
-        for module in self.modules.values():
+        session = counting_session(self.log)
+        for stage, module in self.modules.items():
+            aws = LambdaTimedClients(session, LambdaClock(template_memory_mb(stage)))
             setattr(module, "aws", aws)  # noqa: B010 - the handler module's own global
 
     def new_evaluator_container(self) -> None:
@@ -74,11 +134,19 @@ class Functions:
         module = self.modules["evaluate"]
         setattr(module, "memory", type(module.memory)())  # noqa: B010 - the handler module's own global
 
+    def new_collector_container(self) -> None:
+        """Forget what the collector remembers between warm invocations (its CollectorMemory): its next
+        tick is a new container's first, which reads every queue."""
+        module = self.modules["collect"]
+        setattr(module, "memory", type(module.memory)())  # noqa: B010 - the handler module's own global
+
     def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
         module = self.modules[stage]
         if stage == "evaluate":
             arrives_when_made(module, event)  # the bench's timeline is simulated
-        context = FakeContext(f"queuewatch-{stage}", memory_limit_in_mb=template_memory_mb(stage))
+        context = BenchContext(
+            f"queuewatch-{stage}", memory_limit_in_mb=template_memory_mb(stage), timeout_s=template_timeout_s(stage)
+        )
         self.log.take()
         self.sink.take()
         wall, cpu = time.perf_counter(), time.process_time()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from bench.lambda_model import lambda_seconds
+from bench.functions import template_timeout_s
+from bench.lambda_model import MODES, lambda_estimates, lambda_seconds
+from queuewatch.adapters.clients import TICK_MARGIN_SECONDS, worst_case_tail_seconds
 
 RATIO_TARGET = 0.1  # with the yardstick's latency, a 1,000-runner-type tick takes at most 1/10 of the naive one's
 RATIO_FLEET = "1000"
+COLLECT_TARGET_S = 10.0  # the collector's Lambda time per tick at the promised maximum (issue 20)
+COLLECT_TARGET_FLEET = "5000"
 MEMORY_HEADROOM = 1.5  # MemorySize at least 1.5x the measured peak
 CHECKED_CALLS = (
     "sqs.ListQueues",
@@ -117,9 +121,26 @@ def fleet(say: Printer, figures: dict[str, Any]) -> None:
         f"{ours['publishes']} publishes, {ours['pages_received']} pages received; "
         f"{ours['degraded']} runner types degraded, {retries} retried calls"
     )
-    for stage in ("collect", "evaluate"):
-        seconds = lambda_seconds(ours[stage], memory_mb=stage_memory(figures, stage))
-        say.line(f"  {'est. Lambda ' + stage:<30}{seconds:.2f} s at {stage_memory(figures, stage)} MB")
+    estimates = lambda_estimates(figures)
+    for mode in MODES:
+        if mode in estimates:
+            row = estimates[mode]
+            say.line(
+                f"  {'est. Lambda, ' + mode:<30}collect {row['collect']:.2f} s, evaluate {row['evaluate']:.2f} s "
+                f"(from {row['collect_cpu_s']:.2f} s of collect CPU over kept-alive connections; "
+                f"{row['collect_direct']:.2f} s from the 0 ms ticks' CPU)"
+            )
+    tracked = figures.get("tracked")
+    if tracked:
+        calls = tracked["collect"]["calls"]
+        say.line(
+            f"  {'tracking on, steady':<30}GetQueueAttributes {calls.get('sqs.GetQueueAttributes', 0):,} of "
+            f"{figures['runner_types']:,} queues; outcome {', '.join(tracked['outcomes'])}; "
+            f"{tracked['degraded']} degraded; first tick of the container ({tracked['first']['outcome']}) read "
+            f"{tracked['first']['collect']['calls'].get('sqs.GetQueueAttributes', 0):,}"
+        )
+        for failure in tracked["steady_failures"]:
+            say.line(f"  {'NOT STEADY':<30}{failure}")
     if ours["steady_failures"]:
         say.line(f"  {'NOT STEADY':<30}{'; '.join(ours['steady_failures'])}")
     latency(say, figures)
@@ -175,6 +196,11 @@ def time_to_page(say: Printer, figures: dict[str, Any]) -> None:
         say.line(f"  {missing}")
 
 
+def tick_budget_s(stage: str) -> float:
+    """The Lambda time a tick may take before its deadline: its Timeout less the tail and the margin."""
+    return template_timeout_s(stage) - worst_case_tail_seconds() - TICK_MARGIN_SECONDS
+
+
 def stage_memory(figures: dict[str, Any], stage: str) -> int:
     return int(figures["memory_mb"][stage])
 
@@ -209,15 +235,49 @@ def targets(say: Printer, results: dict[str, Any]) -> dict[str, Any]:
             "ratio": round(lat["ratio"], 4),
             "at_0ms": round(fleets[RATIO_FLEET]["ratio"], 4),
         }
+    tracked_over = {
+        s: f["tracked"]["over_minimum"] for s, f in fleets.items() if f.get("tracked", {}).get("over_minimum")
+    }
+    verdicts["calls_at_minimum"]["met"] = verdicts["calls_at_minimum"]["met"] and not tracked_over
+    verdicts["calls_at_minimum"]["tracking_on_over"] = tracked_over
+    failures = {
+        s: f["ours"]["steady_failures"] + (f.get("tracked") or {}).get("steady_failures", []) for s, f in fleets.items()
+    }
     verdicts["steady_writes_nothing"] = {
         "met": all(
             f["ours"]["writes"] == 0
             and f["ours"]["publishes"] == 0
             and f["ours"]["outcomes"] == ["unchanged"]
-            and not f["ours"]["steady_failures"]
-            for f in fleets.values()
+            and (not f.get("tracked") or f["tracked"]["outcomes"] == ["unchanged"])
+            and not failures[s]
+            for s, f in fleets.items()
         ),
-        "failures": {s: f["ours"]["steady_failures"] for s, f in fleets.items() if f["ours"]["steady_failures"]},
+        "failures": {s: found for s, found in failures.items() if found},
+    }
+    estimates = {s: lambda_estimates(f) for s, f in fleets.items()}
+    budgets = {stage: tick_budget_s(stage) for stage in ("collect", "evaluate")}
+    late = {
+        f"{s} {mode} {stage}": round(row[stage], 2)
+        for s, by_mode in estimates.items()
+        for mode, row in by_mode.items()
+        for stage in ("collect", "evaluate")
+        if row[stage] > budgets[stage]
+    }
+    late.update(
+        {
+            f"{s} cold {stage}": round(seconds, 2)
+            for s, f in fleets.items()
+            for stage in ("collect", "evaluate")
+            if (seconds := lambda_seconds(f["ours"]["cold"][stage], stage_memory(f, stage))) > budgets[stage]
+        }
+    )
+    verdicts["ticks_within_deadline"] = {"met": not late, "budget_s": budgets, "over": late}
+    target = estimates.get(COLLECT_TARGET_FLEET, {})
+    verdicts["collector_at_most_10s_at_5000"] = {
+        "met": all(row["collect"] <= COLLECT_TARGET_S for row in target.values()) if len(target) == 2 else None,
+        "collect_s": {
+            s: {mode: round(row["collect"], 2) for mode, row in by_mode.items()} for s, by_mode in estimates.items()
+        },
     }
     if "time_to_page" in results:
         rows = results["time_to_page"]["rows"]
@@ -244,6 +304,8 @@ def targets(say: Printer, results: dict[str, Any]) -> dict[str, Any]:
     say.line("\n== targets ==")
     for name, verdict in verdicts.items():
         detail = {k: v for k, v in verdict.items() if k != "met" and v}
+        if name == "steady_writes_nothing" and verdict["met"] is False:
+            say.line("  !! STEADY TICKS NOT UNCHANGED: the run fails (see each fleet's NOT STEADY lines)")
         mark = {True: "met       ", False: "MISSED    ", None: "not judged"}[verdict["met"]]
         say.line(f"  {mark}  {name}  {detail if detail else ''}")
     return verdicts

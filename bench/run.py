@@ -32,7 +32,19 @@ from bench import report
 from bench.cost import COST_DOC
 from bench.cost import render as render_cost
 from bench.counting import CallLog, counting_session, writes
-from bench.fleet import HOME_REGION, NAIVE_TABLE, REGIONS, STATE_TABLE, T0, Fleet, drain_inbox, seed, state_read_floor
+from bench.fleet import (
+    HOME_REGION,
+    JOBS_TABLE,
+    NAIVE_TABLE,
+    REGIONS,
+    STATE_TABLE,
+    T0,
+    Fleet,
+    drain_inbox,
+    seed,
+    seed_jobs,
+    state_read_floor,
+)
 from bench.floor import rounds
 from bench.functions import Functions, Invocation, template_memory_mb
 from bench.imports import measure as measure_imports
@@ -257,7 +269,10 @@ def run_fleet(
             "ms": yardstick.latency_ms,
             "rounds": {**shape.__dict__, "total": shape.total, "concurrency": MAX_THREADS},
             "floor_s": shape.floor_s(yardstick.latency_ms / 1000),
-            "ours": _proxied_figures(proxied),
+            "ours": {
+                **_proxied_figures(proxied),
+                "collect_cpu_s": statistics.median(t["collect"].cpu_s for t in proxied),
+            },
             "naive": None,
         },
     }
@@ -270,7 +285,72 @@ def run_fleet(
             naive = _naive(fleet, config_path, seeded.topic_arn, yardstick, first_minute=naive_ticks(fleet.size))
         figures["latency"]["naive"] = naive
         figures["latency"]["ratio"] = figures["latency"]["ours"]["tick_wall_s"] / naive["wall_s"]
+    figures["tracked"] = run_tracked(fleet, yardstick, functions, say, first_minute=direct + PROXIED_TICKS + 1)
     return figures
+
+
+def run_tracked(
+    fleet: Fleet, yardstick: Yardstick, functions: Functions, say: report.Printer, first_minute: int
+) -> dict[str, Any]:
+    """The same fleet with tracking on, the jobs judged (queue_source: jobs): a new collector container,
+    whose first tick reads every queue, then steady ticks that read where jobs wait and the rotation's turn."""
+    at = T0 + timedelta(minutes=first_minute)
+    seed_jobs(fleet, at)
+    os.environ["JOBS_TABLE"] = JOBS_TABLE
+    functions.new_collector_container()
+    try:
+        first = _tick(functions, yardstick, at)
+        direct = steady_ticks(fleet.size)
+        say.line(f"  tracking on: first tick {first['evaluate'].result['outcome']}; {direct} steady ticks at 0 ms ...")
+        minutes = [at + timedelta(minutes=n) for n in range(1, direct + PROXIED_TICKS + 1)]
+        ticks = [_tick(functions, yardstick, when) for when in minutes[:direct]]
+        say.line(f"  tracking on: {PROXIED_TICKS} steady ticks at {yardstick.latency_ms:g} ms a call ...")
+        with _proxied(yardstick, functions):
+            proxied = [_tick(functions, yardstick, when) for when in minutes[direct:]]
+    finally:
+        os.environ.pop("JOBS_TABLE", None)
+    failures = [
+        failure
+        for n, tick in enumerate(ticks + proxied, start=1)
+        for failure in steady_failures(
+            f"tracking on, steady tick {n}",
+            tick["evaluate"].result["outcome"],
+            writes(tick["collect"].calls + tick["evaluate"].calls),
+            tick["evaluate"].calls["sns.Publish"],
+        )
+    ]
+    for failure in failures:
+        say.line(f"  !! {failure}: a steady tick must be unchanged and write nothing")
+    over = {}
+    for when, tick in zip(minutes, ticks + proxied, strict=True):
+        floor = fleet.tracked_minimum_calls(when)
+        calls = dict(tick["collect"].calls)
+        for name, count in tick["evaluate"].calls.items():
+            calls[name] = calls.get(name, 0) + count
+        calls["cloudwatch.metrics_requested"] = tick["collect"].metrics_requested
+        calls["dynamodb.writes"] = writes(tick["collect"].calls + tick["evaluate"].calls)
+        wrong = {name: (calls.get(name, 0), want) for name, want in floor.items() if calls.get(name, 0) != want}
+        wrong.update({name: (n, 0) for name, n in calls.items() if n and name not in floor})
+        if wrong:
+            over[when.strftime("%H:%M")] = wrong
+    return {
+        "steady_ticks": len(ticks),
+        "first": {
+            "collect": {
+                "cpu_s": first["collect"].cpu_s,
+                "wall_s": first["collect"].wall_s,
+                "calls": dict(first["collect"].calls),
+            },
+            "outcome": first["evaluate"].result["outcome"],
+        },
+        "collect": _median_stage(ticks, "collect"),
+        "evaluate": _median_stage(ticks, "evaluate"),
+        "latency": _proxied_figures(proxied),
+        "outcomes": sorted({t["evaluate"].result["outcome"] for t in ticks + proxied}),
+        "degraded": max(len(t["evaluate"].result["degraded"]) for t in ticks + proxied),
+        "steady_failures": failures,
+        "over_minimum": over,
+    }
 
 
 @contextmanager
@@ -295,6 +375,10 @@ def _proxied_figures(ticks: list[dict[str, Any]]) -> dict[str, Any]:
         "collect_wall_s": statistics.median(t["collect"].wall_s for t in ticks),
         "evaluate_wall_s": statistics.median(t["evaluate"].wall_s for t in ticks),
         "cpu_s": statistics.median(t["collect"].cpu_s + t["evaluate"].cpu_s for t in ticks),
+        "collect_cpu_s": statistics.median(t["collect"].cpu_s for t in ticks),
+        "evaluate_cpu_s": statistics.median(t["evaluate"].cpu_s for t in ticks),
+        "collect_calls": dict(ticks[-1]["collect"].calls),
+        "evaluate_calls": dict(ticks[-1]["evaluate"].calls),
         "server_cpu_s": statistics.median(t["collect"].server_cpu_s + t["evaluate"].server_cpu_s for t in ticks),
         "proxy_cpu_s": statistics.median(t["proxy_cpu_s"] for t in ticks),
         "http_attempts": int(statistics.median(t["collect"].attempts + t["evaluate"].attempts for t in ticks)),

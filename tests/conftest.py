@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, settings
 from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
 
+from queuewatch.adapters import sqs_depth
+
 # Property tests: modest and the same examples every run by default, so `make test` stays quick and
 # CI's verdict does not depend on a draw; HYPOTHESIS_PROFILE=thorough digs deeper, with fresh draws.
 settings.register_profile("default", max_examples=15, deadline=None, print_blob=True, derandomize=True)
@@ -68,7 +70,9 @@ class RetrySleeps(list[float]):
 
 @pytest.fixture(autouse=True)
 def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> RetrySleeps:
-    """No test sleeps on the wall clock: botocore's retry backoff (endpoint.time.sleep) only records."""
+    """No test sleeps on the wall clock: botocore's retry backoff (endpoint.time.sleep), and the lean
+    GetQueueAttributes' (adapters/sqs_depth.py), only record."""
     sleeps = RetrySleeps()
     monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=sleeps.append))
+    monkeypatch.setattr(sqs_depth, "time", SimpleNamespace(sleep=sleeps.append))
     return sleeps

@@ -20,6 +20,7 @@ import boto3
 from botocore.config import Config as BotoConfig
 
 from queuewatch.adapters.errors import DeadlineExceeded
+from queuewatch.adapters.sqs_depth import QueueDepthReader
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -40,6 +41,7 @@ RETRY_CONFIG = BotoConfig(
 MAX_BACKOFF_SECONDS = 20.0
 THROTTLING_BACKOFF_SCALE = 1.0
 RETRY_AFTER_EXTRA_SECONDS = 5.0
+DEPTH_CONNECTIONS = 64  # the lean GetQueueAttributes' pool per region: one per collector thread (collect.MAX_THREADS)
 TICK_MARGIN_SECONDS = 2.0  # for the work after the last call: the result, the metrics
 
 
@@ -96,6 +98,7 @@ class AwsClients:
         self._session = session or boto3.Session()
         self._config = config
         self._clients: dict[tuple[str, str | None], Any] = {}
+        self._depth_readers: dict[str, QueueDepthReader] = {}
         self._lock = Lock()
         self._deadline: Deadline | None = None
 
@@ -120,6 +123,20 @@ class AwsClients:
 
     def sqs(self, region: str) -> SQSClient:
         return self._client("sqs", region)  # type: ignore[no-any-return]
+
+    def queue_depths(self, region: str) -> QueueDepthReader:
+        """The lean GetQueueAttributes of the region's SQS client (adapters/sqs_depth.py), made once."""
+        client = self.sqs(region)
+        with self._lock:
+            if region not in self._depth_readers:
+                self._depth_readers[region] = QueueDepthReader(
+                    client,
+                    self._session.get_credentials(),
+                    self._config,
+                    attempts=total_attempts(self._config),
+                    pool_size=DEPTH_CONNECTIONS,
+                )
+            return self._depth_readers[region]
 
     def cloudwatch(self, region: str) -> CloudWatchClient:
         return self._client("cloudwatch", region)  # type: ignore[no-any-return]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,16 @@ def queue_url(region: str, account_id: str, queue_name: str) -> str:
 
 def read_queue_depth(client: SQSClient, url: str) -> QueueDepth:
     """One GetQueueAttributes call. Raises the client's error as is."""
-    attributes = client.get_queue_attributes(QueueUrl=url, AttributeNames=list(DEPTH_ATTRIBUTES))["Attributes"]  # type: ignore[arg-type]
+    answer = client.get_queue_attributes(QueueUrl=url, AttributeNames=list(DEPTH_ATTRIBUTES))  # type: ignore[arg-type]
+    return depth_of({str(name): value for name, value in answer["Attributes"].items()})
+
+
+def depth_of(attributes: Mapping[str, object]) -> QueueDepth:
+    """The depth from GetQueueAttributes' answer; an attribute SQS left out counts as 0."""
     return QueueDepth(
-        visible=int(attributes.get("ApproximateNumberOfMessages", 0)),
-        in_flight=int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
-        delayed=int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
+        visible=int(str(attributes.get("ApproximateNumberOfMessages", 0))),
+        in_flight=int(str(attributes.get("ApproximateNumberOfMessagesNotVisible", 0))),
+        delayed=int(str(attributes.get("ApproximateNumberOfMessagesDelayed", 0))),
     )
 
 
