@@ -45,13 +45,14 @@ class Price:
         return self.amount / self.per
 
     def __str__(self) -> str:
-        count = {1: "", 1000: "1,000 ", 1e6: "1M "}[self.per]
+        count = {1: "", 1000: "1,000 ", 10000: "10,000 ", 1e6: "1M "}[self.per]
         whole, _, cents = f"{self.amount:.10f}".rstrip("0").partition(".")
         return f"${whole}.{cents.ljust(2, '0')} per {count}{self.unit}"
 
 
 LAMBDA, CLOUDWATCH = "https://aws.amazon.com/lambda/pricing/", "https://aws.amazon.com/cloudwatch/pricing/"
 DYNAMODB = "https://aws.amazon.com/dynamodb/pricing/on-demand/"
+KMS = "https://aws.amazon.com/kms/pricing/"
 PRICES = {
     "lambda_request": Price(0.20, 1e6, "requests", LAMBDA),
     "lambda_gb_second": Price(0.0000166667, 1, "GB-second (x86)", LAMBDA),
@@ -66,6 +67,9 @@ PRICES = {
     "composite_alarm": Price(0.50, 1, "composite alarm a month", CLOUDWATCH),
     # The account's first three dashboards are free; a stack beside others pays for its own.
     "dashboard": Price(3.00, 1, "dashboard a month (beyond the account's first 3)", CLOUDWATCH),
+    # A customer managed key; each of its first two yearly rotations adds $1 a month, later ones nothing.
+    "kms_key": Price(1.00, 1, "customer managed KMS key a month", KMS),
+    "kms_request": Price(0.03, 10000, "KMS requests", KMS),
 }
 
 
@@ -172,6 +176,8 @@ def queuewatch_lines(
         Line("EMF custom metrics: heartbeat and counts", SERVICE_METRICS, "metric-months", "custom_metric"),
         Line("The stack's own alarms (template.yaml)", stack_alarms(), "alarm-months", "alarm"),
         Line("The stack's dashboard (template.yaml)", stack_dashboards(), "dashboard-months", "dashboard"),
+        Line("The stack's KMS key (template.yaml)", stack_kms_keys(), "key-months", "kms_key"),
+        Line("KMS requests: data keys for its topics and log groups", kms_requests(), "requests", "kms_request"),
     ]
 
 
@@ -189,6 +195,21 @@ def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
 
 def stack_dashboards(template: Path = REPO_ROOT / "template.yaml") -> int:
     return template.read_text(encoding="utf-8").count("Type: AWS::CloudWatch::Dashboard")
+
+
+def stack_kms_keys(template: Path = REPO_ROOT / "template.yaml") -> int:
+    return template.read_text(encoding="utf-8").count("Type: AWS::KMS::Key")
+
+
+KMS_DATA_KEY_REUSE_MINUTES = 5
+"""SNS and CloudWatch Logs reuse a data key for up to 5 minutes, so each encrypted topic or log group asks
+KMS at most about once per 5 minutes it is used: an upper bound, whatever the fleet's size."""
+
+
+def kms_requests(template: Path = REPO_ROOT / "template.yaml") -> float:
+    text = template.read_text(encoding="utf-8")
+    users = text.count("KmsMasterKeyId: !GetAtt QueuewatchKey.Arn") + text.count("KmsKeyId: !GetAtt QueuewatchKey.Arn")
+    return users * TICKS_PER_MONTH / KMS_DATA_KEY_REUSE_MINUTES
 
 
 def alarm_lines(n: int) -> list[Line]:
