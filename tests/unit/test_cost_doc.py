@@ -52,3 +52,10 @@ def test_runner_type_metrics_bound_the_worst_case_custom_metrics(results: dict[s
     assert own_metrics("queued") == pytest.approx(2 * 1000)  # every runner type, both metrics
     assert own_metrics("alerting") == pytest.approx(2 * figures["firing"])
     assert own_metrics("off") == 0
+
+
+def test_the_bill_counts_every_paid_resource_the_template_creates(results: dict[str, object]) -> None:
+    """The stack's own key, alarms and dashboard are billed whatever the fleet: each is a line of the month."""
+    lines = {line.price: line for line in queuewatch_lines(per_tick(results, 10), results["memory_mb"])}  # type: ignore[arg-type]
+    assert lines["kms_key"].quantity == 1 and lines["kms_key"].usd == PRICES["kms_key"].usd
+    assert lines["kms_request"].quantity > 0
