@@ -131,7 +131,7 @@ def put_job(
     write did not take effect, what is stored (the caller decides: a duplicate, or a write to rebase on it),
     or None if the job's item is gone. `writer` is the invocation's token (see the module's docstring)."""
     attributes = _attributes(record)
-    names = {"#pk": PARTITION_KEY, "#progress": "progress", "#prior": PRIOR_PROGRESS}
+    names = {"#progress": "progress", "#prior": PRIOR_PROGRESS}
     values: dict[str, Any] = {":progress": {"N": str(record.progress)}, ":new_job": {"N": str(NEW_JOB)}}
     assignments = ["#prior = if_not_exists(#progress, :new_job)", f"{WRITER} = :writer"]
     values[":writer"] = {"S": writer}
@@ -147,6 +147,7 @@ def put_job(
     if expect is not None or record.queued_at is not None:
         names["#queued_at"] = QUEUED_AT
     if expect is None:
+        names["#pk"] = PARTITION_KEY
         if record.queued_at is None:
             condition = "attribute_not_exists(#pk) OR #progress < :progress"
         else:
