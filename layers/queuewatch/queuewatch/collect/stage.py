@@ -76,7 +76,10 @@ def collect(
         if breaching:
             wanted = {targets[i].runner_type: from_history(targets[i].signals) for i in breaching} if jobs_table else {}
             wanted = {name: signals for name, signals in wanted.items() if signals}
-            history = pool.submit(_history, clients, jobs_table, wanted, spans) if jobs_table and wanted else None
+            queued_now = jobs_future.result() if jobs_future and not jobs_future.exception() else None
+            history = (
+                pool.submit(_history, clients, jobs_table, wanted, spans, queued_now) if jobs_table and wanted else None
+            )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
             from_jobs = history.result() if history else {}
             for index in breaching:  # only these gained series: the others stand as the first round read them
@@ -103,12 +106,17 @@ def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:
 
 
 def _history(
-    clients: AwsClients, table: str, wanted: dict[str, set[SignalName]], spans: Spans
+    clients: AwsClients,
+    table: str,
+    wanted: dict[str, set[SignalName]],
+    spans: Spans,
+    queued_now: list[JobRecord] | None,
 ) -> dict[str, dict[SignalName, Reading]]:
-    """The triage's evidence from the jobs' history of the runner types in `wanted`, or why it is missing."""
+    """The triage's evidence from the jobs' history of the runner types in `wanted`, or why it is missing.
+    The jobs queued now, read already this tick for the census, are not read again."""
     start, end = history_span(spans.now, spans.window, spans.baseline)
     try:
-        jobs = read_history(clients.dynamodb(), table, start, end, runner_types=list(wanted))
+        jobs = read_history(clients.dynamodb(), table, start, end, runner_types=list(wanted), queued_now=queued_now)
         return history_readings(jobs, wanted, spans.now, spans.window, spans.baseline)
     except Exception as error:  # noqa: BLE001 - a failed read degrades the evidence it would give, nothing else
         return history_missing(wanted, describe(error))
