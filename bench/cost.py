@@ -447,7 +447,8 @@ def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
         "",
         f"With tracking on (`AutoscalerEventBusName` or `WebhookSecretArn`), at {figures['jobs_per_day']:,} jobs "
         f"a day and {figures['runner_types']} runner types with jobs in a month, from `python -m bench.track`: "
-        f"the track handler took {figures['cpu_ms']:.1f} ms of CPU an event, a job's item is "
+        f"the track handler took {figures['cpu_ms']:.1f} ms of CPU an event (its own and botocore's; DynamoDB a moto "
+        "server in its own process), a job's item is "
         f"{figures['item_bytes']} bytes as DynamoDB counts it, and the collector's reads of the jobs queued now "
         f"stay at {figures['collector_queries']} `Query` a tick from 10 to 5,000 runner types.{read_text} "
         "The jobs are kept as a history for `JobHistoryDays` (14 by default); the triage reads its arrivals and "
