@@ -159,7 +159,8 @@ def test_a_job_approved_after_waiting_was_queued_when_its_event_happened_within_
     approved = record.created_at + timedelta(minutes=30)
     rebase = rebased(record, waiting, approved, NOW)
     assert rebase is not None and rebase.queued_at == approved
-    assert rebase.expires_at == approved + timedelta(days=14)  # the history's days run from when it was queued
+    # Queued, it is kept past GitHub's limit only: the collector reads every queued job at each tick.
+    assert rebase.expires_at == max(record.created_at + QUEUED_LIMIT, NOW) + timedelta(days=1)
     # Another clock's time is kept between the job's creation and now: never in the future, never before it.
     future = rebased(record, waiting, NOW + timedelta(hours=2), NOW)
     early = rebased(record, waiting, record.created_at - timedelta(hours=1), NOW)
@@ -175,6 +176,7 @@ def test_a_stored_queued_at_is_kept_and_a_job_as_far_along_is_a_duplicate(router
     stored = StoredJob(progress=PROGRESS["queued"], status="queued", queued_at=kept)
     rebase = rebased(record, stored, NOW, NOW)
     assert rebase is not None and rebase.queued_at == kept and rebase.queue_seconds == 20 * 60
+    assert rebase.expires_at == kept + timedelta(days=14)  # a runner took it: kept the history's days
     assert (
         rebased(record, StoredJob(progress=PROGRESS["completed"], status="completed", queued_at=kept), NOW, NOW) is None
     )
