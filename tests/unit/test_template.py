@@ -6,12 +6,14 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any, get_args
+from unittest.mock import MagicMock
 
 import pytest
 from support import load_template
 
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.alert import QueueBody
-from queuewatch.settings import EvaluateSettings
+from queuewatch.settings import EvaluateSettings, TrackSettings
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -363,3 +365,24 @@ def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: 
     env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
     assert env["QUEUE_BODY"] == {"Ref": "QueueSubscriberBody"}
     assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"
+
+
+def test_the_jobs_table_is_the_one_the_code_reads_and_keeps_the_history_its_parameter_says(
+    template: dict[str, Any],
+) -> None:
+    client = MagicMock()
+    create_jobs_table(client, "jobs")
+    made = client.create_table.call_args.kwargs
+    table = template["Resources"]["JobsTable"]["Properties"]
+    assert table["GlobalSecondaryIndexes"] == made["GlobalSecondaryIndexes"]
+    assert sorted(map(json.dumps, table["AttributeDefinitions"])) == sorted(
+        map(json.dumps, made["AttributeDefinitions"])
+    )
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    days = template["Parameters"]["JobHistoryDays"]
+    field = TrackSettings.model_fields["history_days"]
+    assert days["Default"] == field.default == 14
+    for name in ("TrackFunction", "WebhookFunction"):
+        env = template["Resources"][name]["Properties"]["Environment"]["Variables"]
+        assert env["JOB_HISTORY_DAYS"] == {"Ref": "JobHistoryDays"} and env["JOB_METRICS"] == {"Ref": "JobMetrics"}
+    assert template["Parameters"]["JobMetrics"]["Default"] == "off"
