@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from faults import inject
 from support import T0, StackInMoto, arriving_now
 
 from queuewatch.adapters.clients import AwsClients
@@ -133,3 +134,19 @@ def test_an_unreadable_jobs_table_degrades_what_the_jobs_decide(fleet: AwsClient
     for rt in snap.runner_types:
         assert rt.value(SignalName.QUEUE_SIZE) is None
         assert "jobs table: ResourceNotFoundException" in rt.degraded[SignalName.QUEUE_SIZE]
+
+
+def test_a_failed_history_read_degrades_the_evidence_it_would_give_and_nothing_else(fleet: AwsClients) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    put_queued_jobs(dynamodb, JOBS, "linux.2xlarge", minutes_before(114, 14), now=T0)
+    history = inject(
+        fleet.dynamodb(), "Query", "access-denied", when=lambda p: ":bucket" in p["ExpressionAttributeValues"]
+    )
+    snap = collect(parse_config(CONFIG, source="t.yaml"), fleet, now=T0, account_id="1" * 12, snapshot_id="s",
+                   jobs_table=JOBS)  # fmt: skip
+    incident = {rt.name: rt for rt in snap.runner_types}["linux.2xlarge"]
+    assert history.faulted >= 1
+    assert incident.value(SignalName.QUEUE_SIZE) == 14 and incident.value(SignalName.QUEUE_TIME) == 114 * 60
+    for signal in (SignalName.JOB_ARRIVALS, SignalName.JOB_DURATION):
+        error = incident.signals[signal].error
+        assert error is not None and error.startswith("jobs table: ") and "AccessDenied" in error
