@@ -155,7 +155,7 @@ discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: us-east-1}
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: eu-west-1}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 """
     config = parse_config(text, source="t.yaml")
     snap = collect(config, fleet, now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=JOBS)

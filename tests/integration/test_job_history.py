@@ -29,7 +29,7 @@ defaults: {region: us-east-1}
 runner_types:
   - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
 """
 
 
