@@ -8,7 +8,7 @@ import hmac
 import itertools
 import json
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -444,3 +444,47 @@ def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applie
     assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓"
     event["body"] = event["body"].replace("zürich", "zurich")
     assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
+
+
+class Clock(datetime):
+    """The handlers' clock, set by the test: datetime.now(UTC) answers `at`."""
+
+    at = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Clock:
+        return cls.fromtimestamp(cls.at.timestamp(), tz)
+
+
+def webhook_delivery(action: str, delivery: str, **job: Any) -> dict[str, Any]:
+    """events/webhook_workflow_job.json as GitHub would send it for `action`, signed again."""
+    body = json.loads(webhook_body())
+    body["action"] = action
+    body["workflow_job"].update(job)
+    return signed(json.dumps(body).encode(), **{"x-github-delivery": delivery})
+
+
+def test_an_approval_wait_through_the_webhook_is_not_queue_time(
+    tracker: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The webhook's body carries no time: a job that waited for approval was queued when the webhook received
+    its queued event, which the queue's message carries to the consumer, not when the consumer applied it."""
+    created = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)  # the body's created_at
+    approved, started = created + timedelta(minutes=30), created + timedelta(minutes=30, seconds=50)
+    monkeypatch.setattr(tracker, "datetime", Clock)
+    Clock.at = created + timedelta(seconds=1)
+    assert tracker.webhook_handler(webhook_delivery("waiting", "d-1"), FakeContext("webhook"))["statusCode"] == 202
+    Clock.at = approved
+    assert tracker.webhook_handler(webhook_delivery("queued", "d-2"), FakeContext("webhook"))["statusCode"] == 202
+    Clock.at = approved + timedelta(minutes=20)  # the consumer applies both 20 minutes later (a backlog)
+    deliver(tracker)
+    [waiting] = queued_jobs(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
+    assert waiting.queued_at == approved  # its receipt, not its creation nor when it was applied
+
+    assert tracker.webhook_handler(
+        webhook_delivery("in_progress", "d-3", status="in_progress", started_at=started.isoformat(), runner_name="i-1"),
+        FakeContext("webhook"),
+    )["statusCode"] == 202  # fmt: skip
+    deliver(tracker)
+    waits = [b["JobQueueTime"] for b in emf(capsys.readouterr().out) if "JobQueueTime" in b]
+    assert waits == [[50]]  # not 30m50s, nor the backlog's 20 minutes
