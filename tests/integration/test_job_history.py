@@ -16,6 +16,7 @@ from faults import inject
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table, put_job, queued_jobs, read_history
 from queuewatch.collect import collect
+from queuewatch.collect.history import history_readings
 from queuewatch.config.load import parse_config
 from queuewatch.jobs import HISTORY_SHARDS, PROGRESS, JobRecord, shard_of
 from queuewatch.signals import SignalName
@@ -238,3 +239,19 @@ def test_reading_the_history_costs_a_fixed_number_of_calls_whatever_the_fleet(hi
     some = list(read_history(history, TABLE, now - timedelta(hours=3, minutes=15), now, runner_types=names[:3]))
     assert sorted(str(j.runner_type) for j in some) == sorted(names[:3])
     assert calls["Query"] == 1 + len({shard_of(name) for name in names[:3]})
+
+
+def test_a_discovered_candidates_jobs_are_read_under_the_watched_queues_spelling(history: Any) -> None:
+    # The track stage keeps a discovered runner type in lower case; the collector watches "Linux-X64".
+    midnight = datetime(2026, 11, 22, tzinfo=UTC)
+    jobs = [record(i, "linux-x64", midnight + timedelta(minutes=i)) for i in range(1, 4)]
+    jobs.append(record(9, "linux-arm64", midnight + timedelta(minutes=9)))  # another runner type
+    for job in jobs:
+        put_job(history, TABLE, job, "w")
+    end = midnight + timedelta(hours=1)
+    found = read_history(history, TABLE, midnight, end, runner_types=["Linux-X64"])
+    assert sorted(j.job_id for j in found) == [1, 2, 3]
+    jobs_read = list(read_history(history, TABLE, midnight, end, runner_types=["Linux-X64"]))
+    wanted = {"Linux-X64": {SignalName.JOB_ARRIVALS}}
+    readings = history_readings(jobs_read, wanted, end, window=3600, baseline=3600)
+    assert readings["Linux-X64"][SignalName.JOB_ARRIVALS].value == 3
