@@ -24,7 +24,7 @@ from bench.lambda_model import cpu_scale
 from queuewatch.adapters.clients import RETRY_CONFIG, AwsClients, Deadline
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
-LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
+LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction", "track": "TrackFunction"}
 
 
 def template_memory_mb(stage: str) -> int:

@@ -8,10 +8,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.job_store import put_job
+from queuewatch.jobs import KEEP_FINISHED, PROGRESS, QUEUED_LIMIT, JobRecord
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.track.jobs import PROGRESS, JobRecord
 from queuewatch.track.routing import label_set
-from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -96,9 +95,46 @@ def put_queued_jobs(
             repo=repo,
             html_url=f"https://github.com/{repo}/actions/runs/{10_000_000 + job_id}/job/{job_id}",
             created_at=created_at,
+            queued_at=created_at,
             updated_at=now,
             expires_at=created_at + QUEUED_LIMIT + KEEP_FINISHED,
         )
-        put_job(dynamodb, table, record)
+        put_job(dynamodb, table, record, writer="seed")
         records.append(record)
     return records
+
+
+def put_finished_job(
+    dynamodb: DynamoDBClient,
+    table: str,
+    runner_type: str,
+    job_id: int,
+    queued_at: datetime,
+    *,
+    run: timedelta | None,
+    now: datetime,
+    repo: str = "pytorch/pytorch",
+) -> JobRecord:
+    """A job a runner took 30 s after it was queued, as the track stage writes it: completed after `run`, or
+    still running (None)."""
+    started = queued_at + timedelta(seconds=30)
+    record = JobRecord(
+        job_id=job_id,
+        run_id=10_000_000 + job_id,
+        status="in_progress" if run is None else "completed",
+        progress=PROGRESS["in_progress" if run is None else "completed"],
+        runner_type=runner_type,
+        labels=(runner_type,),
+        label_set=label_set((runner_type,)),
+        org=repo.split("/", maxsplit=1)[0],
+        repo=repo,
+        html_url=None,
+        created_at=queued_at,
+        queued_at=queued_at,
+        started_at=started,
+        completed_at=None if run is None else started + run,
+        updated_at=now,
+        expires_at=queued_at + timedelta(days=14),
+    )
+    put_job(dynamodb, table, record, writer="seed")
+    return record

@@ -52,8 +52,16 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         result = TrackResult(outcome="refused", action="", job_id=None, reason=reason)
     else:
         router = router_for(settings.config_file)
-        result = track(bus_event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
-    record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+        result = track(
+            bus_event.detail,
+            router,
+            aws.dynamodb(),
+            settings.jobs_table,
+            datetime.now(UTC),
+            occurred_at=bus_event.time,  # when the event happened, not when it reached us: a queued event's time
+            history=settings.history,
+        )
+    record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info
     log("tracked", extra=result.model_dump(mode="json", exclude_none=True))
     return result.model_dump(mode="json")
@@ -68,7 +76,7 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
         logger.warning("refused", extra={"status": 400, "reason": str(error)})
         return {"statusCode": 400, "body": str(error)}
     secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
-    response = receive(request, str(secret), aws.sqs(settings.region), settings.webhook_queue_url)
+    response = receive(request, str(secret), aws.sqs(settings.region), settings.webhook_queue_url, datetime.now(UTC))
     log = logger.info if response.status < 400 else logger.warning
     log("webhook", extra={"status": response.status, "reason": response.message})
     return response.for_function_url()
@@ -80,10 +88,15 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
     applied = apply_deliveries(
-        event.get("Records") or [], router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC)
+        event.get("Records") or [],
+        router,
+        aws.dynamodb(),
+        settings.jobs_table,
+        datetime.now(UTC),
+        history=settings.history,
     )
     for delivery, result in applied.results:
-        record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+        record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
         log = logger.warning if result.outcome == "refused" else logger.info
         log("tracked", extra={"delivery": delivery, **result.model_dump(mode="json", exclude_none=True)})
     for delivery, reason in applied.errors:

@@ -10,12 +10,15 @@ from typing import Any
 
 import boto3
 import pytest
+from faults import inject
 from support import T0, StackInMoto, arriving_now
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
+from queuewatch.collect.history import history_span
 from queuewatch.config.load import parse_config
+from queuewatch.jobs import history_buckets
 from queuewatch.signals import SignalName
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
@@ -71,7 +74,7 @@ def test_jobs_queued_with_an_empty_queue_page_with_their_own_queue_time(fleet: A
     assert alert["likely_cause"].startswith("linux.2xlarge: Jobs queued with no scale-up request")
 
 
-def test_the_jobs_cost_one_query_page_whatever_the_fleet(aws: None) -> None:
+def test_the_jobs_and_their_history_cost_the_same_queries_whatever_the_fleet(aws: None) -> None:
     sizes = {}
     for size in (10, 1000):
         calls: Counter[str] = Counter()
@@ -95,7 +98,12 @@ def test_the_jobs_cost_one_query_page_whatever_the_fleet(aws: None) -> None:
         collect(parse_config(text, source="t.yaml"), AwsClients(session), now=T0, account_id="1" * 12,
                 snapshot_id="s", jobs_table=table)  # fmt: skip
         sizes[size] = calls["Query"]
-    assert sizes == {10: 1, 1000: 1}
+    # One Query of the jobs queued now; for the 10 runner types that breach, the triage's evidence from the
+    # history: one per day and shard those 10 hash to, over the window and baseline (the queued jobs are
+    # not read again).
+    start, _ = history_span(T0, 900, 10800)
+    evidence = len(history_buckets(start, T0, {f"rt{n}" for n in range(10)}))
+    assert sizes == {10: 1 + evidence, 1000: 1 + evidence}
 
 
 def test_lost_jobs_and_jobs_no_runner_type_serves_are_counted_not_judged(fleet: AwsClients) -> None:
@@ -147,7 +155,7 @@ discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: us-east-1}
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: eu-west-1}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}}
 """
     config = parse_config(text, source="t.yaml")
     snap = collect(config, fleet, now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=JOBS)
@@ -158,3 +166,19 @@ rules:
     assert (copy.value(SignalName.QUEUE_SIZE), copy.value(SignalName.QUEUE_TIME)) == (3, 1200)
     assert copy.oldest_jobs == [] and SignalName.SCALE_UP_REQUESTS not in copy.signals
     assert snap.unmatched_jobs == []
+
+
+def test_a_failed_history_read_degrades_the_evidence_it_would_give_and_nothing_else(fleet: AwsClients) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    put_queued_jobs(dynamodb, JOBS, "linux.2xlarge", minutes_before(114, 14), now=T0)
+    history = inject(
+        fleet.dynamodb(), "Query", "access-denied", when=lambda p: ":bucket" in p["ExpressionAttributeValues"]
+    )
+    snap = collect(parse_config(CONFIG, source="t.yaml"), fleet, now=T0, account_id="1" * 12, snapshot_id="s",
+                   jobs_table=JOBS)  # fmt: skip
+    incident = {rt.name: rt for rt in snap.runner_types}["linux.2xlarge"]
+    assert history.faulted >= 1
+    assert incident.value(SignalName.QUEUE_SIZE) == 14 and incident.value(SignalName.QUEUE_TIME) == 114 * 60
+    for signal in (SignalName.JOB_ARRIVALS, SignalName.JOB_DURATION):
+        error = incident.signals[signal].error
+        assert error is not None and error.startswith("jobs table: ") and "AccessDenied" in error

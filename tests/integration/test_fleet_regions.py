@@ -330,7 +330,7 @@ runner_types:
   - {{name: gpu, queue: {{name: gpu-queued-builds, account_id: "{other}"}}}}
   - {{name: linux, queue: {{name: linux-queued-builds}}}}
 rules:
-  - {{name: jobs-queueing, thresholds: {{queue_time: 1m, queue_size: 0}}}}
+  - {{name: jobs-queueing, team: ci-infra, thresholds: {{queue_time: 1m, queue_size: 0}}}}
 """
     sqs = boto3.client("sqs", region_name="us-east-1")
     for name in ("gpu-queued-builds", "linux-queued-builds"):

@@ -8,7 +8,7 @@ import hmac
 import itertools
 import json
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -50,6 +50,7 @@ def tracker(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
         "STACK_NAME": "test",
         "WEBHOOK_SECRET_ARN": arn,
         "WEBHOOK_QUEUE_URL": deliveries,
+        "JOB_METRICS": "on",  # the per-runner-type job metrics are an option: on here, to check them
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -117,21 +118,21 @@ def test_in_any_order_each_figure_is_counted_once(
 
 
 @pytest.fixture
-def atomic_put_returns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DynamoDB returns ALL_OLD atomically with the conditional PutItem; moto reads the old item before it
-    writes, so two racing threads could both see none. One lock around moto's PutItem handler gives
+def atomic_update_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB returns ALL_OLD atomically with the conditional UpdateItem; moto reads the old item before it
+    writes, so two racing threads could both see none. One lock around moto's UpdateItem handler gives
     DynamoDB's guarantee back (conftest's backend lock sits inside it)."""
     lock = threading.Lock()
-    handler = DynamoHandler.put_item
+    handler = DynamoHandler.update_item
 
     def under_lock(self: DynamoHandler) -> Any:
         with lock:
             return handler(self)
 
-    monkeypatch.setattr(DynamoHandler, "put_item", under_lock)
+    monkeypatch.setattr(DynamoHandler, "update_item", under_lock)
 
 
-@pytest.mark.usefixtures("atomic_put_returns")
+@pytest.mark.usefixtures("atomic_update_returns")
 def test_racing_events_for_one_job_count_each_figure_once(tracker: Any) -> None:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     router = Router(load_config(REPO_ROOT / "config" / "queuewatch.yaml"))
@@ -222,7 +223,7 @@ def test_a_queued_event_without_created_at_is_refused_and_counted_not_retried(
 
 
 def test_a_throttled_write_fails_the_invocation_so_lambda_retries_it(tracker: Any) -> None:
-    inject(tracker.aws.dynamodb(), "PutItem", "throttling")  # every attempt, botocore's retries included
+    inject(tracker.aws.dynamodb(), "UpdateItem", "throttling")  # every attempt, botocore's retries included
     with pytest.raises(ClientError, match=r"ProvisionedThroughputExceeded|Throttling"):
         tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     assert job() is None
@@ -300,7 +301,7 @@ def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
 def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(tracker: Any) -> None:
     # Before, the webhook wrote the table itself: a throttled write answered GitHub 502, and GitHub never retries.
     assert tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))["statusCode"] == 202
-    fault = inject(tracker.aws.dynamodb(), "PutItem", "throttling")  # every attempt, botocore's retries included
+    fault = inject(tracker.aws.dynamodb(), "UpdateItem", "throttling")  # every attempt, botocore's retries included
     [first] = deliver(tracker)
     assert len(first["batchItemFailures"]) == 1 and job() is None
     fault.enabled = False
@@ -310,7 +311,7 @@ def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(
 
 def test_a_delivery_that_never_applies_ends_in_the_dead_letter_queue(tracker: Any) -> None:
     tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
-    inject(tracker.aws.dynamodb(), "PutItem", "5xx")
+    inject(tracker.aws.dynamodb(), "UpdateItem", "5xx")
     for _ in range(MAX_RECEIVES + 1):
         deliver(tracker)
     sqs = boto3.client("sqs", region_name="us-east-1")
@@ -412,10 +413,10 @@ def test_a_body_over_githubs_limit_is_a_413(tracker: Any, monkeypatch: pytest.Mo
     assert response["statusCode"] == 413 and waiting_deliveries() == 0
 
 
-def test_runner_type_metrics_off_publishes_no_job_metric(
+def test_job_metrics_are_off_unless_asked_for(
     tracker: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("RUNNER_TYPE_METRICS", "off")
+    monkeypatch.delenv("JOB_METRICS")  # the template's default: the triage reads the jobs' history instead
     tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
     assert emf(capsys.readouterr().out) == [] and queued() == []  # the jobs are tracked all the same
@@ -443,3 +444,47 @@ def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applie
     assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓"
     event["body"] = event["body"].replace("zürich", "zurich")
     assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
+
+
+class Clock(datetime):
+    """The handlers' clock, set by the test: datetime.now(UTC) answers `at`."""
+
+    at = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Clock:
+        return cls.fromtimestamp(cls.at.timestamp(), tz)
+
+
+def webhook_delivery(action: str, delivery: str, **job: Any) -> dict[str, Any]:
+    """events/webhook_workflow_job.json as GitHub would send it for `action`, signed again."""
+    body = json.loads(webhook_body())
+    body["action"] = action
+    body["workflow_job"].update(job)
+    return signed(json.dumps(body).encode(), **{"x-github-delivery": delivery})
+
+
+def test_an_approval_wait_through_the_webhook_is_not_queue_time(
+    tracker: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The webhook's body carries no time: a job that waited for approval was queued when the webhook received
+    its queued event, which the queue's message carries to the consumer, not when the consumer applied it."""
+    created = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)  # the body's created_at
+    approved, started = created + timedelta(minutes=30), created + timedelta(minutes=30, seconds=50)
+    monkeypatch.setattr(tracker, "datetime", Clock)
+    Clock.at = created + timedelta(seconds=1)
+    assert tracker.webhook_handler(webhook_delivery("waiting", "d-1"), FakeContext("webhook"))["statusCode"] == 202
+    Clock.at = approved
+    assert tracker.webhook_handler(webhook_delivery("queued", "d-2"), FakeContext("webhook"))["statusCode"] == 202
+    Clock.at = approved + timedelta(minutes=20)  # the consumer applies both 20 minutes later (a backlog)
+    deliver(tracker)
+    [waiting] = queued_jobs(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
+    assert waiting.queued_at == approved  # its receipt, not its creation nor when it was applied
+
+    assert tracker.webhook_handler(
+        webhook_delivery("in_progress", "d-3", status="in_progress", started_at=started.isoformat(), runner_name="i-1"),
+        FakeContext("webhook"),
+    )["statusCode"] == 202  # fmt: skip
+    deliver(tracker)
+    waits = [b["JobQueueTime"] for b in emf(capsys.readouterr().out) if "JobQueueTime" in b]
+    assert waits == [[50]]  # not 30m50s, nor the backlog's 20 minutes

@@ -102,12 +102,15 @@ runner_types:
 discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: eu-west-1}
 rules:
-  - {name: jobs-queueing, match: [MATCH], thresholds: {queue_size: 0}}
+  - {name: jobs-queueing, match: [MATCH], team: ci-infra, thresholds: {queue_size: 0}}
 """
 
 
 def test_a_rule_may_name_one_copy_and_a_configured_runner_type_never_takes_a_qualified_name() -> None:
-    config = parse_config(CONFIG.replace("NAME", "linux-x64").replace("MATCH", "linux-x64@eu-west-1"), source="c")
+    # A second rule pages the plain identity: a configured runner type no rule selects is refused.
+    plain = "\n  - {name: plain, match: [linux-x64], team: ci-infra, thresholds: {queue_size: 0}}\n"
+    text = CONFIG.replace("NAME", "linux-x64").replace("MATCH", "linux-x64@eu-west-1").rstrip("\n") + plain
+    config = parse_config(text, source="c")
     assert config.rules[0].match == ["linux-x64@eu-west-1"]
     with pytest.raises(ConfigError, match=r"runner_types\[0\]\.name"):
         parse_config(CONFIG.replace("NAME", "linux-x64@eu-west-1").replace("MATCH", "'*'"), source="c")

@@ -6,12 +6,14 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any, get_args
+from unittest.mock import MagicMock
 
 import pytest
 from support import load_template
 
+from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.alert import QueueBody
-from queuewatch.settings import EvaluateSettings
+from queuewatch.settings import EvaluateSettings, TrackSettings
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -35,7 +37,7 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
-        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/queued", None),
+        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/history", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
@@ -53,7 +55,7 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
     # The tracker writes its own table and nothing else: no state table, no topic, and of queues only the
     # webhook's own, which it consumes.
     "TrackRole": {
-        (None, frozenset({"dynamodb:PutItem"}), "GetAtt JobsTable.Arn", None),
+        (None, frozenset({"dynamodb:UpdateItem"}), "GetAtt JobsTable.Arn", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
         ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
         ("TrackFromWebhook", frozenset({"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}),
@@ -496,3 +498,24 @@ def test_the_outputs_the_operator_commands_read_are_there(template: dict[str, An
     assert {"StateTableName", "DashboardName", "MetricsNamespace", "TrackRuleArn"} <= set(outputs)
     namespace = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
     assert outputs["MetricsNamespace"]["Value"] == namespace
+
+
+def test_the_jobs_table_is_the_one_the_code_reads_and_keeps_the_history_its_parameter_says(
+    template: dict[str, Any],
+) -> None:
+    client = MagicMock()
+    create_jobs_table(client, "jobs")
+    made = client.create_table.call_args.kwargs
+    table = template["Resources"]["JobsTable"]["Properties"]
+    assert table["GlobalSecondaryIndexes"] == made["GlobalSecondaryIndexes"]
+    assert sorted(map(json.dumps, table["AttributeDefinitions"])) == sorted(
+        map(json.dumps, made["AttributeDefinitions"])
+    )
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    days = template["Parameters"]["JobHistoryDays"]
+    field = TrackSettings.model_fields["history_days"]
+    assert days["Default"] == field.default == 14
+    for name in ("TrackFunction", "WebhookDeliveriesFunction"):
+        env = template["Resources"][name]["Properties"]["Environment"]["Variables"]
+        assert env["JOB_HISTORY_DAYS"] == {"Ref": "JobHistoryDays"} and env["JOB_METRICS"] == {"Ref": "JobMetrics"}
+    assert template["Parameters"]["JobMetrics"]["Default"] == "off"

@@ -33,7 +33,7 @@ runner_types:
 discovery:
   - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", match: ["*"]}
 rules:
-  - {name: jobs-queueing, thresholds: {queue_size: 0}}
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_size: 0}}
 """
 
 

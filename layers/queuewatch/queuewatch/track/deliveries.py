@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from queuewatch.adapters.deliveries import DELIVERY_ATTRIBUTE
+from queuewatch.adapters.deliveries import DELIVERY_ATTRIBUTE, RECEIVED_ATTRIBUTE
 from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.jobs import DEFAULT_HISTORY
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import TrackResult, track
 
@@ -36,9 +37,35 @@ class Applied:
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in self.failed]}
 
 
+def received_at(record: Mapping[str, Any]) -> datetime | None:
+    """When the webhook received the record's event: the time it put on the message, else when SQS took
+    the message (a message queued without it), else None. GitHub's body carries no time of the event."""
+    attributes = record.get("messageAttributes") or {}
+    stamped = (attributes.get(RECEIVED_ATTRIBUTE) or {}).get("stringValue")
+    if isinstance(stamped, str):
+        try:
+            moment = datetime.fromisoformat(stamped)
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is not None:
+            return moment.astimezone(UTC)
+    sent = (record.get("attributes") or {}).get("SentTimestamp")
+    if isinstance(sent, str) and sent.isdigit():
+        return datetime.fromtimestamp(int(sent) / 1000, UTC)
+    return None
+
+
 def apply_deliveries(
-    records: Iterable[Mapping[str, Any]], router: Router, dynamodb: DynamoDBClient, table: str, now: datetime
+    records: Iterable[Mapping[str, Any]],
+    router: Router,
+    dynamodb: DynamoDBClient,
+    table: str,
+    now: datetime,
+    *,
+    history: timedelta = DEFAULT_HISTORY,
 ) -> Applied:
+    """Apply each record's event as of its receipt (received_at): a job that waited for approval was queued
+    when the webhook received its queued event, not when this batch ran."""
     applied = Applied()
     for record in records:
         message_id = str(record.get("messageId", ""))
@@ -53,7 +80,8 @@ def apply_deliveries(
             applied.results.append((delivery, TrackResult(outcome="refused", action="", job_id=None, reason=reason)))
             continue
         try:
-            applied.results.append((delivery, track(event, router, dynamodb, table, now)))
+            result = track(event, router, dynamodb, table, now, occurred_at=received_at(record), history=history)
+            applied.results.append((delivery, result))
         except Exception as error:  # noqa: BLE001 - any failure is retried by SQS, then dead-lettered
             applied.failed.append(message_id)
             applied.errors.append((delivery, f"{type(error).__name__}: {error}"))

@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -58,13 +59,15 @@ class WebhookResponse(FrozenModel):
         return {"statusCode": self.status, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
 
 
-def receive(request: WebhookRequest, secret: str, sqs: SQSClient, queue_url: str) -> WebhookResponse:
+def receive(request: WebhookRequest, secret: str, sqs: SQSClient, queue_url: str, now: datetime) -> WebhookResponse:
     """Refuse what is unsigned, too large or malformed; queue a workflow_job event, then answer 202.
 
     The event is parsed here, after the signature, so that GitHub's delivery log shows a payload queuewatch
     cannot read (400) rather than a 2xx for an event the consumer would refuse. What is queued is the event
-    as queuewatch reads it (events.py), small whatever GitHub sent. A failed send raises: the delivery fails
-    (GitHub shows it, to be redelivered), and WebhookErrorsAlarm pages the monitor topic."""
+    as queuewatch reads it (events.py), small whatever GitHub sent, with its receipt time `now`: GitHub's body
+    carries no time of the event, and the consumer, applying it later, takes the receipt as when it happened
+    (when a job that waited for approval was queued). A failed send raises: the delivery fails (GitHub shows
+    it, to be redelivered), and WebhookErrorsAlarm pages the monitor topic."""
     if len(request.body) > MAX_BODY_BYTES:
         return WebhookResponse(status=413, message=f"body of {len(request.body)} bytes, over GitHub's 25 MB")
     if not signature_valid(secret, request.body, request.headers.get("x-hub-signature-256")):
@@ -86,7 +89,7 @@ def receive(request: WebhookRequest, secret: str, sqs: SQSClient, queue_url: str
         return WebhookResponse(
             status=413, message=f"the workflow_job event of job {event.workflow_job.id} is too large"
         )
-    send_delivery(sqs, queue_url, delivery, queued)
+    send_delivery(sqs, queue_url, delivery, queued, received_at=now)
     return WebhookResponse(status=202, message=f"delivery {delivery} queued", job_id=event.workflow_job.id)
 
 
