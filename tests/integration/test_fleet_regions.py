@@ -11,6 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
+import yaml
 from support import T0, Inbox, StackInMoto
 
 from queuewatch.adapters.clients import AwsClients
@@ -18,7 +19,7 @@ from queuewatch.adapters.state_table import load_state, put_silence
 from queuewatch.alert import ALERT_VERSION, Alert
 from queuewatch.collect import collect
 from queuewatch.config import Config
-from queuewatch.config.load import parse_config
+from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.evaluate.plan import UNWATCHED
 from queuewatch.notifications import render
 from queuewatch.notifications.cloudwatch import Origin
@@ -357,8 +358,12 @@ rules:
 def test_two_discovery_entries_finding_one_queue_watch_it_once_and_say_so(aws: None) -> None:
     create_fleet(("us-east-1",))
     again = "prefix: multi, region: us-east-1}"  # multi-{runner_type}-...: "runner-linux-x64", the same queues
-    overlapping = DISCOVERY_ALONE.replace("prefix: multi-runner, region: eu-west-1}", again)
-    snap = tick(config(overlapping))
+    overlapping = DISCOVERY_ALONE.replace("prefix: multi-runner, region: eu-west-1}", again).replace("GROUP_BY", "all")
+    # check-config refuses such a config; should one reach the collector all the same (built by hand, or
+    # checked by an older version), it still watches each queue once and says what it skipped.
+    with pytest.raises(ConfigError, match="discovery"):
+        parse_config(overlapping, source="fleet.yaml")
+    snap = tick(Config.model_validate(yaml.safe_load(overlapping)))
     assert sorted(rt.name for rt in snap.runner_types) == sorted(KEYS)  # not runner-linux-x64, ... again
     first, second = snap.discovery
     assert (first.found, first.skipped, second.found, second.skipped) == (len(KEYS), 0, 0, len(KEYS))
