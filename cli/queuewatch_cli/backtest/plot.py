@@ -15,11 +15,15 @@ import math
 from array import array
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from queuewatch.config import Config
 from queuewatch.evaluate.plan import Plan
 from queuewatch.signals import SignalName
 from queuewatch_cli.backtest.replay import Episode
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_BUCKETS = 1500
 MAX_LINES = 12
@@ -72,7 +76,14 @@ class Timeline:
         return sorted(self.queue_time, key=lambda name: (-peak(name), name))[:MAX_LINES]
 
     def draw(self, path: str, other: Timeline | None = None) -> None:
-        """This config's timeline; with `other` (--compare), B's thresholds and firing spans beside A's."""
+        """This config's timeline as a PNG; with `other` (--compare), B's thresholds and firing spans beside A's."""
+        import matplotlib.pyplot as plt
+
+        figure = self.figure(other)
+        figure.savefig(path)
+        plt.close(figure)
+
+    def figure(self, other: Timeline | None = None) -> Figure:
         try:
             import matplotlib
         except ImportError:
@@ -125,5 +136,4 @@ class Timeline:
             axes.legend(loc="best", fontsize=8)
         figure.autofmt_xdate()
         figure.tight_layout()
-        figure.savefig(path)
-        plt.close(figure)
+        return figure
