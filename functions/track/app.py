@@ -41,7 +41,8 @@ def router_for(config_file: Path) -> Router:
 def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[str, Any]:
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
-    result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    now = datetime.now(UTC)
+    result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, now, event.replayed_from)
     record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
     logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))
     return result.model_dump(mode="json")

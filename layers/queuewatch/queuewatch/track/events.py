@@ -71,3 +71,8 @@ class WorkflowJobBusEvent(EventBridgeModel):
     """The autoscaler's bus: `source` github, `detail-type` workflow_job, GitHub's body as `detail`."""
 
     detail: WorkflowJobEvent
+
+    @property
+    def replayed_from(self) -> datetime | None:
+        """When an event replayed from an archive first happened (a replay keeps `time`, adds `replay-name`)."""
+        return self.time.astimezone(UTC) if self.replay_name else None

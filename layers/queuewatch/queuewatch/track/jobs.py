@@ -36,10 +36,12 @@ class JobRecord(FrozenModel):
     completed_at: datetime | None = None
     updated_at: datetime
     expires_at: datetime
+    history_only: bool = False  # from a replayed event of the past: kept out of the queued index (track/stage.py)
 
     @property
     def queued(self) -> bool:
-        return self.status == "queued"
+        """Whether it belongs in the queued index: queued now, as a live event said."""
+        return self.status == "queued" and not self.history_only
 
     @property
     def queue_seconds(self) -> float | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from queuewatch.adapters.job_store import put_job
@@ -13,6 +13,10 @@ from queuewatch.track.routing import Router
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+# A replayed event this far in the past tells the job's history, not what waits now: a live event reaches the
+# stage within minutes, so an older one is the archive's (the evaluator refuses ticks this old too).
+HISTORY_AFTER = timedelta(minutes=15)
 
 
 class TrackResult(FrozenModel):
@@ -27,14 +31,28 @@ class TrackResult(FrozenModel):
     arrived: bool = False  # first seen queued, or further along
     queue_seconds: float | None = None
     run_seconds: float | None = None
+    history: bool = False  # a replayed event of the past: stored as history, never queued now, no metrics
 
 
-def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime) -> TrackResult:
+def track(
+    event: WorkflowJobEvent,
+    router: Router,
+    dynamodb: DynamoDBClient,
+    table: str,
+    now: datetime,
+    replayed_from: datetime | None = None,
+) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
-    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ)."""
+    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ).
+    An event replayed from an archive (`replayed_from`: when it first happened) more than HISTORY_AFTER ago is
+    the job's history: stored, but never in the queued index, so no tick counts a job of hours ago as waiting
+    between its replayed queued and in_progress; and none of its figures is emitted as if it happened now."""
     record = record_of(event, router, now)
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
+    history = replayed_from is not None and now - replayed_from > HISTORY_AFTER
+    if history:
+        record = record.model_copy(update={"history_only": True})
     before = put_job(dynamodb, table, record)
     applied = before is not None
     # Each figure once per job, from the write that first got that far, whichever event it was: a job
@@ -52,4 +70,5 @@ def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, tab
         arrived=arrived,
         queue_seconds=record.queue_seconds if first_start else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
+        history=history,
     )
