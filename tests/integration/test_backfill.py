@@ -100,7 +100,9 @@ rules:
 def tracking(aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     path = tmp_path / "queuewatch.yaml"
     path.write_text(TRACKED)
-    for key, value in {"QUEUEWATCH_CONFIG": str(path), "JOBS_TABLE": JOBS, "STACK_NAME": "test"}.items():
+    # JOB_METRICS on: the per-runner-type job metrics are an option; on here, to check none is emitted for the past.
+    settings = {"QUEUEWATCH_CONFIG": str(path), "JOBS_TABLE": JOBS, "STACK_NAME": "test", "JOB_METRICS": "on"}
+    for key, value in settings.items():
         monkeypatch.setenv(key, value)
     boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="gh-ci-linux-2xlarge-queued-builds")
     create_jobs_table(boto3.client("dynamodb", region_name="us-east-1"), JOBS)

@@ -7,8 +7,8 @@ from typing import Any
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
+from queuewatch.jobs import JobRecord
 from queuewatch.signals import SignalName
-from queuewatch.track.jobs import JobRecord
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -26,6 +26,7 @@ TARGETS = [
 def job(n: int, runner_type: str | None, queued: int, started: int | None, **more: Any) -> JobRecord:
     """A job queued `queued` minutes after T, started `started` minutes after T (None: not yet)."""
     status = more.pop("status", "queued" if started is None else "in_progress")
+    queued_at = more.pop("queued_at", None if status == "waiting" else T + timedelta(minutes=queued))
     return JobRecord(
         job_id=n,
         run_id=1,
@@ -38,6 +39,7 @@ def job(n: int, runner_type: str | None, queued: int, started: int | None, **mor
         repo="o/r",
         html_url=None,
         created_at=T + timedelta(minutes=queued),
+        queued_at=queued_at,
         started_at=None if started is None else T + timedelta(minutes=started),
         updated_at=T,
         expires_at=T + timedelta(days=14),
@@ -80,6 +82,12 @@ def test_a_job_cancelled_while_queued_waits_until_it_was_cancelled_and_one_in_ap
     cancelled = job(1, "small", 0, None, status="completed", completed_at=T + timedelta(minutes=2))
     approval = job(2, "small", 0, None, status="waiting")
     assert figures([cancelled, approval], 3) == [{"small": (1, 0)}, {"small": (1, 60)}, {}, {}]
+
+
+def test_a_job_that_waited_for_approval_waits_for_a_runner_from_when_it_was_approved() -> None:
+    approved = job(1, "small", 0, 32, queued_at=T + timedelta(minutes=30))
+    ticks = figures([approved], 3, start=29)
+    assert ticks == [{}, {"small": (1, 0)}, {"small": (1, 60)}, {}]
 
 
 def test_jobs_queued_before_the_range_count_from_when_they_were_queued_until_githubs_limit() -> None:

@@ -22,10 +22,9 @@ from datetime import UTC, datetime
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
+from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
-from queuewatch.track.jobs import JobRecord
-from queuewatch.track.schema import QUEUED_LIMIT
 
 TICK = 60
 NEVER = 2**62  # a job still waiting when its history was read
@@ -33,20 +32,15 @@ NEVER = 2**62  # a job still waiting when its history was read
 
 def queue_span(job: JobRecord) -> tuple[datetime, datetime | None] | None:
     """When the job waited for a runner: (queued, stopped waiting, or None if it still was). None for a job
-    that never did: one still waiting for an approval."""
-    if job.status == "waiting":
+    that never did: one waiting for an approval, or rejected or cancelled while it waited."""
+    if job.status == "waiting" or (job.queued_at is None and job.status == "completed" and job.started_at is None):
         return None
-    began = queue_start(job)
+    began = job.queued_since  # from when it was queued for a runner: an approval wait is not queue time
     if job.started_at is not None:
         return began, max(began, job.started_at)
     if job.completed_at is not None:  # cancelled before any runner took it
         return began, max(began, job.completed_at)
     return began, None
-
-
-def queue_start(job: JobRecord) -> datetime:
-    """When the job was queued for a runner: the seam where the record says so."""
-    return job.created_at
 
 
 @dataclass

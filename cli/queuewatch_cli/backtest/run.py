@@ -16,14 +16,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.job_store import read_history
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import QUEUED_LIMIT
 from queuewatch.signals import JOBS_SOURCE
 from queuewatch.snapshot import DiscoveryResult, Snapshot
-from queuewatch.track.schema import QUEUED_LIMIT
 from queuewatch_cli.backtest.history import TICK, ChunkRead, Observations, coarser_parts, plan_history
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
@@ -134,9 +135,8 @@ def _job_ticks(
     end: datetime,
     notes: list[str],
 ) -> Iterator[Snapshot]:
-    from queuewatch.adapters.job_store import read_history  # type: ignore[attr-defined]  # the history branch adds it
-
-    # A job queued up to GitHub's limit before the first tick may still wait at it.
+    # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
+    # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
     records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
     spans = job_spans(records, targets)
     if spans.unmatched:
