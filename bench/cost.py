@@ -59,6 +59,7 @@ PRICES = {
     "sqs_request": Price(0.40, 1e6, "requests (standard queue)", "https://aws.amazon.com/sqs/pricing/"),
     "dynamodb_read": Price(0.125, 1e6, "read request units (on-demand)", DYNAMODB),
     "dynamodb_write": Price(0.625, 1e6, "write request units (on-demand)", DYNAMODB),
+    "dynamodb_storage": Price(0.25, 1, "GB-month of table and index storage (standard class)", DYNAMODB),
     "sns_publish": Price(0.50, 1e6, "publishes (standard topic)", "https://aws.amazon.com/sns/pricing/"),
     "log_ingestion": Price(0.50, 1, "GB of logs ingested (standard class)", CLOUDWATCH),
     "custom_metric": Price(0.30, 1, "custom metric a month (first 10,000)", CLOUDWATCH),
@@ -352,25 +353,112 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+# Job tracking's month (tracking_lines): what bench/track.py measured, times these.
+TRACK_MEMORY_MB = 256  # template.yaml, TrackFunction
+EVENTS_PER_JOB = 3  # queued, in_progress, completed (waiting only behind a deployment approval)
+INDEX_WRITES_PER_JOB = 4  # into the history index's queued partition; out of it and into its day's at the start;
+# updated at completion (queuewatch/jobs.py)
+ITEM_OVERHEAD_BYTES = 100  # DynamoDB's per-item storage overhead, in the table and again in the index
+TRIAGE_SPAN_S = 900 + 10800  # the triage's window and baseline by default (15m, 3h): what its evidence reads
+BREACHING_SHARE = 0.01  # of runner types breaching a rule at a tick, on every tick (the benchmark's firing share)
+HISTORY_SHARDS = 16  # queuewatch/jobs.py
+
+
+def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """Tracking's month, line by line (item, dollars, on what), from bench/track.json's measured figures: the
+    track handler's CPU an event, a job item's size as DynamoDB counts it, jobs a day, the history's days."""
+    days = 730 / 24
+    jobs_per_day, item = figures["jobs_per_day"], figures["item_bytes"]
+    history_days = figures.get("history_days", 14)
+    events = jobs_per_day * EVENTS_PER_JOB * days
+    seconds = figures["cpu_ms"] / 1000 * VCPU_MB / TRACK_MEMORY_MB + AWS_LATENCY_S  # one write a round trip
+    write_units = -(-item // 1024)  # per write, per 1 KB
+    writes = (events + jobs_per_day * INDEX_WRITES_PER_JOB * days) * write_units
+    queued = figures["queued"]
+    collector_units = max(0.5, queued * item / 4096 * 0.5)  # eventually consistent: 0.5 a 4 KB
+    pages = max(1, -(-queued * item // 1_000_000))
+    # The triage's evidence, on every tick that some runner type breaches (here: every tick): the jobs of the
+    # window and baseline in the shards the breaching runner types hash to, each Query at least 0.5 unit.
+    breaching = max(1.0, BREACHING_SHARE * figures["runner_types"])
+    shards = HISTORY_SHARDS * (1 - (1 - 1 / HISTORY_SHARDS) ** breaching)
+    in_span = jobs_per_day * TRIAGE_SPAN_S / 86400 * shards / HISTORY_SHARDS
+    queries = shards * (1 + TRIAGE_SPAN_S / 86400)  # a span crossing midnight reads two days
+    triage_units = in_span * item / 4096 * 0.5 + queries * 0.5
+    stored_gb = jobs_per_day * history_days * (item + ITEM_OVERHEAD_BYTES) * 2 / 1e9  # the table and its index
+    metrics = 3 * figures["runner_types"] * PRICES["custom_metric"].usd
+    return [
+        ("Lambda requests", events * PRICES["lambda_request"].usd, f"{events:,.0f} events"),
+        (
+            "Lambda GB-seconds",
+            events * seconds * TRACK_MEMORY_MB / 1024 * PRICES["lambda_gb_second"].usd,
+            f"{seconds * 1000:.0f} ms an event at {TRACK_MEMORY_MB} MB",
+        ),
+        (
+            "DynamoDB writes (table and history index)",
+            writes * PRICES["dynamodb_write"].usd,
+            f"{write_units} write unit(s) an event, {INDEX_WRITES_PER_JOB} index writes a job",
+        ),
+        (
+            "DynamoDB reads (the collector's queued jobs)",
+            TICKS_PER_MONTH * collector_units * PRICES["dynamodb_read"].usd,
+            f"{queued:,} jobs queued at every tick: {pages} Query page(s)",
+        ),
+        (
+            "DynamoDB reads (the triage's evidence from the history)",
+            TICKS_PER_MONTH * triage_units * PRICES["dynamodb_read"].usd,
+            f"{breaching:g} runner type(s) breaching at every tick: {in_span:,.0f} jobs of "
+            f"{TRIAGE_SPAN_S // 60}m in {shards:.1f} of {HISTORY_SHARDS} shards, {triage_units:.0f} read units",
+        ),
+        (
+            "DynamoDB storage (the history)",
+            stored_gb * PRICES["dynamodb_storage"].usd,
+            f"{history_days} days of jobs, {stored_gb:.2f} GB with the index",
+        ),
+        (
+            "Job metrics per runner type",
+            metrics if figures.get("job_metrics") == "on" else 0.0,
+            f"JobMetrics off (the default); on: {_usd(metrics)}, JobsQueued, JobQueueTime, JobRunTime for "
+            f"{figures['runner_types']} runner types",
+        ),
+    ]
+
+
 def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
     """Job tracking's month, from the figures `python -m bench.track` measured (bench/track.json)."""
     if not path.exists():
         return []
     figures = json.loads(path.read_text(encoding="utf-8"))
+    figures.setdefault("queued", 2_000)
+    lines = tracking_lines(figures)
+    reads = figures.get("history_reads", {})
+    read_text = (
+        " The triage's evidence from the history, with tracking on and every runner type with jobs queued "
+        "breaching: "
+        + ", ".join(
+            f"{calls} `Query` at {int(size):,} runner types"
+            for size, calls in sorted(reads.items(), key=lambda kv: int(kv[0]))
+        )
+        + " (one per day and history shard the breaching runner types hash to, at most 2 x 16)."
+        if reads
+        else ""
+    )
     rows = [
         "## Job tracking",
         "",
         f"With tracking on (`AutoscalerEventBusName` or `WebhookSecretArn`), at {figures['jobs_per_day']:,} jobs "
         f"a day and {figures['runner_types']} runner types with jobs in a month, from `python -m bench.track`: "
-        f"the track handler took {figures['cpu_ms']:.1f} ms of CPU an event, a job's item is "
-        f"{figures['item_bytes']} bytes, and the collector's reads of the jobs table stay at "
-        f"{figures['collector_queries']} `Query` a tick from 10 to 5,000 runner types.",
+        f"the track handler took {figures['cpu_ms']:.1f} ms of CPU an event (its own and botocore's; DynamoDB a moto "
+        "server in its own process), a job's item is "
+        f"{figures['item_bytes']} bytes as DynamoDB counts it, and the collector's reads of the jobs queued now "
+        f"stay at {figures['collector_queries']} `Query` a tick from 10 to 5,000 runner types.{read_text} "
+        "The jobs are kept as a history for `JobHistoryDays` (14 by default); the triage reads its arrivals and "
+        "run times from it, so the per-runner-type job metrics are an option (`JobMetrics`), off by default.",
         "",
         "| monthly | $ | on what |",
         "|---|---:|---|",
     ]
-    rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in figures["lines"]]
-    rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in figures['lines']))}** | |", ""]
+    rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in lines]
+    rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in lines))}** | |", ""]
     return rows
 
 

@@ -14,7 +14,7 @@ from bench.counting import CallLog, LogSink, counting_session
 from queuewatch.adapters.clients import AwsClients
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
-LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction"}
+LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction", "track": "TrackFunction"}
 
 
 def template_memory_mb(stage: str) -> int:

@@ -102,3 +102,39 @@ def put_queued_jobs(
         put_job(dynamodb, table, record, writer="seed")
         records.append(record)
     return records
+
+
+def put_finished_job(
+    dynamodb: DynamoDBClient,
+    table: str,
+    runner_type: str,
+    job_id: int,
+    queued_at: datetime,
+    *,
+    run: timedelta | None,
+    now: datetime,
+    repo: str = "pytorch/pytorch",
+) -> JobRecord:
+    """A job a runner took 30 s after it was queued, as the track stage writes it: completed after `run`, or
+    still running (None)."""
+    started = queued_at + timedelta(seconds=30)
+    record = JobRecord(
+        job_id=job_id,
+        run_id=10_000_000 + job_id,
+        status="in_progress" if run is None else "completed",
+        progress=PROGRESS["in_progress" if run is None else "completed"],
+        runner_type=runner_type,
+        labels=(runner_type,),
+        label_set=label_set((runner_type,)),
+        org=repo.split("/", maxsplit=1)[0],
+        repo=repo,
+        html_url=None,
+        created_at=queued_at,
+        queued_at=queued_at,
+        started_at=started,
+        completed_at=None if run is None else started + run,
+        updated_at=now,
+        expires_at=queued_at + timedelta(days=14),
+    )
+    put_job(dynamodb, table, record, writer="seed")
+    return record

@@ -27,7 +27,7 @@ from queuewatch.config.load import load_config
 from queuewatch.telemetry import record_job
 from queuewatch.track.stage import TrackResult
 from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.seed import put_queued_jobs
+from queuewatch_cli.seed import put_finished_job, put_queued_jobs
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef
@@ -220,7 +220,7 @@ def test_fork_the_queue_metrics_link_opens_the_metric_the_figures_came_from(fork
     assert "gh-ci-queued-builds" not in link
 
 
-# --- upstream with tracking: the events' own metrics feed the triage ---------------------------
+# --- upstream with tracking: the jobs' own history feeds the triage ---------------------------------
 
 
 def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jobs(aws: None) -> None:
@@ -230,13 +230,17 @@ def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jo
     create_jobs_table(dynamodb, "jobs")
     waiting = [T0 - timedelta(minutes=9, seconds=-i) for i in range(14)]
     put_queued_jobs(dynamodb, "jobs", "linux-x64", waiting, now=T0)
-    # What TrackFunction publishes, under exactly the dimensions the example asks for (a query must name them all).
-    mine = {"RunnerType": "linux-x64", "Stack": "queuewatch", "service": "queuewatch"}
-    assert emitted_dimensions() == set(mine)
-    # moto matches dimensions in order (CloudWatch does not): they are put in the collector's order.
-    arrivals = {**dict.fromkeys(BASELINE_MINUTES, 0.2), **dict.fromkeys(WINDOW_MINUTES, 6)}
-    put("eu-west-1", "Queuewatch", "JobsQueued", mine, arrivals)
-    put("eu-west-1", "Queuewatch", "JobRunTime", mine, {**dict.fromkeys(range(20, 190, 5), 600), 3: 1500})
+    # The history: over the 3 hours before the window, one job every 5 minutes, each running 10 minutes;
+    # in the 15-minute window, 40 more, and the jobs that finished took 25 minutes.
+    usual = [T0 - timedelta(minutes=m) for m in range(30, 190, 5)]
+    for index, queued in enumerate(usual):
+        put_finished_job(dynamodb, "jobs", "linux-x64", 1000 + index, queued, run=timedelta(minutes=10), now=T0)
+    for index in range(40):
+        queued = T0 - timedelta(minutes=14, seconds=-20 * index)
+        put_finished_job(dynamodb, "jobs", "linux-x64", 2000 + index, queued, run=None, now=T0)
+    for index in range(3):
+        queued = T0 - timedelta(minutes=35, seconds=10 * index)
+        put_finished_job(dynamodb, "jobs", "linux-x64", 3000 + index, queued, run=timedelta(minutes=25), now=T0)
     moto = StackInMoto.create(name="prod", region="eu-west-1")
     inbox = moto.subscribe_queue("inbox")
     clients = AwsClients()
@@ -244,8 +248,10 @@ def test_tracked_jobs_name_the_missing_requests_then_the_surge_and_the_longer_jo
     moto.evaluate(snap, config)
     [message] = boto3.client("sqs", region_name="eu-west-1").receive_message(QueueUrl=inbox)["Messages"]
     page = json.loads(json.loads(message["Body"])["Message"])
-    causes = [cause for cause, _ in findings(page, "linux-x64")]
-    assert causes == ["no_scale_up_request", "arrival_surge", "jobs_longer"]
+    causes = dict(findings(page, "linux-x64"))
+    assert list(causes) == ["no_scale_up_request", "arrival_surge", "jobs_longer"]
+    assert "54 jobs arrived in 15m, 18.5x the usual 2.92 per 15m" in causes["arrival_surge"]  # 14 queued, 40 running
+    assert "jobs take 25m, 2.5x the usual 10m" in causes["jobs_longer"]
     assert page["max_queue_size"] == 14 and page["max_queue_time_seconds"] == 9 * 60
 
 

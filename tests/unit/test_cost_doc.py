@@ -6,7 +6,18 @@ import json
 
 import pytest
 
-from bench.cost import COST_DOC, PRICES, RESULTS, TICKS_PER_MONTH, alarm_lines, per_tick, queuewatch_lines, render
+from bench.cost import (
+    COST_DOC,
+    PRICES,
+    RESULTS,
+    TICKS_PER_MONTH,
+    TRACK_RESULTS,
+    alarm_lines,
+    per_tick,
+    queuewatch_lines,
+    render,
+    tracking_lines,
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +63,20 @@ def test_runner_type_metrics_bound_the_worst_case_custom_metrics(results: dict[s
     assert own_metrics("queued") == pytest.approx(2 * 1000)  # every runner type, both metrics
     assert own_metrics("alerting") == pytest.approx(2 * figures["firing"])
     assert own_metrics("off") == 0
+
+
+def test_tracking_keeps_within_ten_dollars_at_150_runner_types_and_50000_jobs_a_day() -> None:
+    figures = json.loads(TRACK_RESULTS.read_text(encoding="utf-8"))
+    assert (figures["runner_types"], figures["jobs_per_day"], figures["history_days"]) == (150, 50_000, 14)
+    lines = {item: usd for item, usd, _ in tracking_lines(figures)}
+    assert sum(lines.values()) <= 10.0
+    assert lines["Job metrics per runner type"] == 0  # JobMetrics off by default: the triage reads the history
+    with_metrics = {item: usd for item, usd, _ in tracking_lines({**figures, "job_metrics": "on"})}
+    assert with_metrics["Job metrics per runner type"] == pytest.approx(3 * 150 * 0.30)
+
+
+def test_the_history_costs_four_index_writes_a_job_beside_one_write_an_event() -> None:
+    figures = {"jobs_per_day": 1_000_000 / (730 / 24), "runner_types": 1, "queued": 0, "cpu_ms": 0, "item_bytes": 500}
+    lines = {item: usd for item, usd, _ in tracking_lines(figures)}
+    # a million jobs a month: 3 million events and 4 million index writes, at $0.625 per million
+    assert lines["DynamoDB writes (table and history index)"] == pytest.approx(7 * 0.625)

@@ -10,8 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.jobs import QUEUED_LIMIT
+from queuewatch.jobs import PROGRESS, QUEUED_LIMIT, StoredJob, bucket_of
 from queuewatch.track import Router, WorkflowJobEvent, label_set, record_of
+from queuewatch.track.jobs import rebased
 from queuewatch.track.signature import sign, signature_valid
 from queuewatch_cli.localrun import REPO_ROOT
 
@@ -140,3 +141,49 @@ def test_the_signature_is_githubs_hmac_of_the_raw_body() -> None:
     assert not signature_valid("s3cret", body, None)  # no header
     assert not signature_valid("s3cret", body, header.replace("sha256=", "sha1="))
     assert not signature_valid("", body, sign("", body))  # no secret configured verifies nothing
+
+
+def queued_event(action: str = "queued", **job: Any) -> WorkflowJobEvent:
+    detail = bus_detail("track_queued.json")
+    detail["action"] = action
+    detail["workflow_job"].update(job)
+    return WorkflowJobEvent.model_validate(detail)
+
+
+def test_a_job_approved_after_waiting_was_queued_when_its_event_happened_within_what_is_certain(
+    router: Router,
+) -> None:
+    record = record_of(queued_event(), router, NOW)
+    assert record is not None and record.queued_at == record.created_at  # first seen queued: since created
+    waiting = StoredJob(progress=PROGRESS["waiting"], status="waiting", queued_at=None)
+    approved = record.created_at + timedelta(minutes=30)
+    rebase = rebased(record, waiting, approved, NOW)
+    assert rebase is not None and rebase.queued_at == approved
+    # Queued, it is kept past GitHub's limit only: the collector reads every queued job at each tick.
+    assert rebase.expires_at == max(record.created_at + QUEUED_LIMIT, NOW) + timedelta(days=1)
+    # Another clock's time is kept between the job's creation and now: never in the future, never before it.
+    future = rebased(record, waiting, NOW + timedelta(hours=2), NOW)
+    early = rebased(record, waiting, record.created_at - timedelta(hours=1), NOW)
+    assert future is not None and future.queued_at == NOW
+    assert early is not None and early.queued_at == record.created_at
+
+
+def test_a_stored_queued_at_is_kept_and_a_job_as_far_along_is_a_duplicate(router: Router) -> None:
+    started = queued_event("in_progress", status="in_progress", started_at="2026-11-21T17:00:00Z", runner_name="i")
+    record = record_of(started, router, NOW)
+    assert record is not None
+    kept = datetime(2026, 11, 21, 16, 40, tzinfo=UTC)
+    stored = StoredJob(progress=PROGRESS["queued"], status="queued", queued_at=kept)
+    rebase = rebased(record, stored, NOW, NOW)
+    assert rebase is not None and rebase.queued_at == kept and rebase.queue_seconds == 20 * 60
+    assert rebase.expires_at == kept + timedelta(days=14)  # a runner took it: kept the history's days
+    assert (
+        rebased(record, StoredJob(progress=PROGRESS["completed"], status="completed", queued_at=kept), NOW, NOW) is None
+    )
+    # A deployment rejected while it waited for approval was never queued for a runner.
+    rejected = record_of(
+        queued_event("completed", status="completed", completed_at="2026-11-21T17:00:00Z"), router, NOW
+    )
+    assert rejected is not None
+    never = rebased(rejected, StoredJob(progress=PROGRESS["waiting"], status="waiting", queued_at=None), NOW, NOW)
+    assert never is not None and never.queued_at is None and bucket_of(never) is None

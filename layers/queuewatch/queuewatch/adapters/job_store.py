@@ -10,7 +10,7 @@ the item this writer wrote, and is answered as applied, with the progress the fi
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -230,12 +230,15 @@ def read_history(
     start: datetime,
     end: datetime,
     runner_types: Collection[str | None] | None = None,
+    *,
+    queued_now: Iterable[JobRecord] | None = None,
 ) -> Iterator[JobRecord]:
     """Every job queued for a runner in [start, end), each once in its latest state, by when it was queued
     (in no particular order across runner types): for `runner_types` only (None for a job no runner type
     serves), or all of them. One paged Query per UTC day and history shard those runner types hash to, plus
     the jobs queued now: a fixed number of calls whatever the fleet, read units by the jobs in the span.
-    Jobs waiting for approval, or that never left it, are not in it."""
+    Jobs waiting for approval, or that never left it, are not in it. `queued_now`: the jobs queued now, if
+    the caller has just read them (queued_jobs), so that partition is not read twice in a tick."""
     wanted = set(runner_types) if runner_types is not None else None
     span = {":start": {"S": _iso(start)}, ":end": {"S": _iso(end)}}
     condition = "#bucket = :bucket AND #queued_at BETWEEN :start AND :end"
@@ -267,7 +270,8 @@ def read_history(
 
     # The queued jobs first: a job only ever moves from there to a day's bucket, so one that moves between
     # the reads is found twice (and given once, as it was last read), never missed.
-    queued = {record.job_id: record for record in bucket(QUEUED_BUCKET) if keep(record)}
+    now_queued = bucket(QUEUED_BUCKET) if queued_now is None else queued_now
+    queued = {record.job_id: record for record in now_queued if start <= record.queued_since and keep(record)}
     days = history_buckets(start, end, wanted)
     with ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="history") as pool:
         for first in range(0, len(days), READ_THREADS):  # a round at a time: memory holds one round's jobs

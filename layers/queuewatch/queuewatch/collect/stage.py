@@ -9,7 +9,10 @@ the runner types that breach a rule, and is skipped when none does: a busy fleet
 queues hold jobs on most ticks, and evidence for each would multiply the bill,
 which is per metric requested. A failed call degrades only the runner types that
 read it. The calls reach back over the triage's baseline, so each signal's history
-arrives with its current value.
+arrives with its current value. With tracking on, the breaching runner types' job
+arrivals and run times come from the jobs' history (collect/history.py) unless the
+config names a source for them: one paged Query per day and history shard they hash
+to, beside the second round.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from datetime import datetime, timedelta
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.errors import describe
-from queuewatch.adapters.job_store import queued_jobs
+from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
+from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
@@ -31,7 +35,7 @@ from queuewatch.config import Config
 from queuewatch.jobs import JobRecord
 from queuewatch.rules import judge
 from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 
 MAX_THREADS = 32
 
@@ -70,9 +74,20 @@ def collect(
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
         if breaching:
+            wanted = {targets[i].runner_type: from_history(targets[i].signals) for i in breaching} if jobs_table else {}
+            wanted = {name: signals for name, signals in wanted.items() if signals}
+            queued_now = jobs_future.result() if jobs_future and not jobs_future.exception() else None
+            history = (
+                pool.submit(_history, clients, jobs_table, wanted, spans, queued_now) if jobs_table and wanted else None
+            )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
+            from_jobs = history.result() if history else {}
             for index in breaching:  # only these gained series: the others stand as the first round read them
-                runner_types[index] = reading(index, judged.get(index, []) + evidence.get(index, []))
+                found = reading(index, judged.get(index, []) + evidence.get(index, []))
+                extra = from_jobs.get(found.name)
+                runner_types[index] = (
+                    found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
+                )
     census_read = tracked if isinstance(tracked, JobCensus) else None
     return Snapshot(
         snapshot_id=snapshot_id,
@@ -88,6 +103,23 @@ def collect(
 
 def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:
     return list(queued_jobs(clients.dynamodb(), table))
+
+
+def _history(
+    clients: AwsClients,
+    table: str,
+    wanted: dict[str, set[SignalName]],
+    spans: Spans,
+    queued_now: list[JobRecord] | None,
+) -> dict[str, dict[SignalName, Reading]]:
+    """The triage's evidence from the jobs' history of the runner types in `wanted`, or why it is missing.
+    The jobs queued now, read already this tick for the census, are not read again."""
+    start, end = history_span(spans.now, spans.window, spans.baseline)
+    try:
+        jobs = read_history(clients.dynamodb(), table, start, end, runner_types=list(wanted), queued_now=queued_now)
+        return history_readings(jobs, wanted, spans.now, spans.window, spans.baseline)
+    except Exception as error:  # noqa: BLE001 - a failed read degrades the evidence it would give, nothing else
+        return history_missing(wanted, describe(error))
 
 
 def _census(future: Future[list[JobRecord]], fleet: set[str], now: datetime) -> JobCensus | str:

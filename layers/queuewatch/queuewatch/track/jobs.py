@@ -92,12 +92,14 @@ def _within(moment: datetime, earliest: datetime, latest: datetime) -> datetime:
 
 
 def _expiring(record: JobRecord, now: datetime, history: timedelta) -> JobRecord:
-    """When the table may forget the job: past GitHub's own limits, or a day after it finished, and never
-    before the history's days from when it was queued have passed."""
+    """When the table may forget the job: past GitHub's own limits, or a day after it finished; and a job a
+    runner took or that finished, never before the history's days from when it was queued have passed. A
+    job still waiting or queued is not kept longer: past GitHub's limit its later events were lost, and the
+    collector reads every queued job at each tick."""
     created, started = record.created_at, record.started_at
     if record.status in ("waiting", "queued"):
-        limit = max(created + QUEUED_LIMIT, now) + KEEP_FINISHED
-    elif record.status == "in_progress":
+        return record.model_copy(update={"expires_at": max(created + QUEUED_LIMIT, now) + KEEP_FINISHED})
+    if record.status == "in_progress":
         limit = max(started or created, now) + RUN_LIMIT + KEEP_FINISHED
     else:
         limit = now + KEEP_FINISHED
