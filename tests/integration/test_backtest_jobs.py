@@ -193,7 +193,9 @@ def test_the_backtest_of_the_jobs_pages_at_the_live_evaluators_ticks(fleet: None
     assert [e.started_at for e in approval] == [START + timedelta(days=7, hours=2, minutes=31 + 5)]
 
 
-def test_the_command_replays_the_jobs_by_default_with_a_jobs_table_and_says_so(fleet: None, tmp_path: Path) -> None:
+def test_the_command_replays_the_jobs_by_default_with_a_jobs_table_and_says_so(
+    fleet: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     dynamodb, router = boto3.client("dynamodb", region_name="us-east-1"), Router(config())
     for at, event in sorted(((at, e) for job in fortnight() for at, e in events(job)), key=lambda pair: pair[0]):
         track(event, router, dynamodb, JOBS, at, occurred_at=at)
@@ -215,3 +217,6 @@ def test_the_command_replays_the_jobs_by_default_with_a_jobs_table_and_says_so(f
     assert "pages per week" not in "\n".join(lines)  # a day: no weekly rate
     args.source, args.jobs_table = "jobs", None
     assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 2
+    args.jobs_table = "no-such-table"  # one line saying what failed, not a traceback
+    assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 2
+    assert "--jobs-table no-such-table: reading the jobs' history: " in capsys.readouterr().err

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import read_history
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
@@ -138,7 +141,10 @@ def _job_ticks(
     # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
     # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
     records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
-    spans = job_spans(records, targets)
+    try:
+        spans = job_spans(records, targets)
+    except (ClientError, BotoCoreError) as error:  # a history with holes would replay as idle queues: stop
+        raise QueuewatchError(f"--jobs-table {table}: reading the jobs' history: {describe(error)}") from error
     if spans.unmatched:
         notes.append(f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch")
     yield from JobObservations(config, targets, discovery, spans).ticks(start, end)
