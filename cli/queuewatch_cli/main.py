@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_history_parser(commands)
 
     backtest = commands.add_parser(
-        "backtest", help="replay CloudWatch history through the rules: what would have paged"
+        "backtest", help="replay the tracked jobs' or CloudWatch's history through the rules: what would have paged"
     )
     backtest.add_argument("--config", required=True, metavar="FILE")
     backtest.add_argument("--compare", metavar="OTHER_FILE", help="a second config: pages only one would send")
@@ -110,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--stack", action="append", metavar="NAME[@REGION]", help="take --region from this stack (one)"
     )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    backtest.add_argument(
+        "--jobs-table", metavar="TABLE", help="the stack's jobs table (JobsTable output): replay the tracked jobs"
+    )
+    backtest.add_argument(
+        "--source",
+        choices=("jobs", "cloudwatch"),
+        help="the history replayed: the tracked jobs (the default with --jobs-table, as the live rules judge "
+        "them) or CloudWatch's queue metrics (the default without)",
+    )
     add_track_parser(commands)
     add_build_parsers(commands)
 

@@ -60,6 +60,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             datetime.now(UTC),
             occurred_at=bus_event.time,  # when the event happened, not when it reached us: a queued event's time
             history=settings.history,
+            replayed=bus_event.replay_name is not None,  # EventBridge marks an archive's replay: see track()
         )
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info

@@ -70,8 +70,8 @@ def record_job(
         refused.add_metric(name="JobEventsRefused", unit=MetricUnit.Count, value=1)
         refused.flush_metrics()
         return
-    if result.outcome != "applied" or runner_type_metrics == "off":
-        return  # a duplicate or late event: counted when it first applied
+    if result.outcome != "applied" or result.history or runner_type_metrics == "off":
+        return  # a duplicate or late event: counted when it first applied; a replay of the past: not now
     if result.candidate:
         return  # a discovered name the collector has not confirmed: maybe no runner type at all (GitHub-hosted)
     metrics = EphemeralMetrics(namespace=namespace)
