@@ -13,6 +13,7 @@ from queuewatch.config.load import ConfigError, load_config
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
+from queuewatch_cli.capacity.run import add_parser as add_capacity_parser
 from queuewatch_cli.silences import silence_add, silence_expire, silence_list
 
 
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_track_parser(commands)
+    add_capacity_parser(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -120,6 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from queuewatch_cli.backtest.run import run_backtest
 
         return run_backtest(args)
+    if args.command == "capacity":
+        from queuewatch_cli.capacity.run import run_capacity
+
+        return run_capacity(args)
     if args.command == "track":
         return run_track(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire}
