@@ -8,10 +8,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.job_store import put_job
+from queuewatch.jobs import KEEP_FINISHED, PROGRESS, QUEUED_LIMIT, JobRecord
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.track.jobs import PROGRESS, JobRecord
 from queuewatch.track.routing import label_set
-from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -96,9 +95,10 @@ def put_queued_jobs(
             repo=repo,
             html_url=f"https://github.com/{repo}/actions/runs/{10_000_000 + job_id}/job/{job_id}",
             created_at=created_at,
+            queued_at=created_at,
             updated_at=now,
             expires_at=created_at + QUEUED_LIMIT + KEEP_FINISHED,
         )
-        put_job(dynamodb, table, record)
+        put_job(dynamodb, table, record, writer="seed")
         records.append(record)
     return records

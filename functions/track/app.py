@@ -41,8 +41,16 @@ def router_for(config_file: Path) -> Router:
 def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[str, Any]:
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
-    result = track(event.detail, router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
-    record_job(result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+    result = track(
+        event.detail,
+        router,
+        aws.dynamodb(),
+        settings.jobs_table,
+        datetime.now(UTC),
+        occurred_at=event.time,  # when the event happened, not when it reached us: a queued event's time
+        history=settings.history,
+    )
+    record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))
     return result.model_dump(mode="json")
 
@@ -59,9 +67,13 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
         return {"statusCode": 400, "body": str(error)}
     secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
     router = router_for(settings.config_file)
-    response = receive(request, str(secret), router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    response = receive(
+        request, str(secret), router, aws.dynamodb(), settings.jobs_table, datetime.now(UTC), history=settings.history
+    )
     if response.result is not None:
-        record_job(response.result, settings.metrics_namespace, settings.runner_type_metrics, stack=settings.stack_name)
+        record_job(
+            response.result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name
+        )
     log = logger.info if response.status < 400 else logger.warning
     log("webhook", extra={"status": response.status, "reason": response.message})
     return response.for_function_url()

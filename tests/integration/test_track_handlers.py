@@ -42,6 +42,7 @@ def tracker(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
         "JOBS_TABLE": TABLE,
         "STACK_NAME": "test",
         "WEBHOOK_SECRET_ARN": arn,
+        "JOB_METRICS": "on",  # the per-runner-type job metrics are an option: on here, to check them
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -109,21 +110,21 @@ def test_in_any_order_each_figure_is_counted_once(
 
 
 @pytest.fixture
-def atomic_put_returns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DynamoDB returns ALL_OLD atomically with the conditional PutItem; moto reads the old item before it
-    writes, so two racing threads could both see none. One lock around moto's PutItem handler gives
+def atomic_update_returns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB returns ALL_OLD atomically with the conditional UpdateItem; moto reads the old item before it
+    writes, so two racing threads could both see none. One lock around moto's UpdateItem handler gives
     DynamoDB's guarantee back (conftest's backend lock sits inside it)."""
     lock = threading.Lock()
-    handler = DynamoHandler.put_item
+    handler = DynamoHandler.update_item
 
     def under_lock(self: DynamoHandler) -> Any:
         with lock:
             return handler(self)
 
-    monkeypatch.setattr(DynamoHandler, "put_item", under_lock)
+    monkeypatch.setattr(DynamoHandler, "update_item", under_lock)
 
 
-@pytest.mark.usefixtures("atomic_put_returns")
+@pytest.mark.usefixtures("atomic_update_returns")
 def test_racing_events_for_one_job_count_each_figure_once(tracker: Any) -> None:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     router = Router(load_config(REPO_ROOT / "config" / "queuewatch.yaml"))
@@ -176,7 +177,7 @@ def test_a_bus_event_that_is_not_a_workflow_job_fails_and_stores_nothing(tracker
 
 
 def test_a_throttled_write_fails_the_invocation_so_lambda_retries_it(tracker: Any) -> None:
-    inject(tracker.aws.dynamodb(), "PutItem", "throttling")  # every attempt, botocore's retries included
+    inject(tracker.aws.dynamodb(), "UpdateItem", "throttling")  # every attempt, botocore's retries included
     with pytest.raises(ClientError, match=r"ProvisionedThroughputExceeded|Throttling"):
         tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     assert job() is None
@@ -246,10 +247,10 @@ def test_a_body_over_githubs_limit_is_a_413(tracker: Any, monkeypatch: pytest.Mo
     assert response["statusCode"] == 413 and job() is None
 
 
-def test_runner_type_metrics_off_publishes_no_job_metric(
+def test_job_metrics_are_off_unless_asked_for(
     tracker: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("RUNNER_TYPE_METRICS", "off")
+    monkeypatch.delenv("JOB_METRICS")  # the template's default: the triage reads the jobs' history instead
     tracker.lambda_handler(load_event("track_queued.json"), FakeContext("track"))
     tracker.lambda_handler(load_event("track_in_progress.json"), FakeContext("track"))
     assert emf(capsys.readouterr().out) == [] and queued() == []  # the jobs are tracked all the same

@@ -26,7 +26,7 @@ CORE = [
     "track.events",
     "track.routing",
     "track.jobs",
-    "track.schema",
+    "jobs",
     "track.signature",
     "metric_names",
 ]
@@ -84,6 +84,17 @@ def test_the_import_check_sees_an_import_through_a_package() -> None:
     # config/load.py imports yaml: a module that imports it, even through the package, must be caught.
     assert "yaml" in closure("config.load")
     assert "queuewatch.adapters.state_table" in closure("evaluate.stage")
+
+
+STAGES = ("queuewatch.collect", "queuewatch.evaluate", "queuewatch.track", "queuewatch.notifications")
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (PACKAGE / "adapters").glob("*.py") if p.stem != "__init__"))
+def test_an_adapter_reaches_no_stage(name: str) -> None:
+    # Adapters map the core's records to AWS and back: the stages depend on them, never the other way round.
+    reached = closure(f"adapters.{name}")
+    upward = {m: via for m, via in reached.items() if any(m == s or m.startswith(f"{s}.") for s in STAGES)}
+    assert upward == {}, f"queuewatch.adapters.{name} reaches {upward} (module: imported by)"
 
 
 def test_the_layer_holds_the_runtime_alone() -> None:

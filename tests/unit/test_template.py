@@ -32,7 +32,7 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
-        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/queued", None),
+        ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/history", None),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
@@ -49,7 +49,12 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
     },
     # The tracker writes its own table and nothing else: no state table, no topic, no queue it reads.
     "TrackRole": {
-        (None, frozenset({"dynamodb:PutItem", "dynamodb:GetItem"}), "GetAtt JobsTable.Arn", None),
+        (
+            None,
+            frozenset({"dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:GetItem"}),
+            "GetAtt JobsTable.Arn",
+            None,
+        ),
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt TrackLogGroup.Arn", None),
         ("TrackFromBus", frozenset({"sqs:SendMessage"}), "GetAtt TrackDeadLetterQueue.Arn", None),
         ("TrackFromWebhook", frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from queuewatch.config.load import ConfigError, parse_config
+from queuewatch.jobs import QUEUED_LIMIT
 from queuewatch.track import Router, WorkflowJobEvent, label_set, record_of
-from queuewatch.track.schema import QUEUED_LIMIT
 from queuewatch.track.signature import sign, signature_valid
 from queuewatch_cli.localrun import REPO_ROOT
 
@@ -105,7 +105,13 @@ def test_a_queued_event_keeps_no_start_and_expires_past_githubs_limit(router: Ro
     assert record.expires_at >= record.created_at + QUEUED_LIMIT
     completed = record_of(WorkflowJobEvent.model_validate(bus_detail("track_completed.json")), router, NOW)
     assert completed is not None and completed.run_seconds == 41 * 60 + 12
-    assert completed.expires_at <= NOW + timedelta(days=2)
+    # Kept as history for the days after it was queued (14 by default), and never less than a day after it
+    # finished, so a late or repeated event is still recognised.
+    assert completed.expires_at == completed.queued_since + timedelta(days=14)
+    short = record_of(
+        WorkflowJobEvent.model_validate(bus_detail("track_completed.json")), router, NOW, history=timedelta(days=1)
+    )
+    assert short is not None and short.expires_at == NOW + timedelta(days=1)
 
 
 def test_a_job_cancelled_before_any_runner_took_it_has_no_run_or_queue_time(router: Router) -> None:

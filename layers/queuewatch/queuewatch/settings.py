@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Self
@@ -15,6 +16,7 @@ from queuewatch.alert import QueueBody
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import HISTORY_DAYS
 
 # Which runner types get their own QueueSize and QueueTime metrics: those whose queue holds jobs, those
 # in a pending or firing alert, or none. They are the largest line of the bill at scale (docs/COST.md),
@@ -80,7 +82,10 @@ class TrackSettings(_Settings):
     jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
     stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
-    runner_type_metrics: RunnerTypeMetrics = Field(alias="RUNNER_TYPE_METRICS", default="queued")
+    # JobsQueued, JobQueueTime, JobRunTime per runner type: an option, billed per metric; the triage reads the
+    # jobs' history instead (collect/history.py).
+    job_metrics: Literal["on", "off"] = Field(alias="JOB_METRICS", default="off")
+    history_days: int = Field(alias="JOB_HISTORY_DAYS", default=HISTORY_DAYS, ge=1, le=365)
     webhook_secret_arn: str | None = Field(
         alias="WEBHOOK_SECRET_ARN", default=None, pattern=r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$"
     )
@@ -89,6 +94,14 @@ class TrackSettings(_Settings):
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when the stack takes no webhook
+
+    @property
+    def history(self) -> timedelta:
+        return timedelta(days=self.history_days)
+
+    @property
+    def per_runner_type_metrics(self) -> RunnerTypeMetrics:
+        return "queued" if self.job_metrics == "on" else "off"
 
 
 @lru_cache(maxsize=4)

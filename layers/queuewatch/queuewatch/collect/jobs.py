@@ -1,6 +1,8 @@
 """The tracked jobs, as the collector adds them to a snapshot: per runner type, how many are queued and
 since when, and which wait longest; jobs no runner type serves, by their labels; jobs lost past GitHub's
-limit. Pure: the jobs come from one paged Query of the queued index (adapters/job_store.queued_jobs).
+limit. Pure: the jobs come from one paged Query of the history index's queued partition
+(adapters/job_store.queued_jobs). A job's wait starts when it was queued for a runner (queued_at), so a
+deployment's approval wait is never queue time.
 
 Where the rules judge the jobs (queue_source: jobs, the default with tracking), a runner type's queue
 size and time become the jobs' count and oldest wait, and what the autoscaler's queue holds moves to
@@ -15,10 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
-from queuewatch.track.jobs import JobRecord
-from queuewatch.track.schema import QUEUED_LIMIT
 
 LISTED_PER_RUNNER_TYPE = 5
 LISTED_RUNNER_TYPES = 50  # as many as a page lists: the snapshot stays small at any fleet size
@@ -39,13 +40,13 @@ class JobCensus:
 
 
 def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCensus:
-    """Count the queued jobs. Jobs arrive oldest first (the index's sort key), so each runner type's first
-    ones are its oldest. A job routed to a runner type this collector does not watch counts as unmatched."""
+    """Count the queued jobs. Jobs arrive longest queued first (the index's sort key), so each runner type's
+    first ones wait longest. A job routed to a runner type this collector does not watch counts as unmatched."""
     by_runner_type: dict[str, Waiting] = defaultdict(Waiting)
     unmatched: dict[str, list[JobRecord]] = defaultdict(list)
     expired = 0
     for job in jobs:
-        if now - job.created_at > QUEUED_LIMIT:
+        if now - job.queued_since > QUEUED_LIMIT:
             expired += 1  # GitHub cancelled it long ago: its in_progress or completed event was lost
             continue
         if job.runner_type in fleet:
@@ -62,7 +63,7 @@ def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCens
             UnmatchedJobs(
                 label_set=labels[:256],
                 count=len(waiting),
-                oldest_seconds=max(0.0, (now - min(j.created_at for j in waiting)).total_seconds()),
+                oldest_seconds=max(0.0, (now - min(j.queued_since for j in waiting)).total_seconds()),
             )
             for labels, waiting in label_sets
         ],
@@ -82,7 +83,7 @@ def with_jobs(
         waiting = census.by_runner_type.get(runner_type.name, Waiting())
         oldest = waiting.oldest
         size = Reading.of(waiting.count)
-        age = Reading.of(max(0.0, (now - oldest[0].created_at).total_seconds()) if oldest else 0.0)
+        age = Reading.of(max(0.0, (now - oldest[0].queued_since).total_seconds()) if oldest else 0.0)
     if judge_jobs:
         for judged, evidence in (
             (SignalName.QUEUE_SIZE, SignalName.SCALE_UP_REQUESTS),
@@ -93,7 +94,8 @@ def with_jobs(
         signals[SignalName.QUEUE_SIZE], signals[SignalName.QUEUE_TIME] = size, age
     else:
         signals[SignalName.JOBS_QUEUED], signals[SignalName.OLDEST_JOB_AGE] = size, age
-    listed = [WaitingJob(repo=j.repo[:128], url=j.html_url, created_at=j.created_at) for j in oldest]
+    # WaitingJob.created_at is the alert's "waiting since": when the job was queued for a runner.
+    listed = [WaitingJob(repo=j.repo[:128], url=j.html_url, created_at=j.queued_since) for j in oldest]
     return runner_type.model_copy(update={"signals": signals, "oldest_jobs": listed})
 
 

@@ -28,10 +28,10 @@ from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.config import Config
+from queuewatch.jobs import JobRecord
 from queuewatch.rules import judge
 from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
-from queuewatch.track.jobs import JobRecord
 
 MAX_THREADS = 32
 
@@ -45,7 +45,7 @@ def collect(
     snapshot_id: str,
     jobs_table: str | None = None,
 ) -> Snapshot:
-    """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued index more."""
+    """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE

@@ -8,12 +8,10 @@ unknown action parses, so that a new action GitHub adds is ignored rather than r
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-JobStatus = Literal["waiting", "queued", "in_progress", "completed"]
 TRACKED_ACTIONS: frozenset[str] = frozenset({"waiting", "queued", "in_progress", "completed"})
 
 

@@ -4,60 +4,37 @@ Each event carries the whole job, so the newest state is the event furthest alon
 (waiting, queued, in_progress, completed) and the store keeps only that one: an event not further
 along than what is stored is a duplicate or arrived late, and changes nothing. So an `in_progress`
 seen before its `queued` means the job is not queued, and a completed job is never brought back.
+
+When the job was queued for a runner (`queued_at`) is the one thing an event does not carry: GitHub keeps a
+deployment job's `created_at` while it waits for approval. A job first seen queued, or further along, was
+queued when it was created; one seen waiting first was queued when its approval's event happened.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from queuewatch.frozen import FrozenModel
-from queuewatch.track.events import JobStatus, WorkflowJobEvent
+from queuewatch.jobs import (
+    HISTORY_DAYS,
+    KEEP_FINISHED,
+    PROGRESS,
+    QUEUED_LIMIT,
+    RUN_LIMIT,
+    JobRecord,
+    JobStatus,
+    StoredJob,
+)
+from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router, label_set
-from queuewatch.track.schema import KEEP_FINISHED, QUEUED_LIMIT, RUN_LIMIT
 
-PROGRESS: dict[str, int] = {"waiting": 0, "queued": 1, "in_progress": 2, "completed": 3}
-
-
-class JobRecord(FrozenModel):
-    """One job as the jobs table holds it (adapters/job_store.py maps it to an item)."""
-
-    job_id: int
-    run_id: int
-    status: JobStatus
-    progress: int
-    runner_type: str | None
-    labels: tuple[str, ...]
-    label_set: str
-    org: str
-    repo: str
-    html_url: str | None
-    created_at: datetime
-    started_at: datetime | None = None
-    completed_at: datetime | None = None
-    updated_at: datetime
-    expires_at: datetime
-
-    @property
-    def queued(self) -> bool:
-        return self.status == "queued"
-
-    @property
-    def queue_seconds(self) -> float | None:
-        """How long it waited for a runner: started_at - created_at, never negative (GitHub's clocks
-        sometimes stamp started_at a little before created_at)."""
-        if self.started_at is None:
-            return None
-        return max(0.0, (self.started_at - self.created_at).total_seconds())
-
-    @property
-    def run_seconds(self) -> float | None:
-        if self.started_at is None or self.completed_at is None:
-            return None
-        return max(0.0, (self.completed_at - self.started_at).total_seconds())
+DEFAULT_HISTORY = timedelta(days=HISTORY_DAYS)
 
 
-def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobRecord | None:
-    """The state the event stands for, or None for an action that says nothing about waiting."""
+def record_of(
+    event: WorkflowJobEvent, router: Router, now: datetime, *, history: timedelta = DEFAULT_HISTORY
+) -> JobRecord | None:
+    """The state the event stands for, as if no waiting stage came before it (see `rebased`), or None for an
+    action that says nothing about waiting."""
     if not event.tracked:
         return None
     status: JobStatus = event.action  # type: ignore[assignment]  # tracked: one of JobStatus
@@ -66,7 +43,7 @@ def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobReco
     if status == "completed" and job.runner_name is None:
         started = None  # cancelled or skipped before any runner took it: it never ran, nor stopped waiting
     completed = job.completed_at if status == "completed" else None
-    return JobRecord(
+    record = JobRecord(
         job_id=job.id,
         run_id=job.run_id,
         status=status,
@@ -78,17 +55,50 @@ def record_of(event: WorkflowJobEvent, router: Router, now: datetime) -> JobReco
         repo=event.repository.full_name,
         html_url=job.html_url,
         created_at=job.created_at,
+        queued_at=None if status == "waiting" else job.created_at,
         started_at=started,
         completed_at=completed,
         updated_at=now.astimezone(UTC),
-        expires_at=_expiry(status, job.created_at, started, now),
+        expires_at=now,  # set below, from the times above
     )
+    return _expiring(record, now, history)
 
 
-def _expiry(status: JobStatus, created: datetime, started: datetime | None, now: datetime) -> datetime:
-    """When the table may forget the job: past GitHub's own limits, or a day after it finished."""
-    if status in ("waiting", "queued"):
-        return max(created + QUEUED_LIMIT, now) + KEEP_FINISHED
-    if status == "in_progress":
-        return max(started or created, now) + RUN_LIMIT + KEEP_FINISHED
-    return now + KEEP_FINISHED
+def rebased(
+    record: JobRecord, stored: StoredJob, occurred_at: datetime, now: datetime, *, history: timedelta = DEFAULT_HISTORY
+) -> JobRecord | None:
+    """The record to write over what is stored, or None when the stored job is as far along (a duplicate or a
+    late event). It keeps the stored queued_at; a job stored waiting for approval was queued when this event
+    happened (`occurred_at`: the bus event's time, or the webhook's receipt), or, for an event further along
+    (its queued event lost or late), when a runner took it: the approval wait is never queue time."""
+    if stored.progress >= record.progress:
+        return None
+    if stored.queued_at is not None:
+        queued_at: datetime | None = stored.queued_at
+    elif stored.status != "waiting":
+        queued_at = record.created_at  # stored before queued_at was recorded: it never waited for approval
+    elif record.status == "queued":
+        queued_at = _within(occurred_at, record.created_at, now)
+    elif record.started_at is not None:
+        queued_at = _within(record.started_at, record.created_at, now)
+    else:
+        queued_at = None  # rejected or cancelled while it waited for approval: never queued for a runner
+    return _expiring(record.model_copy(update={"queued_at": queued_at}), now, history)
+
+
+def _within(moment: datetime, earliest: datetime, latest: datetime) -> datetime:
+    """A time from another clock, kept between what is certain: not before the job existed, not in the future."""
+    return max(earliest, min(moment.astimezone(UTC), latest.astimezone(UTC)))
+
+
+def _expiring(record: JobRecord, now: datetime, history: timedelta) -> JobRecord:
+    """When the table may forget the job: past GitHub's own limits, or a day after it finished, and never
+    before the history's days from when it was queued have passed."""
+    created, started = record.created_at, record.started_at
+    if record.status in ("waiting", "queued"):
+        limit = max(created + QUEUED_LIMIT, now) + KEEP_FINISHED
+    elif record.status == "in_progress":
+        limit = max(started or created, now) + RUN_LIMIT + KEEP_FINISHED
+    else:
+        limit = now + KEEP_FINISHED
+    return record.model_copy(update={"expires_at": max(limit, record.queued_since + history)})

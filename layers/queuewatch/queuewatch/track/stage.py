@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from queuewatch.adapters.job_store import put_job
 from queuewatch.frozen import FrozenModel
+from queuewatch.jobs import PROGRESS, StoredJob
 from queuewatch.track.events import WorkflowJobEvent
-from queuewatch.track.jobs import PROGRESS, record_of
+from queuewatch.track.jobs import DEFAULT_HISTORY, rebased, record_of
 from queuewatch.track.routing import Router
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+MAX_WRITES = 4  # a write rebased on what it found, again if another event moved the job in between
 
 
 class TrackResult(FrozenModel):
@@ -29,18 +33,49 @@ class TrackResult(FrozenModel):
     run_seconds: float | None = None
 
 
-def track(event: WorkflowJobEvent, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime) -> TrackResult:
+class TrackConflict(RuntimeError):
+    """The job's item kept changing under this event's writes: raised so that Lambda retries the event."""
+
+
+def track(
+    event: WorkflowJobEvent,
+    router: Router,
+    dynamodb: DynamoDBClient,
+    table: str,
+    now: datetime,
+    *,
+    occurred_at: datetime | None = None,
+    history: timedelta = DEFAULT_HISTORY,
+) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
-    A failed write raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ)."""
-    record = record_of(event, router, now)
+    `occurred_at` is when the event happened (the bus envelope's time; the webhook's receipt, `now`, if
+    None): the time a job that waited for approval was queued. A failed write raises, so that Lambda
+    retries the event (and, past its retries, keeps it in the DLQ)."""
+    record = record_of(event, router, now, history=history)
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
-    before = put_job(dynamodb, table, record)
+    writer = uuid.uuid4().hex  # this event's writes: a retried write that took effect is recognised by it
+    expect: StoredJob | None = None
+    before: int | None = None
+    for _ in range(MAX_WRITES):
+        answer = put_job(dynamodb, table, record, writer, expect=expect)
+        if answer is None:  # no item (it expired between the writes): write as if first seen
+            expect = None
+            continue
+        if isinstance(answer, int):
+            before = answer
+            break
+        rebase = rebased(record, answer, occurred_at or now, now, history=history)
+        if rebase is None:
+            break  # stored as far along: a duplicate, or an event that arrived after a later one
+        record, expect = rebase, answer
+    else:
+        raise TrackConflict(f"job {record.job_id}: its item changed under {MAX_WRITES} writes in a row")
     applied = before is not None
     # Each figure once per job, from the write that first got that far, whichever event it was: a job
     # whose queued event came after its in_progress still arrived, and a completed that overtook its
     # in_progress still gives the queue time.
-    arrived = before is not None and before < PROGRESS["queued"] <= record.progress
+    arrived = before is not None and before < PROGRESS["queued"] <= record.progress and record.queued_at is not None
     first_start = before is not None and before < PROGRESS["in_progress"] <= record.progress
     return TrackResult(
         outcome="applied" if applied else "duplicate",

@@ -7,7 +7,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from queuewatch.adapters.job_store import delivery_seen, remember_delivery
 from queuewatch.frozen import FrozenModel
 from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.jobs import DEFAULT_HISTORY
 from queuewatch.track.routing import Router
 from queuewatch.track.signature import signature_valid
 from queuewatch.track.stage import TrackResult, track
@@ -59,9 +60,17 @@ class WebhookResponse(FrozenModel):
 
 
 def receive(
-    request: WebhookRequest, secret: str, router: Router, dynamodb: DynamoDBClient, table: str, now: datetime
+    request: WebhookRequest,
+    secret: str,
+    router: Router,
+    dynamodb: DynamoDBClient,
+    table: str,
+    now: datetime,
+    *,
+    history: timedelta = DEFAULT_HISTORY,
 ) -> WebhookResponse:
-    """Refuse what is unsigned, too large or malformed; store a workflow_job event once per delivery."""
+    """Refuse what is unsigned, too large or malformed; store a workflow_job event once per delivery.
+    The event's time is its receipt, `now`: GitHub's body carries none."""
     if len(request.body) > MAX_BODY_BYTES:
         return WebhookResponse(status=413, message=f"body of {len(request.body)} bytes, over GitHub's 25 MB")
     if not signature_valid(secret, request.body, request.headers.get("x-hub-signature-256")):
@@ -78,7 +87,7 @@ def receive(
         event = WorkflowJobEvent.model_validate(json.loads(request.body))
     except (ValueError, ValidationError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return WebhookResponse(status=400, message=f"not a workflow_job payload: {_first_problem(error)}")
-    result = track(event, router, dynamodb, table, now)
+    result = track(event, router, dynamodb, table, now, occurred_at=now, history=history)
     remember_delivery(dynamodb, table, delivery, now)
     return WebhookResponse(status=200, message=result.outcome, result=result)
 
