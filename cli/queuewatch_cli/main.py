@@ -69,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    backtest.add_argument(
+        "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
+    )
+    backtest.add_argument("--budget", default="1/week", help="--suggest: pages allowed per span, such as 1/week")
+    backtest.add_argument(
+        "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
+    )
     add_track_parser(commands)
     add_capacity_parser(commands)
 

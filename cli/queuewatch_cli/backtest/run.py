@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +18,7 @@ from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.signals import JOBS_SOURCE
+from queuewatch.snapshot import Snapshot
 from queuewatch_cli.backtest.history import ChunkRead, Observations, plan_history, resolution
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay
@@ -64,6 +65,28 @@ def backtest(
     progress: Callable[[ChunkRead], None] = lambda _: None,
 ) -> Outcome:
     """Replay the config over [start, end], one tick a minute, reading its history from CloudWatch."""
+    ticks = history_ticks(config, clients, start, end, now=now, progress=progress)
+    replay = Replay(config, keep_pages)
+    timeline = Timeline(config, start, end) if plot else None
+    if timeline is not None:
+        replay.on_tick = timeline.record
+    for snapshot in ticks:
+        replay.tick(snapshot, snapshot.collected_at)
+    if timeline is not None:
+        timeline.close_spans(replay.episodes)
+    return Outcome(label, replay, timeline)
+
+
+def history_ticks(
+    config: Config,
+    clients: AwsClients,
+    start: datetime,
+    end: datetime,
+    *,
+    now: datetime,
+    progress: Callable[[ChunkRead], None] = lambda _: None,
+) -> Iterator[Snapshot]:
+    """The history's observations, one a minute from start to end (backtest and --suggest replay them)."""
     if end <= start:
         raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
     if end > now:
@@ -75,16 +98,7 @@ def backtest(
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
     history = plan_history(config, targets, discovery, period)
-    observations = Observations(config, history, clients.cloudwatch, progress)
-    replay = Replay(config, keep_pages)
-    timeline = Timeline(config, start, end) if plot else None
-    if timeline is not None:
-        replay.on_tick = timeline.record
-    for snapshot in observations.ticks(start, end):
-        replay.tick(snapshot, snapshot.collected_at)
-    if timeline is not None:
-        timeline.close_spans(replay.episodes)
-    return Outcome(label, replay, timeline)
+    return Observations(config, history, clients.cloudwatch, progress).ticks(start, end)
 
 
 def _progress(label: str) -> Callable[[ChunkRead], None]:
@@ -130,6 +144,14 @@ def run_backtest(
         end = parse_moment(args.end, now, "--to")
         if args.region:
             configs = [(path, _in_region(config, args.region)) for path, config in configs]
+        if getattr(args, "suggest", False):
+            from queuewatch_cli.backtest.suggest import run_suggest
+
+            config = configs[0][1]
+            # Read once, replayed a few times: a tick is a list of the runner types' readings, shared between
+            # ticks until one changes, so the range costs a reference per runner type a minute.
+            read = list(history_ticks(config, clients, start, end, now=now))
+            return run_suggest(args, config, lambda: read, start, end, out)
         outcomes = [
             backtest(
                 config,

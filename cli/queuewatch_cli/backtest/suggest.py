@@ -18,8 +18,10 @@ The budget counts the pages that match no listed incident: the incidents' own pa
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -325,3 +327,32 @@ def _tried_line(tried: Tried, allowed: float) -> str:
     budget = "within budget" if tried.within_budget else f"over budget ({allowed:g})"
     pages = f"{len(tried.episodes)} page(s), {tried.noise} besides incidents"
     return f"{tried.setting.describe()}: {pages}, {budget}{incidents}"
+
+
+def run_suggest(
+    args: argparse.Namespace,
+    config: Config,
+    ticks: Callable[[], Iterable[Snapshot]],
+    start: datetime,
+    end: datetime,
+    out: Callable[[str], None] = print,
+) -> int:
+    """`backtest --suggest`: 0 when every rule has a setting meeting the budget and the incidents, 1 when one
+    has none, 2 for bad input."""
+    try:
+        budget = parse_budget(args.budget)
+        incidents = read_incidents(args.incidents) if args.incidents else []
+        if args.compare:
+            raise QueuewatchError("--suggest replays one config: drop --compare")
+        outside = [i for i in incidents if i.end <= start or i.start >= end]
+        if outside:
+            raise QueuewatchError(
+                f"--incidents {args.incidents}, line {outside[0].line}: {outside[0].label()} is outside the range "
+                f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"
+            )
+        answers = suggest(config, ticks, start, end, budget, incidents)
+    except QueuewatchError as error:
+        print(f"backtest: {error}", file=sys.stderr)
+        return 2
+    out("\n".join(suggestion_lines(answers, budget, incidents, start, end)))
+    return 0 if all(a.chosen is not None for a in answers) else 1

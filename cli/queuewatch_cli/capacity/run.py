@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import JobRecord
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
@@ -60,18 +61,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def job_times(records: Iterable[object]) -> Iterator[JobTimes]:
-    """The seam with the jobs table: its records as the times the model needs (jobs no runner type serves are
-    not any pool's)."""
-    from queuewatch.track.jobs import JobRecord
-
+def job_times(records: Iterable[JobRecord]) -> Iterator[JobTimes]:
+    """The seam with the jobs table: its records as the times the model needs. A job's queue starts when it was
+    queued for a runner (after any approval); jobs no runner type serves are no pool's."""
     for record in records:
-        assert isinstance(record, JobRecord)
         if record.runner_type is None:
             continue
         yield JobTimes(
             record.runner_type,
-            record.created_at.timestamp(),
+            record.queued_since.timestamp(),
             None if record.started_at is None else record.started_at.timestamp(),
             None if record.completed_at is None else record.completed_at.timestamp(),
         )
@@ -144,7 +142,8 @@ def _table_reader(args: argparse.Namespace) -> Callable[[datetime, datetime], It
         from queuewatch.adapters.clients import AwsClients
         from queuewatch.adapters.job_store import read_history
 
-        client = AwsClients().dynamodb(args.region)
-        return job_times(read_history(client, args.table, start, end))
+        exact = [name for name in args.runner_type if not any(c in name for c in "*?[")]
+        named = exact if exact and len(exact) == len(args.runner_type) else None  # globs: read all, then filter
+        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named))
 
     return read
