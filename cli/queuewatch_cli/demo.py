@@ -32,6 +32,7 @@ from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import email_text
 from queuewatch_cli.backtest.run import run_backtest
+from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.localrun import (
     REPO_ROOT,
     FakeContext,
@@ -227,7 +228,8 @@ class Demo:
             )
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
-        return 0 if ok and replayed and tracked_ok else 1
+        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
+        return 0 if ok and replayed and tracked_ok and decided else 1
 
     def replay(self, start: datetime) -> bool:
         """`queuewatch backtest` on the history the demo put in CloudWatch, from its first tick, against the

@@ -83,7 +83,7 @@ def test_capacity_for_the_runner_types_named_and_plotted(table: Any, tmp_path: P
     code, out = run("--from", START.isoformat(), "--to", "now", "--runner-type", "windows", "--target", "p50<3m")
     assert code == 0
     assert "windows" in out and "linux.2xlarge" not in out
-    assert "target p50<3m" in out
+    assert "queue time p50<3m" in out
     assert "only 10 job(s)" in out  # too thin, and said
     plot = tmp_path / "capacity.png"
     code, out = run("--from", START.isoformat(), "--runner-type", "linux.*", "--plot", str(plot))

@@ -175,7 +175,7 @@ def test_the_command_prints_a_table_and_json() -> None:
     args = build_parser().parse_args(["capacity", "--table", "jobs", "--from", "14d", "--target", "p90<5m"])
     assert run_capacity(args, read=lambda s, e: history, now=END, out=lines.append) == 0
     text = lines[0]
-    assert "linux.2xlarge" in text and "target p90<5m" in text and "the model assumes" in text
+    assert "linux.2xlarge" in text and "queue time p90<5m" in text and "the model assumes" in text
     args = build_parser().parse_args(["capacity", "--table", "jobs", "--from", "14d", "--json"])
     lines.clear()
     assert run_capacity(args, read=lambda s, e: history, now=END, out=lines.append) == 0

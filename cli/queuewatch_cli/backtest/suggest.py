@@ -281,7 +281,7 @@ def suggestion_lines(
     allowed = budget.allowed(span)
     lines = [
         f"suggest from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC: budget {budget.text}, so at most "
-        f"{allowed:g} page(s) over {format_duration(span)} besides the {len(incidents)} listed incident(s)"
+        f"{_count(allowed)} page(s) over {format_duration(span)} besides the {len(incidents)} listed incident(s)"
     ]
     if span < budget.per_seconds:
         lines.append("  (the range is shorter than the budget's span: the budget is scaled down to it)")
@@ -292,10 +292,10 @@ def suggestion_lines(
         chosen = answer.chosen
         if chosen is None:
             lines.append(
-                f"  no setting tried meets both the budget and the incidents: none of these is within {allowed:g} "
+                f"  no setting tried meets both the budget and the incidents: none is within {_count(allowed)} "
                 f"page(s) and pages every incident"
                 if incidents
-                else f"  no setting tried keeps within {allowed:g} page(s)"
+                else f"  no setting tried keeps within {_count(allowed)} page(s)"
             )
             continue
         lines.append(
@@ -311,6 +311,10 @@ def suggestion_lines(
     return lines
 
 
+def _count(pages: float) -> str:
+    return f"{pages:g}" if pages == int(pages) else f"{pages:.2f}"
+
+
 def _when(moment: datetime | None) -> str:
     return f"{moment:%Y-%m-%d %H:%M}" if moment else "still firing"
 
@@ -324,7 +328,7 @@ def _tried_line(tried: Tried, allowed: float) -> str:
             if missed
             else f"; pages every incident, the latest {format_duration(tried.worst_lateness)} after its start"
         )
-    budget = "within budget" if tried.within_budget else f"over budget ({allowed:g})"
+    budget = "within budget" if tried.within_budget else f"over budget ({_count(allowed)})"
     pages = f"{len(tried.episodes)} page(s), {tried.noise} besides incidents"
     return f"{tried.setting.describe()}: {pages}, {budget}{incidents}"
 

@@ -127,9 +127,9 @@ def thin_history(answer: Capacity, span: float) -> list[str]:
         notes.append(f"only {seen.jobs} job(s): under {MIN_JOBS}, the p99 and the sized pool rest on a handful")
     if seen.jobs and seen.startup_samples < MIN_SAMPLES:
         notes.append(
-            f"at its ceiling (as many wanting a runner as ever ran at once) whenever a job was queued but "
-            f"{seen.startup_samples}: capped, or nearly, the whole range; its queue times show the cap, not the "
-            f"start-up, and the pool it would need is beyond what the history shows"
+            f"at its ceiling (as many jobs wanting a runner as ever ran at once) when all but "
+            f"{seen.startup_samples} of its jobs were queued: capped, or nearly, the whole range; its queue times "
+            f"show the cap, not the start-up, and how it runs with more runners is the model's alone"
         )
     if answer.startup.source == "fleet history":
         notes.append(f"start-up delay {format_duration(answer.startup.seconds)} taken from the other runner types")

@@ -34,8 +34,8 @@ def _over(answer: Capacity) -> str:
 
 def table(answers: Sequence[Capacity], start: float, end: float, target: Target) -> list[str]:
     lines = [
-        f"capacity from {_when(start)} to {_when(end)} UTC ({format_duration(end - start)}), target {target}: "
-        f"queue time {target} with N runners"
+        f"capacity from {_when(start)} to {_when(end)} UTC ({format_duration(end - start)}); N: the fewest runners "
+        f"for queue time {target}"
     ]
     header = ("runner type", "jobs", "queue p50", "p90", "p99", "worst", "run p50", "p90", "peak", "start-up", "N")
     rows = [header]
