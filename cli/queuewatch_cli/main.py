@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument(
         "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
     )
-    backtest.add_argument("--budget", default="1/week", help="--suggest: pages allowed per span, such as 1/week")
+    backtest.add_argument("--budget", help="--suggest: pages allowed per span, such as 3/day (default 1/week)")
     backtest.add_argument(
         "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
     )

@@ -165,3 +165,10 @@ def test_budgets_scale_to_the_range() -> None:
     assert parse_budget("1/week").allowed(14 * 86400) == 2
     assert parse_budget("3/day").allowed(7 * 86400) == 21
     assert parse_budget("2/14d").allowed(7 * 86400) == 1
+
+
+def test_budget_or_incidents_without_suggest_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = arguments(tmp_path, "1/week", INCIDENT_FILE)
+    args.suggest = False
+    assert run_backtest(args, AwsClients(), now=NOW) == 2
+    assert "--budget and --incidents go with --suggest" in capsys.readouterr().err

@@ -145,13 +145,14 @@ def run_backtest(
         if args.region:
             configs = [(path, _in_region(config, args.region)) for path, config in configs]
         if getattr(args, "suggest", False):
-            from queuewatch_cli.backtest.suggest import run_suggest
+            from queuewatch_cli.backtest.suggest import HeldTicks, run_suggest
 
             config = configs[0][1]
-            # Read once, replayed a few times: a tick is a list of the runner types' readings, shared between
-            # ticks until one changes, so the range costs a reference per runner type a minute.
-            read = list(history_ticks(config, clients, start, end, now=now))
-            return run_suggest(args, config, lambda: read, start, end, out)
+            minutes = int((end - start).total_seconds() // 60) + 1
+            ticks = HeldTicks(lambda: history_ticks(config, clients, start, end, now=now), minutes)
+            return run_suggest(args, config, ticks, start, end, out)
+        if getattr(args, "budget", None) or getattr(args, "incidents", None):
+            raise QueuewatchError("--budget and --incidents go with --suggest")
         outcomes = [
             backtest(
                 config,

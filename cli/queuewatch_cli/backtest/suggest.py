@@ -13,7 +13,8 @@ each pass over the history. Pages are not strictly monotone in the threshold (a 
 two when the threshold rises), so every candidate tried is printed with its figures, and the chosen one is
 the best of those replayed, never an extrapolation.
 
-The budget counts the pages that match no listed incident: the incidents' own pages are the point.
+The budget counts the pages that match no listed incident: the incidents' own pages are the point. A rule
+must page the incidents that name no runner type, and those naming a runner type it applies to.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -164,6 +165,7 @@ class Tried:
 class RuleSuggestion:
     rule: str
     current: Setting
+    incidents: list[Incident]  # those it must page: unnamed, or naming a runner type it applies to
     tried: list[Tried] = field(default_factory=list)
     chosen: Tried | None = None
 
@@ -216,7 +218,8 @@ def suggest(
             rule.pending_for,
             on_queue_time,
         )
-        answer = RuleSuggestion(rule.name, current)
+        relevant = [i for i in incidents if not i.runner_types or any(map(rule.applies_to, i.runner_types))]
+        answer = RuleSuggestion(rule.name, current, relevant)
         pendings = sorted({*PENDING_PERIODS, rule.pending_for})
         # Per pending period, the bisection's bounds over the ladder's indices: [low, high], high within budget.
         bounds = {p: (0, len(ladder)) for p in pendings}  # high == len: none known within budget yet
@@ -231,7 +234,7 @@ def suggest(
             wanted = [s for s in dict.fromkeys(wanted) if s not in results]
             if not wanted:
                 break
-            for tried in _replay(config, spec, rule, wanted, ticks, incidents, end):
+            for tried in _replay(config, spec, rule, wanted, ticks, relevant, end):
                 tried.within_budget = tried.noise <= allowed
                 results[tried.setting] = tried
             for pending, (low, high) in list(bounds.items()):
@@ -286,7 +289,10 @@ def suggestion_lines(
     if span < budget.per_seconds:
         lines.append("  (the range is shorter than the budget's span: the budget is scaled down to it)")
     for answer in answers:
-        lines.append(f"rule {answer.rule} (now {answer.current.describe()}): {len(answer.tried)} candidate(s) replayed")
+        lines.append(
+            f"rule {answer.rule} (now {answer.current.describe()}): {len(answer.tried)} candidate(s) replayed, "
+            f"{len(answer.incidents)} incident(s) on runner types it watches"
+        )
         for tried in answer.tried:
             lines.append(f"    {_tried_line(tried, allowed)}")
         chosen = answer.chosen
@@ -294,7 +300,7 @@ def suggestion_lines(
             lines.append(
                 f"  no setting tried meets both the budget and the incidents: none is within {_count(allowed)} "
                 f"page(s) and pages every incident"
-                if incidents
+                if answer.incidents
                 else f"  no setting tried keeps within {_count(allowed)} page(s)"
             )
             continue
@@ -302,7 +308,7 @@ def suggestion_lines(
             f"  chosen: {chosen.setting.describe()}: {len(chosen.episodes)} page(s), "
             f"{chosen.noise} besides the incidents"
         )
-        for incident in incidents:
+        for incident in answer.incidents:
             late = chosen.lateness[incident.line]
             lines.append(f"    {incident.label()}: paged {format_duration(late or 0.0)} after its start")
         for episode in chosen.episodes:
@@ -333,6 +339,33 @@ def _tried_line(tried: Tried, allowed: float) -> str:
     return f"{tried.setting.describe()}: {pages}, {budget}{incidents}"
 
 
+MAX_HELD = 20_000_000
+"""Runner type readings a minute held between passes at most (a reference each, 8 bytes: 160 MB); past it the
+history is read again for each pass."""
+
+
+class HeldTicks:
+    """The history read once and held for the passes that follow, when it is small enough; else read afresh."""
+
+    def __init__(self, read: Callable[[], Iterable[Snapshot]], minutes: int) -> None:
+        self.read = read
+        self.minutes = minutes
+        self.held: list[Snapshot] | None = None
+
+    def __call__(self) -> Iterable[Snapshot]:
+        return self.held if self.held is not None else self._first()
+
+    def _first(self) -> Iterator[Snapshot]:
+        kept: list[Snapshot] | None = None
+        for snapshot in self.read():
+            if kept is None:
+                kept = [] if len(snapshot.runner_types) * self.minutes <= MAX_HELD else None
+            if kept is not None:
+                kept.append(snapshot)
+            yield snapshot
+        self.held = kept
+
+
 def run_suggest(
     args: argparse.Namespace,
     config: Config,
@@ -344,7 +377,7 @@ def run_suggest(
     """`backtest --suggest`: 0 when every rule has a setting meeting the budget and the incidents, 1 when one
     has none, 2 for bad input."""
     try:
-        budget = parse_budget(args.budget)
+        budget = parse_budget(args.budget or "1/week")
         incidents = read_incidents(args.incidents) if args.incidents else []
         if args.compare:
             raise QueuewatchError("--suggest replays one config: drop --compare")
