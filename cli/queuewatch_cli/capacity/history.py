@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from queuewatch_cli.capacity.simulate import percentile
 
 DAY = 86400
+EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday is 0)
 MIN_SAMPLES = 20  # start-up samples below which the runner type's own estimate is not trusted
 
 
@@ -95,9 +96,9 @@ def observe(jobs: RunnerTypeJobs, end: float) -> Observed:
     hours = [0] * 24
     weekdays = [0] * 7
     for queued in jobs.queued:
-        moment = datetime.fromtimestamp(queued, UTC)
-        hours[moment.hour] += 1
-        weekdays[moment.weekday()] += 1
+        day, into = divmod(int(queued), DAY)
+        hours[into // 3600] += 1
+        weekdays[(day + EPOCH_WEEKDAY) % 7] += 1
     waits = sorted(s - q for q, s in zip(jobs.queued, jobs.started, strict=True) if not math.isnan(s))
     runs = sorted(
         (end if math.isnan(c) else c) - s
@@ -139,14 +140,15 @@ def _running_changes(jobs: RunnerTypeJobs, end: float) -> list[tuple[float, int]
 def running_peaks(jobs: RunnerTypeJobs, end: float) -> tuple[int, list[tuple[str, int]]]:
     """The most jobs running at once over the range, and on each UTC day of it."""
     peak = running = 0
-    daily: dict[str, int] = {}
+    daily: dict[int, int] = {}  # days since the epoch -> the day's peak
     for at, change in _running_changes(jobs, end):
         running += change
         if change > 0:
             peak = max(peak, running)
-            day = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d")
-            daily[day] = max(daily.get(day, 0), running)
-    return peak, sorted(daily.items())
+            day = int(at // DAY)
+            if running > daily.get(day, 0):
+                daily[day] = running
+    return peak, [(datetime.fromtimestamp(day * DAY, UTC).strftime("%Y-%m-%d"), n) for day, n in sorted(daily.items())]
 
 
 def time_above(jobs: RunnerTypeJobs, end: float, runners: int) -> float:
