@@ -102,3 +102,12 @@ def test_refusals_and_an_empty_range(aws: None, capsys: pytest.CaptureFixture[st
     code, _ = run("--from", "2026-13-01")
     assert code == 2
     assert "--from: found '2026-13-01'" in capsys.readouterr().err
+    code, _ = run("--from", "1d", "--to", (NOW + timedelta(hours=1)).isoformat())
+    assert code == 2
+    assert "is in the future" in capsys.readouterr().err
+
+
+def test_a_range_older_than_the_history_says_so(table: Any) -> None:
+    code, out = run("--from", (START - timedelta(days=10)).isoformat(), "--to", (START + timedelta(days=7)).isoformat())
+    assert code == 0
+    assert "after --from: before it, the range is past what the jobs table keeps" in out

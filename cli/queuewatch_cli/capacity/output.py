@@ -32,7 +32,9 @@ def _over(answer: Capacity) -> str:
     return f"{answer.days_over}/{answer.days} days, {answer.share_above:.1%} of the time"
 
 
-def table(answers: Sequence[Capacity], start: float, end: float, target: Target) -> list[str]:
+def table(
+    answers: Sequence[Capacity], start: float, end: float, target: Target, notes: Sequence[str] = ()
+) -> list[str]:
     lines = [
         f"capacity from {_when(start)} to {_when(end)} UTC ({format_duration(end - start)}); N: the fewest runners "
         f"for queue time {target}"
@@ -79,6 +81,7 @@ def table(answers: Sequence[Capacity], start: float, end: float, target: Target)
             + ", ".join(f"{d} {n:,}" for d, n in zip(WEEKDAYS, seen.arrivals_by_weekday, strict=True))
         )
         lines += [f"    thin: {note}" for note in a.notes]
+    lines += [f"  thin: {note}" for note in notes]
     lines.append("  the model assumes: " + "; ".join(ASSUMPTIONS))
     return lines
 
@@ -103,8 +106,11 @@ def _pool(result: PoolResult) -> dict[str, Any]:
     }
 
 
-def document(answers: Sequence[Capacity], start: float, end: float, target: Target) -> dict[str, Any]:
+def document(
+    answers: Sequence[Capacity], start: float, end: float, target: Target, notes: Sequence[str] = ()
+) -> dict[str, Any]:
     return {
+        "thin": list(notes),
         "from": datetime.fromtimestamp(start, UTC).isoformat(),
         "to": datetime.fromtimestamp(end, UTC).isoformat(),
         "target": {

@@ -10,12 +10,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 
-from queuewatch.durations import parse_duration
+from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import JobTimes, by_runner_type
+from queuewatch_cli.capacity.history import DAY, JobTimes, by_runner_type
 from queuewatch_cli.capacity.output import document, draw, table
 from queuewatch_cli.capacity.simulate import Target
 
@@ -91,6 +91,8 @@ def run_capacity(
         end = parse_moment(args.end, now, "--to")
         if end <= start:
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
+        if end > now:
+            raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
         if args.plot:
             _check_plot(args)
         jobs = by_runner_type(
@@ -106,10 +108,17 @@ def run_capacity(
         return 1
     plotted = sorted(jobs) if args.plot else []
     answers = analyse(jobs, start.timestamp(), end.timestamp(), target, startup, plotted)
+    notes = []
+    first = min(of.queued[0] for of in jobs.values())
+    if first - start.timestamp() > DAY:
+        notes.append(
+            f"the first job read was queued {format_duration(first - start.timestamp())} after --from: before it, "
+            f"the range is past what the jobs table keeps (JobHistoryDays, 14 by default), or had no jobs"
+        )
     if args.json:
-        out(json.dumps(document(answers, start.timestamp(), end.timestamp(), target), indent=2))
+        out(json.dumps(document(answers, start.timestamp(), end.timestamp(), target, notes), indent=2))
     else:
-        out("\n".join(table(answers, start.timestamp(), end.timestamp(), target)))
+        out("\n".join(table(answers, start.timestamp(), end.timestamp(), target, notes)))
     if args.plot:
         draw(answers, target, args.plot)
         if not args.json:
