@@ -92,7 +92,8 @@ def analyse(
         chosen = choose_startup(seen, fleet, startup)
         arrivals, runs = simulation_input(jobs[name], end)
         sizing = smallest_pool(arrivals, runs, chosen.seconds, target)
-        answer = Capacity(name, seen, chosen, sizing, len(arrivals), days=len(seen.daily_peaks))
+        days = math.ceil(end // DAY - start // DAY + (1 if end % DAY else 0))  # UTC days the range touches
+        answer = Capacity(name, seen, chosen, sizing, len(arrivals), days=days)
         if sizing.runners is not None:
             answer.days_over = sum(1 for _, peak in seen.daily_peaks if peak > sizing.runners)
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)

@@ -126,13 +126,14 @@ def observe(jobs: RunnerTypeJobs, end: float) -> Observed:
 
 
 def _running_changes(jobs: RunnerTypeJobs, end: float) -> list[tuple[float, int]]:
-    """+1 at each start, -1 at each end (ends first at a tie: a runner freed and taken in one instant)."""
+    """+1 at each start, -1 at each end (ends first at a tie: a runner freed and taken in one instant); what ran
+    after the range's end is not the range's."""
     changes: list[tuple[float, int]] = []
     for started, completed in zip(jobs.started, jobs.completed, strict=True):
-        if math.isnan(started):
+        if math.isnan(started) or started >= end:
             continue
         changes.append((started, 1))
-        changes.append((end if math.isnan(completed) else completed, -1))
+        changes.append((end if math.isnan(completed) else min(completed, end), -1))
     changes.sort()
     return changes
 

@@ -36,7 +36,7 @@ def table(
     answers: Sequence[Capacity], start: float, end: float, target: Target, notes: Sequence[str] = ()
 ) -> list[str]:
     lines = [
-        f"capacity from {_when(start)} to {_when(end)} UTC ({format_duration(end - start)}); N: the fewest runners "
+        f"capacity from {_when(start)} to {_when(end)} UTC ({_span(end - start)}); N: the fewest runners "
         f"for queue time {target}"
     ]
     header = ("runner type", "jobs", "queue p50", "p90", "p99", "worst", "run p50", "p90", "peak", "start-up", "N")
@@ -84,6 +84,11 @@ def table(
     lines += [f"  thin: {note}" for note in notes]
     lines.append("  the model assumes: " + "; ".join(ASSUMPTIONS))
     return lines
+
+
+def _span(seconds: float) -> str:
+    days, rest = divmod(round(seconds), 86400)
+    return f"{days}d" + (format_duration(rest) if rest else "") if days else format_duration(rest)
 
 
 def _when(epoch: float) -> str:
@@ -171,7 +176,8 @@ def draw(answers: Sequence[Capacity], target: Target, path: str) -> None:
     axes.axhline(target.seconds / 60, color="grey", linestyle="--", linewidth=0.8, label=f"target {target}")
     axes.set_xlabel("runners (N)")
     axes.set_ylabel("queue time (minutes)")
-    axes.set_yscale("symlog", linthresh=1.0)
+    axes.set_yscale("symlog", linthresh=1.0)  # minutes to days on one axis, zero included
+    axes.set_ylim(bottom=0)
     axes.set_title("queuewatch capacity: queue time against the pool's size (dashed: the median)")
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize=8)
