@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -192,3 +194,14 @@ def test_the_command_prints_a_table_and_json() -> None:
     )
     assert document(answers, START.timestamp(), END.timestamp(), Target(90, 300))["target"]["text"] == "p90<5m"
     assert table(answers, START.timestamp(), END.timestamp(), Target(90, 300))[0].startswith("capacity from")
+
+
+def test_the_model_and_the_analysis_reach_no_aws() -> None:
+    """The simulation is pure: importing it, and what it imports, loads neither boto3 nor an adapter."""
+    code = (
+        "import sys; import queuewatch_cli.capacity.analysis, queuewatch_cli.capacity.output; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'yaml') "
+        "or m.startswith('queuewatch.adapters')))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert found.strip() == "[]"
