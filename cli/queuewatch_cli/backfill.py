@@ -1,6 +1,9 @@
-"""`queuewatch track backfill`: replay the autoscaler's EventBridge archive into the track rule, so that
-tracking starts with the jobs already queued. The track stage keeps only the furthest state of each job,
-so replayed events and live ones can interleave in any order and twice: the result is the same."""
+"""`queuewatch track backfill`: replay the autoscaler's EventBridge archive into the track rule, to fill the
+jobs' history for the days before tracking was on. The track stage keeps only the furthest state of each job,
+so replayed events and live ones can interleave in any order and twice: the result is the same. A replayed
+event (EventBridge marks it with `replay-name`) of more than a quarter of an hour ago is stored as history
+only (track/stage.py): never counted as queued now, so nothing pages, and no metric is emitted for it; one of
+the last minutes counts as its live delivery would."""
 
 from __future__ import annotations
 

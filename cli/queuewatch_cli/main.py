@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
 
     backtest = commands.add_parser(
-        "backtest", help="replay CloudWatch history through the rules: what would have paged"
+        "backtest", help="replay the tracked jobs' or CloudWatch's history through the rules: what would have paged"
     )
     backtest.add_argument("--config", required=True, metavar="FILE")
     backtest.add_argument("--compare", metavar="OTHER_FILE", help="a second config: pages only one would send")
@@ -69,6 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    backtest.add_argument(
+        "--jobs-table", metavar="TABLE", help="the stack's jobs table (JobsTable output): replay the tracked jobs"
+    )
+    backtest.add_argument(
+        "--source",
+        choices=("jobs", "cloudwatch"),
+        help="the history replayed: the tracked jobs (the default with --jobs-table, as the live rules judge "
+        "them) or CloudWatch's queue metrics (the default without)",
+    )
     backtest.add_argument(
         "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
     )

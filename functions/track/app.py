@@ -49,6 +49,7 @@ def lambda_handler(event: WorkflowJobBusEvent, context: LambdaContext) -> dict[s
         datetime.now(UTC),
         occurred_at=event.time,  # when the event happened, not when it reached us: a queued event's time
         history=settings.history,
+        replayed=event.replay_name is not None,  # EventBridge marks an archive's replay: see track()
     )
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     logger.info("tracked", extra=result.model_dump(mode="json", exclude_none=True))

@@ -10,7 +10,7 @@ import pytest
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
-from queuewatch_cli.backtest.history import HistoryError, Observations, plan_history, resolution
+from queuewatch_cli.backtest.history import HistoryError, Observations, plan_history, read_parts
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CONFIG = parse_config(
@@ -52,12 +52,28 @@ def test_every_call_fits_500_queries_and_100800_datapoints(count: int, hours: in
     assert ticks[-1].runner_types[0].value(SignalName.QUEUE_SIZE) == 0
 
 
-def test_the_period_follows_what_cloudwatch_keeps() -> None:
-    assert resolution(NOW - timedelta(days=14), NOW) == 60
-    assert resolution(NOW - timedelta(days=30), NOW) == 300
-    assert resolution(NOW - timedelta(days=100), NOW) == 3600
+def test_each_part_is_read_at_the_finest_period_cloudwatch_keeps_for_all_of_it() -> None:
+    plans = {period: plan_history(CONFIG, targets(1), [], period) for period in (60, 300, 3600)}
+
+    def parts(days_ago: float, to_days_ago: float = 0) -> list[tuple[float, float, int]]:
+        first = int((NOW - timedelta(days=days_ago)).timestamp())
+        last = int((NOW - timedelta(days=to_days_ago)).timestamp())
+        now = NOW.timestamp()
+        return [
+            ((now - p.start) / 86400, (now - p.end) / 86400, p.period)
+            for p in read_parts(first, last, NOW, plans.__getitem__)
+        ]
+
+    assert [period for _, _, period in parts(14)] == [60]
+    assert [period for _, _, period in parts(100)] == [3600, 300, 60]
+    assert [period for _, _, period in parts(30, 20)] == [300]  # ends before 1-minute data begins
+    # Every part starts inside what its period keeps, however close to the edge the range begins.
+    for days, (kept, period) in ((15, (15, 60)), (63, (63, 300))):
+        [(began, _, coarse), (fine_began, _, fine), *_] = parts(days - 1 / 1440)  # a minute inside the edge
+        assert (coarse, fine) == (300 if period == 60 else 3600, period) and began > kept - 1
+        assert fine_began < kept
     with pytest.raises(HistoryError, match="455 days"):
-        resolution(NOW - timedelta(days=500), NOW)
+        parts(500)
 
 
 class RecordedCloudWatch:

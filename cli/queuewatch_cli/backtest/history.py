@@ -7,9 +7,13 @@ lists now). A queue size whose source is `sqs` is read live with GetQueueAttribu
 which has no history: the AWS/SQS ApproximateNumberOfMessagesVisible, NotVisible and
 Delayed maxima stand in for it, and no datapoint means an idle queue, so zero jobs.
 
-How: GetMetricData at the finest resolution CloudWatch still keeps for the range's
-start (1 minute for 15 days, 5 minutes for 63, 1 hour for 455), in time chunks sized so
-that each call asks at most 500 queries and 100,800 datapoints. Chunks are read and
+How: GetMetricData at the finest resolution CloudWatch still keeps for each part of
+the range (1 minute for 15 days, 5 minutes for 63, 1 hour for 455): a range reaching past
+15 days is read in parts, its older part coarser, and every call starts within the retention
+of the period it asks for (CloudWatch answers nothing at all for a start older than that).
+A coarse datapoint (the maximum over its period) is applied when its period ends, when
+the collector could first have seen all of it, never before. Each part is read in time
+chunks sized so that each call asks at most 500 queries and 100,800 datapoints. Chunks are read and
 replayed one after another, so memory depends on the fleet, not on the range: a chunk
 holds at most 100,800 datapoints per 500 queries, kept as 12 bytes each (a series index
 and a value, in arrays by timestamp), and only one call's answer is held as Python objects.
@@ -52,19 +56,14 @@ DEPTH_METRICS = (
 )
 # (how far back CloudWatch keeps it, the period it keeps it at)
 RETENTION = ((timedelta(days=15), 60), (timedelta(days=63), 300), (timedelta(days=455), 3600))
+# Calls come after `now` (the older parts are read first): a period's data is asked for only from this far
+# inside its retention, so it is still there when the call is made.
+RETENTION_MARGIN = 600
 TICK = 60
 
 
 class HistoryError(QueuewatchError):
     """The history cannot be read as asked: a range CloudWatch no longer keeps, or a failed call."""
-
-
-def resolution(start: datetime, now: datetime) -> int:
-    """The period CloudWatch still keeps for datapoints as old as `start`."""
-    for kept, period in RETENTION:
-        if now - start <= kept:
-            return period
-    raise HistoryError(f"--from {start:%Y-%m-%d %H:%M} UTC: CloudWatch keeps no datapoints older than 455 days")
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,19 @@ class ChunkRead:
     datapoints: int
 
 
+@dataclass(frozen=True)
+class ReadPart:
+    """A span of the range read at one resolution: [start, end) in epoch seconds."""
+
+    start: int
+    end: int
+    plan: HistoryPlan
+
+    @property
+    def period(self) -> int:
+        return self.plan.period
+
+
 @dataclass
 class HistoryPlan:
     """Every query of the range, by region, and how the range is cut into chunks that fit one call each."""
@@ -103,6 +115,9 @@ class HistoryPlan:
     lookback: int
     chunk_seconds: int
     longest_period: int  # chunks start on its boundaries, as CloudWatch's periods do
+    # Per series, in by_region's order: how much later than its stamp a datapoint is whole (its period read
+    # minus the period it is published at), so the collector could have seen it.
+    delays: list[int]
 
     @property
     def queries(self) -> int:
@@ -115,9 +130,13 @@ class HistoryPlan:
 def plan_history(
     config: Config, targets: list[WatchedQueue], discovery: list[DiscoveryResult], period: int
 ) -> HistoryPlan:
+    native = metric_requests(targets)
     by_region: dict[str, list[tuple[MetricRequest, list[Slot]]]] = {
         region: [(replace(r, period=max(r.period, period)), list(slots)) for r, slots in pairs]
-        for region, pairs in metric_requests(targets).items()
+        for region, pairs in native.items()
+    }
+    delays = {
+        (region, r.query_id): max(r.period, period) - r.period for region, pairs in native.items() for r, _ in pairs
     }
     for index, target in enumerate(targets):
         if target.signals.get(SignalName.QUEUE_SIZE) != SQS_SOURCE:
@@ -140,7 +159,49 @@ def plan_history(
     chunk = max(longest, points * period // longest * longest)
     # The lookback must reach the previous datapoint at the resolution read.
     lookback = max(config.defaults.metric_lookback, longest)
-    return HistoryPlan(targets, discovery, by_region, period, lookback, chunk, longest)
+    ordered = [delays.get((region, r.query_id), period - TICK) for region, pairs in by_region.items() for r, _ in pairs]
+    return HistoryPlan(targets, discovery, by_region, period, lookback, chunk, longest, ordered)
+
+
+def read_parts(first: int, last: int, now: datetime, plan_for: Callable[[int], HistoryPlan]) -> list[ReadPart]:
+    """The range's reads, oldest first: each part at the finest period CloudWatch still holds for all of it.
+    The first part starts the lookback before the first tick, so that tick has its datapoints too."""
+    kept_from = {period: _ceil(_epoch(now - kept) + RETENTION_MARGIN, TICK) for kept, period in RETENTION}
+    periods = [period for _, period in RETENTION]
+
+    def start_of(period: int) -> int:
+        plan = plan_for(period)
+        return (first - plan.lookback) // plan.longest_period * plan.longest_period
+
+    index = next((i for i, period in enumerate(periods) if start_of(period) >= kept_from[period]), None)
+    if index is None:
+        raise HistoryError(
+            f"--from {_at(first):%Y-%m-%d %H:%M} UTC: CloudWatch keeps no datapoints older than 455 days"
+        )
+    plan, cursor = plan_for(periods[index]), start_of(periods[index])
+    parts: list[ReadPart] = []
+    while True:
+        if index == 0:
+            end = last
+        else:
+            end = min(
+                last, max(_ceil(kept_from[periods[index - 1]], plan.longest_period), cursor + plan.longest_period)
+            )
+        parts.append(ReadPart(cursor, end, plan))
+        if end >= last:
+            return parts
+        index -= 1
+        cursor, plan = end, plan_for(periods[index])
+
+
+def coarser_parts(parts: list[ReadPart], first: int, last: int) -> list[tuple[datetime, datetime, int]]:
+    """The spans of ticks (from, to, period) replayed from datapoints coarser than a minute."""
+    spans = []
+    for part in parts:
+        begin, end = max(part.start, first), min(part.end, last)
+        if part.period > TICK and begin <= end:
+            spans.append((_at(begin), _at(end), part.period))
+    return spans
 
 
 class Observations:
@@ -170,32 +231,52 @@ class Observations:
                 self._queries_of[slot.runner_index].append((key, slot))
         self._current: list[RunnerTypeSnapshot] = []
         self._stale_at: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        self._plans = {history.period: history}
+        self.parts: list[ReadPart] = []  # what the last ticks() read, at which resolution
 
-    def ticks(self, start: datetime, end: datetime) -> Iterator[Snapshot]:
-        """A Snapshot for every minute from start to end (both whole minutes), in order."""
-        history = self.history
+    def plan_for(self, period: int) -> HistoryPlan:
+        """The same queries at another period (their ids, so the series' indexes, are the same)."""
+        if period not in self._plans:
+            base = self.history
+            self._plans[period] = plan_history(self.config, base.targets, base.discovery, period)
+        return self._plans[period]
+
+    def ticks(self, start: datetime, end: datetime, now: datetime | None = None) -> Iterator[Snapshot]:
+        """A Snapshot for every minute from start to end (both whole minutes), in order. With `now`, each part
+        of the range is read at the finest resolution CloudWatch holds then; without, all at the plan's."""
         first, last = _epoch(start), _epoch(end)
-        # Aligned, so each call's span holds whole periods: no call answers more datapoints than planned.
-        read_from = (first - history.lookback) // history.longest_period * history.longest_period
-        chunks = max(1, math.ceil((last - read_from) / history.chunk_seconds))
-        dirty = set(range(len(history.targets)))
+        if now is None:
+            plan = self.history
+            read_from = (first - plan.lookback) // plan.longest_period * plan.longest_period
+            self.parts = [ReadPart(read_from, last, plan)]
+        else:
+            self.parts = read_parts(first, last, now, self.plan_for)
+        reads = [
+            (part, chunk_start, min(chunk_start + part.plan.chunk_seconds, part.end))
+            for part in self.parts
+            for chunk_start in range(part.start, max(part.end, part.start + 1), part.plan.chunk_seconds)
+        ]
+        dirty = set(range(len(self.history.targets)))
+        pending: Arrivals = {}  # read, and not yet whole at the ticks so far (a coarse period's last minutes)
         tick = first
-        for number in range(chunks):
-            chunk_start = read_from + number * history.chunk_seconds
-            chunk_end = min(chunk_start + history.chunk_seconds, last)
-            arrivals = self._read_chunk(number, chunks, chunk_start, chunk_end)
+        for number, (part, chunk_start, chunk_end) in enumerate(reads):
+            if part.plan is not self.history:
+                dirty.update(range(len(self.history.targets)))  # freshness is judged with this part's lookback
+            self.history = part.plan
+            lookback = part.plan.lookback
+            _merge(pending, self._read_chunk(number, len(reads), chunk_start, chunk_end))
             while tick <= chunk_end and tick <= last:
-                for stamp in sorted(s for s in arrivals if s < tick):
-                    keys, values = arrivals.pop(stamp)
+                for stamp in sorted(s for s in pending if s < tick):
+                    keys, values = pending.pop(stamp)
                     for key, value in zip(keys, values, strict=True):
                         before = self._latest.get(key)
                         self._latest[key] = (stamp, value)
                         # Stale on the first tick past stamp + lookback; checked again then.
-                        due = stamp + history.lookback + TICK - (stamp + history.lookback) % TICK
+                        due = stamp + lookback + TICK - (stamp + lookback) % TICK
                         self._stale_at[due].append((key, stamp))
                         # The same value again, still fresh, judges the same: an idle queue's zeros
                         # every minute cost no assembly (only the reading's age would differ).
-                        if before is None or before[1] != value or tick - before[0] > history.lookback:
+                        if before is None or before[1] != value or tick - before[0] > lookback:
                             dirty.update(s.runner_index for s in self._slots[key])
                 for key, stamp in self._stale_at.pop(tick, []):
                     if self._latest.get(key, (None,))[0] == stamp:
@@ -220,8 +301,9 @@ class Observations:
                             f"GetMetricData in {region} for {begin:%Y-%m-%d %H:%M}..{finish:%H:%M} UTC: {answer.error}"
                         )
                     key = self._index[(region, query_id)]
+                    delay = self.history.delays[key]
                     for stamp, value in answer.points:
-                        found = arrivals.get(epoch := _epoch(stamp))
+                        found = arrivals.get(epoch := _epoch(stamp) + delay)
                         if found is None:
                             found = arrivals[epoch] = (array("i"), array("d"))
                         found[0].append(key)
@@ -264,6 +346,20 @@ class Observations:
             queue_depth = QueueDepth(visible=visible, in_flight=in_flight, delayed=delayed)
         spans = Spans(now, self.history.lookback, self._triage.window, self._triage.baseline)
         return assemble(target, queue_depth, series, spans)
+
+
+def _merge(into: Arrivals, more: Arrivals) -> None:
+    for stamp, (keys, values) in more.items():
+        found = into.get(stamp)
+        if found is None:
+            into[stamp] = (keys, values)
+        else:
+            found[0].extend(keys)
+            found[1].extend(values)
+
+
+def _ceil(epoch: int, step: int) -> int:
+    return -(-epoch // step) * step
 
 
 def _epoch(moment: datetime) -> int:

@@ -1,5 +1,9 @@
 """`--plot`: a PNG timeline of queue time per runner type, the rules' thresholds, and the firing spans shaded.
 
+Under --compare both configs are drawn on one timeline: the queue times once (both replay the same
+history), each config's thresholds and firing spans in its own colour, named by its file. A range with
+nothing to draw says "no data".
+
 Queue time is kept as the maximum per bucket (at most MAX_BUCKETS over the range) for
 every runner type that queued at all, so memory stays bounded whatever the range; the
 drawing shows the runner types that paged, or else those that queued longest.
@@ -11,19 +15,25 @@ import math
 from array import array
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from queuewatch.config import Config
 from queuewatch.evaluate.plan import Plan
 from queuewatch.signals import SignalName
 from queuewatch_cli.backtest.replay import Episode
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 MAX_BUCKETS = 1500
 MAX_LINES = 12
+COLOURS = ("red", "blue")  # A's thresholds and firing spans, then B's
 
 
 class Timeline:
-    def __init__(self, config: Config, start: datetime, end: datetime) -> None:
+    def __init__(self, config: Config, start: datetime, end: datetime, label: str = "config") -> None:
         self.config = config
+        self.label = label
         self.start = start
         self.end = end
         minutes = max(1, int((end - start).total_seconds() // 60) + 1)
@@ -65,7 +75,15 @@ class Timeline:
 
         return sorted(self.queue_time, key=lambda name: (-peak(name), name))[:MAX_LINES]
 
-    def draw(self, path: str) -> None:
+    def draw(self, path: str, other: Timeline | None = None) -> None:
+        """This config's timeline as a PNG; with `other` (--compare), B's thresholds and firing spans beside A's."""
+        import matplotlib.pyplot as plt
+
+        figure = self.figure(other)
+        figure.savefig(path)
+        plt.close(figure)
+
+    def figure(self, other: Timeline | None = None) -> Figure:
         try:
             import matplotlib
         except ImportError:
@@ -76,31 +94,46 @@ class Timeline:
 
         times = [self.start + timedelta(minutes=i * self.bucket_minutes) for i in range(self.buckets)]
         figure, axes = plt.subplots(figsize=(12, 5), dpi=100)
-        for name in self.shown():
-            minutes = [v / 60 for v in self.queue_time[name]]
+        shown = self.shown() or (other.shown() if other is not None else [])
+        source = self if self.shown() or other is None else other
+        for name in shown:
+            minutes = [v / 60 for v in source.queue_time[name]]
             axes.plot(times, minutes, label=name, linewidth=1.2)  # type: ignore[arg-type]
-        for rule in self.config.resolved_rules:
-            if rule.queue_time_threshold is not None:
-                axes.axhline(rule.queue_time_threshold / 60, linestyle="--", color="grey", linewidth=0.8)
+        timelines = [self] if other is None else [self, other]
+        for which, (timeline, colour) in enumerate(zip(timelines, COLOURS, strict=False)):
+            named = f"{'AB'[which]} {timeline.label}: " if other is not None else ""
+            thresholds = [r for r in timeline.config.resolved_rules if r.queue_time_threshold is not None]
+            for rule in thresholds:
+                assert rule.queue_time_threshold is not None
+                level = rule.queue_time_threshold / 60
+                style = "--" if which == 0 else ":"
+                axes.axhline(level, linestyle=style, color=colour if other is not None else "grey", linewidth=0.8)
                 axes.annotate(
-                    f"{rule.name}: queue time > {rule.queue_time_threshold / 60:g}m",
-                    (0.005, rule.queue_time_threshold / 60),
+                    f"{named}{rule.name}: queue time > {level:g}m",
+                    (0.005 + 0.5 * which, level),
                     xycoords=("axes fraction", "data"),
                     fontsize=7,
-                    color="grey",
+                    color=colour if other is not None else "grey",
                     va="bottom",
                 )
-        for index, (began, ended, rule_name) in enumerate(self.spans):
-            axes.axvspan(began, ended, color="red", alpha=0.2, label="firing" if index == 0 else None)  # type: ignore[arg-type]
-            axes.annotate(rule_name, (began, 0), fontsize=7, color="darkred", rotation=90, va="bottom")
+            for index, (began, ended, rule_name) in enumerate(timeline.spans):
+                label = (f"{named}firing" if other is not None else "firing") if index == 0 else None
+                axes.axvspan(began, ended, color=colour, alpha=0.15, label=label)  # type: ignore[arg-type]
+                axes.annotate(f"{named}{rule_name}", (began, 0), fontsize=7, color=colour, rotation=90, va="bottom")
+        drawn = bool(shown) or any(t.spans for t in timelines)
+        if not drawn:
+            axes.text(0.5, 0.5, "no data", transform=axes.transAxes, ha="center", va="center", fontsize=14)
         axes.set_ylabel("queue time (minutes)")
         axes.set_xlabel(f"UTC, {self.bucket_minutes}-minute maxima")
         axes.set_xlim(times[0], times[-1] if len(times) > 1 else times[0] + timedelta(minutes=1))  # type: ignore[arg-type]
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
-        axes.set_title(f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC")
+        title = f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC"
+        if other is not None:
+            title += f": A {self.label} against B {other.label}"
+        axes.set_title(title)
         axes.grid(alpha=0.3)
-        axes.legend(loc="best", fontsize=8)
+        if drawn:
+            axes.legend(loc="best", fontsize=8)
         figure.autofmt_xdate()
         figure.tight_layout()
-        figure.savefig(path)
-        plt.close(figure)
+        return figure

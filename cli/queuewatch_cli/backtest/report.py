@@ -72,10 +72,10 @@ def report(label: str, episodes: Sequence[Episode], start: datetime, end: dateti
     summary = summarize(episodes, start, end)
     lines = [f"{label}: {summary.episodes} page(s) from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"]
     lines += [f"  {episode_line(e)}" for e in episodes]
-    span = (end - start).total_seconds()
-    scaled = "" if span >= timedelta(weeks=1).total_seconds() else f" (the {format_duration(span)} range scaled)"
+    # A rate scaled up from a shorter range says more about the range than about a week: not given.
+    weekly = f"pages per week {summary.pages_per_week:.1f}; " if end - start >= timedelta(weeks=1) else ""
     lines.append(
-        f"  pages per week {summary.pages_per_week:.1f}{scaled}; notifications {summary.notifications} "
+        f"  {weekly}notifications {summary.notifications} "
         f"(pages, updates, repeats and resolves); time firing {format_duration(summary.firing_seconds)}"
     )
     if summary.flaps:

@@ -1,4 +1,8 @@
-"""One backtest: read a config's history and replay it; the command line's options and output."""
+"""One backtest: read a config's history and replay it; the command line's options and output.
+
+Two sources of history: the tracked jobs (the jobs table's history, rebuilt tick by tick: what the live
+rules judge where tracking is on) and CloudWatch's AWS/SQS and runner metrics (the autoscaler's queue,
+kept up to 455 days). The report says which it replayed."""
 
 from __future__ import annotations
 
@@ -7,24 +11,28 @@ import importlib.util
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.collect.queues import resolve_queues
+from queuewatch.adapters.job_store import read_history
+from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import QUEUED_LIMIT
 from queuewatch.signals import JOBS_SOURCE
-from queuewatch.snapshot import Snapshot
-from queuewatch_cli.backtest.history import ChunkRead, Observations, plan_history, resolution
+from queuewatch.snapshot import DiscoveryResult, Snapshot
+from queuewatch_cli.backtest.history import TICK, ChunkRead, Observations, coarser_parts, plan_history
+from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.report import compare, comparison_lines, report
 
 PLACEHOLDER_ACCOUNT = "000000000000"  # queue URLs are not used: history is read by queue name
+JOBS, CLOUDWATCH = "jobs", "cloudwatch"
 
 
 @dataclass
@@ -32,6 +40,8 @@ class Outcome:
     label: str
     replay: Replay
     timeline: Timeline | None
+    source: str = CLOUDWATCH
+    notes: list[str] = field(default_factory=list)  # where the history was coarser or partial, in words
 
 
 def parse_moment(text: str, now: datetime, option: str) -> datetime:
@@ -63,21 +73,24 @@ def backtest(
     plot: bool = False,
     keep_pages: bool = False,
     progress: Callable[[ChunkRead], None] = lambda _: None,
+    jobs_table: str | None = None,
 ) -> Outcome:
-    """Replay the config over [start, end], one tick a minute, reading its history from CloudWatch."""
-    ticks = history_ticks(config, clients, start, end, now=now, progress=progress)
+    """Replay the config over [start, end], one tick a minute: the tracked jobs' history when `jobs_table`
+    is given, else the CloudWatch history of the autoscaler's queues."""
+    notes: list[str] = []
+    ticks = history_source(config, clients, start, end, now=now, progress=progress, jobs_table=jobs_table, notes=notes)
     replay = Replay(config, keep_pages)
-    timeline = Timeline(config, start, end) if plot else None
+    timeline = Timeline(config, start, end, label) if plot else None
     if timeline is not None:
         replay.on_tick = timeline.record
-    for snapshot in ticks:
+    for snapshot in ticks():
         replay.tick(snapshot, snapshot.collected_at)
     if timeline is not None:
         timeline.close_spans(replay.episodes)
-    return Outcome(label, replay, timeline)
+    return Outcome(label, replay, timeline, JOBS if jobs_table is not None else CLOUDWATCH, notes)
 
 
-def history_ticks(
+def history_source(
     config: Config,
     clients: AwsClients,
     start: datetime,
@@ -85,20 +98,66 @@ def history_ticks(
     *,
     now: datetime,
     progress: Callable[[ChunkRead], None] = lambda _: None,
-) -> Iterator[Snapshot]:
-    """The history's observations, one a minute from start to end (backtest and --suggest replay them)."""
+    jobs_table: str | None = None,
+    notes: list[str],
+) -> Callable[[], Iterator[Snapshot]]:
+    """The history's observations, one a minute from start to end, each call from the first (backtest replays
+    them once, --suggest once per pass): the tracked jobs are read here, once, and rebuilt at each call;
+    CloudWatch is read at each call."""
     if end <= start:
         raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
     if end > now:
         raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
-    period = resolution(start, now)
     with ThreadPoolExecutor(max_workers=8) as pool:
         targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
     for failed in (d for d in discovery if d.error):
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
-    history = plan_history(config, targets, discovery, period)
-    return Observations(config, history, clients.cloudwatch, progress).ticks(start, end)
+    if jobs_table is not None:
+        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes)
+    return lambda: _cloudwatch_ticks(config, clients, targets, discovery, start, end, now, progress, notes)
+
+
+def _cloudwatch_ticks(
+    config: Config,
+    clients: AwsClients,
+    targets: list[WatchedQueue],
+    discovery: list[DiscoveryResult],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    progress: Callable[[ChunkRead], None],
+    notes: list[str],
+) -> Iterator[Snapshot]:
+    observations = Observations(config, plan_history(config, targets, discovery, TICK), clients.cloudwatch, progress)
+    yield from observations.ticks(start, end, now)
+    first, last = int(start.timestamp()), int(end.timestamp())
+    for began, ended, period in coarser_parts(observations.parts, first, last):
+        notes.append(
+            f"{began:%Y-%m-%d %H:%M} to {ended:%Y-%m-%d %H:%M} UTC replayed from {period // 60}-minute maxima "
+            f"(CloudWatch keeps 1-minute datapoints for 15 days, 5-minute for 63): each applied when its period "
+            f"ends, so a page there may come up to {(period - TICK) // 60} minutes later than the live one, and a "
+            f"spike shorter than a rule's `for` may page"
+        )
+
+
+def _job_ticks(
+    config: Config,
+    clients: AwsClients,
+    table: str,
+    targets: list[WatchedQueue],
+    discovery: list[DiscoveryResult],
+    start: datetime,
+    end: datetime,
+    notes: list[str],
+) -> Callable[[], Iterator[Snapshot]]:
+    # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
+    # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
+    records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
+    spans = job_spans(records, targets)
+    if spans.unmatched:
+        notes.append(f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch")
+    return lambda: JobObservations(config, targets, discovery, spans).ticks(start, end)
 
 
 def _progress(label: str) -> Callable[[ChunkRead], None]:
@@ -130,10 +189,25 @@ def run_backtest(
     except ConfigError as error:
         print(error, file=sys.stderr)
         return 2
-    if any(config.defaults.queue_source == JOBS_SOURCE for _, config in configs) and not args.quiet:
+    source = getattr(args, "source", None) or (JOBS if getattr(args, "jobs_table", None) else CLOUDWATCH)
+    jobs_table = getattr(args, "jobs_table", None) if source == JOBS else None
+    if source == JOBS and not jobs_table:
+        print(
+            "backtest: --source jobs needs --jobs-table: the stack's jobs table (its JobsTable output)", file=sys.stderr
+        )
+        return 2
+    judged = {config.defaults.queue_source for _, config in configs}
+    if not args.quiet and source == CLOUDWATCH and JOBS_SOURCE in judged:
         print(
             "backtest: where job tracking is on, the live rules judge the tracked jobs (queue_source: jobs); "
-            "this replay judges the autoscaler's queue, whose history CloudWatch keeps (the jobs table keeps a day)",
+            "this replay judges the autoscaler's queue, whose history CloudWatch keeps; --jobs-table TABLE "
+            "replays the jobs",
+            file=sys.stderr,
+        )
+    if not args.quiet and source == JOBS and judged != {JOBS_SOURCE}:
+        print(
+            "backtest: a config here judges the autoscaler's queue live (queue_source: sqs); "
+            "this replay judges the tracked jobs",
             file=sys.stderr,
         )
     if args.plot and (problem := _plot_problem(args.plot)):
@@ -148,8 +222,11 @@ def run_backtest(
             from queuewatch_cli.backtest.suggest import HeldTicks, run_suggest
 
             config = configs[0][1]
+            notes: list[str] = []
+            source = history_source(config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes)
             minutes = int((end - start).total_seconds() // 60) + 1
-            ticks = HeldTicks(lambda: history_ticks(config, clients, start, end, now=now), minutes)
+            # CloudWatch is read at each call: read once and held, while small. The jobs are held already.
+            ticks = source if jobs_table is not None else HeldTicks(source, minutes)
             return run_suggest(args, config, ticks, start, end, out)
         if getattr(args, "budget", None) or getattr(args, "incidents", None):
             raise QueuewatchError("--budget and --incidents go with --suggest")
@@ -161,23 +238,36 @@ def run_backtest(
                 end,
                 now=now,
                 label=path,
-                plot=bool(args.plot) and i == 0,
+                plot=bool(args.plot),
                 progress=_progress(path) if not args.quiet else lambda _: None,
+                jobs_table=jobs_table,
             )
-            for i, (path, config) in enumerate(configs)
+            for path, config in configs
         ]
     except QueuewatchError as error:
         print(f"backtest: {error}", file=sys.stderr)
         return 2
+    out(f"replayed: {_described(source, jobs_table)}")
+    for note in outcomes[0].notes:
+        out(f"note: {note}")
     for outcome in outcomes:
         out("\n".join(report(outcome.label, outcome.replay.episodes, start, end)))
     if len(outcomes) == 2:
         a, b = outcomes
         out("\n".join(comparison_lines(compare(a.replay.episodes, b.replay.episodes, end), a.label, b.label)))
     if args.plot and outcomes[0].timeline is not None:
-        outcomes[0].timeline.draw(args.plot)
+        outcomes[0].timeline.draw(args.plot, outcomes[1].timeline if len(outcomes) == 2 else None)
         out(f"timeline written to {args.plot}")
     return 0
+
+
+def _described(source: str, jobs_table: str | None) -> str:
+    if source == JOBS:
+        return (
+            f"the tracked jobs in {jobs_table}: each tick's queue size and oldest wait rebuilt from when each job "
+            "was queued and started"
+        )
+    return "CloudWatch: the autoscaler's queues (AWS/SQS) and the config's metrics"
 
 
 def _plot_problem(path: str) -> str | None:

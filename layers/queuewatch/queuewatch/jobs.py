@@ -83,10 +83,13 @@ class JobRecord(FrozenModel):
     completed_at: datetime | None = None
     updated_at: datetime
     expires_at: datetime
+    history_only: bool = False
+    """From a replayed event of the past (track/stage.py): kept in its day's history, never as queued now."""
 
     @property
     def queued(self) -> bool:
-        return self.status == "queued"
+        """Whether it is among the jobs queued now (the collector's bucket)."""
+        return self.status == "queued" and not self.history_only
 
     @property
     def queued_since(self) -> datetime:

@@ -62,8 +62,8 @@ def record_job(
     """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
     runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding.
     `off` (RunnerTypeMetrics) publishes none: each is a custom metric billed for every hour it gets data."""
-    if result.outcome != "applied" or runner_type_metrics == "off":
-        return  # a duplicate or late event: counted when it first applied
+    if result.outcome != "applied" or result.history or runner_type_metrics == "off":
+        return  # a duplicate or late event: counted when it first applied; a replay of the past: not now
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)
     if result.runner_type is None:

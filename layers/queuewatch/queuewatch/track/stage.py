@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_WRITES = 4  # a write rebased on what it found, again if another event moved the job in between
+# A replayed event this far in the past tells the job's history, not what waits now: a live event reaches the
+# stage within minutes, so an older one is the archive's (the evaluator refuses ticks this old too).
+HISTORY_AFTER = timedelta(minutes=15)
 
 
 class TrackResult(FrozenModel):
@@ -31,6 +34,7 @@ class TrackResult(FrozenModel):
     arrived: bool = False  # first seen queued, or further along
     queue_seconds: float | None = None
     run_seconds: float | None = None
+    history: bool = False  # a replayed event of the past: stored as history, never queued now, no metrics
 
 
 class TrackConflict(RuntimeError):
@@ -46,14 +50,21 @@ def track(
     *,
     occurred_at: datetime | None = None,
     history: timedelta = DEFAULT_HISTORY,
+    replayed: bool = False,
 ) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
     `occurred_at` is when the event happened (the bus envelope's time; the webhook's receipt, `now`, if
     None): the time a job that waited for approval was queued. A failed write raises, so that Lambda
-    retries the event (and, past its retries, keeps it in the DLQ)."""
+    retries the event (and, past its retries, keeps it in the DLQ).
+    An event `replayed` from an archive that happened more than HISTORY_AFTER ago is the job's history: stored,
+    never as queued now, so no tick counts a job of hours ago as waiting between its replayed queued and
+    in_progress; and none of its figures is emitted as if it happened now."""
     record = record_of(event, router, now, history=history)
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
+    past = replayed and now - (occurred_at or now) > HISTORY_AFTER
+    if past:
+        record = record.model_copy(update={"history_only": True})
     writer = uuid.uuid4().hex  # this event's writes: a retried write that took effect is recognised by it
     expect: StoredJob | None = None
     before: int | None = None
@@ -87,4 +98,5 @@ def track(
         arrived=arrived,
         queue_seconds=record.queue_seconds if first_start else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
+        history=past,
     )

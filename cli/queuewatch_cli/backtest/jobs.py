@@ -1,0 +1,157 @@
+"""The tracked jobs' history, minute by minute, as the observations the collector would have made.
+
+Pure: jobs in, Snapshots out, in the shape the CloudWatch replay (history.py) gives the evaluator's plan.
+At each tick a job is queued from when it was queued for a runner until a runner took it (or it was
+cancelled), as the collector's Query of the queued index finds it; past GitHub's 24-hour limit it no
+longer counts (the collector counts it as lost). A runner type's queue size is its jobs queued then, its
+queue time the wait of the oldest of them, as collect/jobs.py reads them live.
+
+Memory: each job is kept as three numbers (its runner type's index, when it began and stopped waiting,
+in epoch seconds: 20 bytes), whatever its record held; a runner type's snapshot is made again only on a
+tick when its figures change.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from queuewatch.collect.queues import WatchedQueue
+from queuewatch.config import Config
+from queuewatch.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
+
+TICK = 60
+NEVER = 2**62  # a job still waiting when its history was read
+
+
+def queue_span(job: JobRecord) -> tuple[datetime, datetime | None] | None:
+    """When the job waited for a runner: (queued, stopped waiting, or None if it still was). None for a job
+    that never did: one waiting for an approval, or rejected or cancelled while it waited."""
+    if job.status == "waiting" or (job.queued_at is None and job.status == "completed" and job.started_at is None):
+        return None
+    began = job.queued_since  # from when it was queued for a runner: an approval wait is not queue time
+    if job.started_at is not None:
+        return began, max(began, job.started_at)
+    if job.completed_at is not None:  # cancelled before any runner took it
+        return began, max(began, job.completed_at)
+    return began, None
+
+
+@dataclass
+class JobSpans:
+    """Every job's wait, compactly: runner type index, began, ended (epoch seconds; NEVER if it had not)."""
+
+    runner_types: array[int]
+    began: array[int]
+    ended: array[int]
+    jobs: int = 0  # read, of any runner type
+    unmatched: int = 0  # no watched runner type serves them
+
+    def __len__(self) -> int:
+        return len(self.began)
+
+
+def job_spans(jobs: Iterable[JobRecord], targets: list[WatchedQueue]) -> JobSpans:
+    index = {target.runner_type: i for i, target in enumerate(targets)}
+    spans = JobSpans(array("i"), array("q"), array("q"))
+    for job in jobs:
+        spans.jobs += 1
+        where = index.get(job.runner_type) if job.runner_type is not None else None
+        if where is None:
+            spans.unmatched += 1
+            continue
+        span = queue_span(job)
+        if span is None:
+            continue
+        began, ended = span
+        spans.runner_types.append(where)
+        spans.began.append(int(began.timestamp()))
+        # Lost past GitHub's limit: the collector stops counting it the moment it is older than that.
+        limit = int((began + QUEUED_LIMIT).timestamp()) + 1
+        spans.ended.append(min(limit, math.ceil(ended.timestamp()) if ended is not None else NEVER))
+    return spans
+
+
+class JobObservations:
+    """The ticks of a range as Snapshots, rebuilt from the jobs' waits."""
+
+    def __init__(
+        self, config: Config, targets: list[WatchedQueue], discovery: list[DiscoveryResult], spans: JobSpans
+    ) -> None:
+        self.config = config
+        self.targets = targets
+        self.discovery = discovery
+        self.spans = spans
+
+    def ticks(self, start: datetime, end: datetime) -> Iterator[Snapshot]:
+        """A Snapshot for every minute from start to end (whole minutes), in order: at each tick, the jobs
+        queued at or before it and not yet taken (a job taken at the tick itself no longer counts)."""
+        spans, triage = self.spans, self.config.defaults.triage
+        by_start = sorted(range(len(spans)), key=spans.began.__getitem__)
+        by_end = sorted(range(len(spans)), key=spans.ended.__getitem__)
+        waiting: list[deque[int]] = [deque() for _ in self.targets]  # jobs by when they began, oldest first
+        busy: set[int] = set()  # runner types with jobs waiting: their queue time grows each tick
+        counted = bytearray(len(spans))
+        count = [0] * len(self.targets)
+        current = [self._observed(index, 0, None) for index in range(len(self.targets))]
+        shown: list[tuple[int, int | None]] = [(0, None)] * len(self.targets)
+        next_start = next_end = 0
+        first, last = int(start.timestamp()), int(end.timestamp())
+        for tick in range(first, last + 1, TICK):
+            touched: set[int] = set()
+            while next_start < len(by_start) and spans.began[job := by_start[next_start]] <= tick:
+                next_start += 1
+                if spans.ended[job] > tick:
+                    where = spans.runner_types[job]
+                    waiting[where].append(job)
+                    counted[job] = 1
+                    count[where] += 1
+                    busy.add(where)
+            while next_end < len(by_end) and spans.ended[job := by_end[next_end]] <= tick:
+                next_end += 1
+                if counted[job]:
+                    count[spans.runner_types[job]] -= 1
+                    touched.add(spans.runner_types[job])
+            for where in touched | busy:
+                queue = waiting[where]
+                while queue and spans.ended[queue[0]] <= tick:
+                    queue.popleft()
+                if not queue:
+                    busy.discard(where)
+                oldest = spans.began[queue[0]] if queue else None
+                figures = (count[where], oldest)
+                if figures != shown[where] or oldest is not None:
+                    shown[where] = figures
+                    current[where] = self._observed(where, count[where], None if oldest is None else tick - oldest)
+            now = datetime.fromtimestamp(tick, UTC)
+            yield Snapshot.model_construct(
+                snapshot_id=f"backtest-{now:%Y%m%dT%H%M}",
+                collected_at=now,
+                runner_types=list(current),
+                discovery=self.discovery,
+                triage_window_seconds=triage.window,
+                baseline_seconds=triage.baseline,
+                unmatched_jobs=[],
+                expired_jobs=0,
+            )
+
+    def _observed(self, index: int, queued: int, oldest_wait: float | None) -> RunnerTypeSnapshot:
+        target = self.targets[index]
+        signals = {
+            SignalName.QUEUE_SIZE: Reading.of(queued),
+            SignalName.QUEUE_TIME: Reading.of(max(0.0, oldest_wait or 0.0)),
+        }
+        return RunnerTypeSnapshot.model_construct(
+            name=target.runner_type,
+            region=target.region,
+            queue_name=target.queue_name,
+            team=target.team,
+            signals=signals,
+            oldest_jobs=[],
+        )
