@@ -12,8 +12,10 @@ import boto3
 import pytest
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.config.load import parse_config
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import PROGRESS, JobRecord
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.backtest.suggest import (
     Setting,
@@ -172,3 +174,60 @@ def test_budget_or_incidents_without_suggest_are_refused(tmp_path: Path, capsys:
     args.suggest = False
     assert run_backtest(args, AwsClients(), now=NOW) == 2
     assert "--budget and --incidents go with --suggest" in capsys.readouterr().err
+
+
+def tracked(job_id: int, runner_type: str, queued: datetime, wait_minutes: float) -> JobRecord:
+    started = queued + timedelta(minutes=wait_minutes)
+    return JobRecord(
+        job_id=job_id,
+        run_id=job_id,
+        status="completed",
+        progress=PROGRESS["completed"],
+        runner_type=runner_type,
+        labels=(runner_type,),
+        label_set=runner_type,
+        org="o",
+        repo="o/r",
+        html_url=None,
+        created_at=queued,
+        queued_at=queued,
+        started_at=started,
+        completed_at=started + timedelta(minutes=5),
+        updated_at=started + timedelta(minutes=5),
+        expires_at=queued + timedelta(days=14),
+    )
+
+
+def test_suggest_on_the_tracked_jobs_pages_the_incidents_and_not_the_noise(aws: None, tmp_path: Path) -> None:
+    """The same question on the jobs' history (--jobs-table): two days, a job stuck 40 minutes at each of three
+    incidents, and the noisy runner type's jobs waiting 7 minutes three times a day."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, "jobs")
+    day = START + timedelta(days=1)
+    jobs = [tracked(i, "linux.2xlarge", day + timedelta(hours=h), 40) for i, h in enumerate((3, 11, 19), start=1)]
+    jobs += [
+        tracked(100 + i, "linux.noisy", START + timedelta(hours=8 * i + 2), 7) for i in range(6)
+    ]  # noise, every 8 hours
+    jobs += [tracked(200 + i, "linux.2xlarge", START + timedelta(minutes=97 * i), 0.5) for i in range(20)]
+    for job in jobs:
+        put_job(dynamodb, "jobs", job, "writer")
+    incidents = "".join(f"{day + timedelta(hours=h):%Y-%m-%dT%H:%M}Z linux.2xlarge\n" for h in (3, 11, 19))
+    args = arguments(tmp_path, "1/week", incidents)
+    args.end = (START + timedelta(days=2)).isoformat()
+    args.jobs_table, args.source = "jobs", "jobs"
+    (tmp_path / "queuewatch.yaml").write_text(CONFIG.replace("queue_source: sqs", "queue_source: jobs"))
+    lines: list[str] = []
+    assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 0
+    out = "\n".join(lines)
+    assert "queue time > 1m, for 0s: 9 page(s), 6 besides incidents, over budget" in out
+    setting = chosen_setting(out)
+    config = parse_config(CONFIG.replace("queue_source: sqs", "queue_source: jobs"), source="test.yaml")
+    chosen = candidate_config(config, config.rules[0], config.resolved_rules[0], setting)
+    end = START + timedelta(days=2)
+    episodes = backtest(chosen, AwsClients(), START, end, now=NOW, jobs_table="jobs").replay.episodes
+    assert [(e.started_at.hour, e.runner_types) for e in episodes] == [
+        (h, {"linux.2xlarge"}) for h in (3, 11, 19)
+    ]  # the three, paged, and nothing else
+    for h in (3, 11, 19):
+        late = (episodes[(3, 11, 19).index(h)].started_at - (day + timedelta(hours=h))).total_seconds()
+        assert f"paged {late // 60:.0f}m after its start" in out
