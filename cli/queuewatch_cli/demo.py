@@ -33,6 +33,7 @@ from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import Origin
 from queuewatch_cli.backtest.run import run_backtest
+from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.history import history_lines
 from queuewatch_cli.localrun import (
     REPO_ROOT,
@@ -242,11 +243,12 @@ class Demo:
             )
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
+        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
         self.out(
             "\nThe demo's state ends with it. To try status, history, silences and backtest on a local stack: "
             "queuewatch local up (and queuewatch local down to stop it)."
         )
-        return 0 if ok and replayed and tracked_ok else 1
+        return 0 if ok and replayed and tracked_ok and decided else 1
 
     def leave_incident(self, at: datetime) -> None:
         """For the local stack: 5 jobs queue 40 minutes on linux.4xlarge at `at`, paged and left firing."""

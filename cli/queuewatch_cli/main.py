@@ -16,6 +16,7 @@ from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.build import add_parsers as add_build_parsers
 from queuewatch_cli.build import run as run_build
+from queuewatch_cli.capacity.run import add_parser as add_capacity_parser
 from queuewatch_cli.failures import BAD_REQUEST, DEBUG_ENV, EXIT_CODES, failure
 from queuewatch_cli.history import add_parser as add_history_parser
 from queuewatch_cli.history import run_history
@@ -119,8 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the history replayed: the tracked jobs (the default with --jobs-table, as the live rules judge "
         "them) or CloudWatch's queue metrics (the default without)",
     )
+    backtest.add_argument(
+        "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
+    )
+    backtest.add_argument("--budget", help="--suggest: pages allowed per span, such as 3/day (default 1/week)")
+    backtest.add_argument(
+        "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
+    )
     add_track_parser(commands)
     add_build_parsers(commands)
+    add_capacity_parser(commands)
 
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
@@ -182,6 +191,10 @@ def run(args: argparse.Namespace) -> int:
             [target] = targets_of_one(args)
             args.region = args.region or target.region
         return run_backtest(args)
+    if args.command == "capacity":
+        from queuewatch_cli.capacity.run import run_capacity
+
+        return run_capacity(args)
     if args.command == "track":
         return run_track(args)
     if args.command in ("stage-config", "stage-dashboard"):

@@ -80,6 +80,33 @@ def backtest(
 ) -> Outcome:
     """Replay the config over [start, end], one tick a minute: the tracked jobs' history when `jobs_table`
     is given, else the CloudWatch history of the autoscaler's queues."""
+    notes: list[str] = []
+    ticks = history_source(config, clients, start, end, now=now, progress=progress, jobs_table=jobs_table, notes=notes)
+    replay = Replay(config, keep_pages)
+    timeline = Timeline(config, start, end, label) if plot else None
+    if timeline is not None:
+        replay.on_tick = timeline.record
+    for snapshot in ticks():
+        replay.tick(snapshot, snapshot.collected_at)
+    if timeline is not None:
+        timeline.close_spans(replay.episodes)
+    return Outcome(label, replay, timeline, JOBS if jobs_table is not None else CLOUDWATCH, notes)
+
+
+def history_source(
+    config: Config,
+    clients: AwsClients,
+    start: datetime,
+    end: datetime,
+    *,
+    now: datetime,
+    progress: Callable[[ChunkRead], None] = lambda _: None,
+    jobs_table: str | None = None,
+    notes: list[str],
+) -> Callable[[], Iterator[Snapshot]]:
+    """The history's observations, one a minute from start to end, each call from the first (backtest replays
+    them once, --suggest once per pass): the tracked jobs are read here, once, and rebuilt at each call;
+    CloudWatch is read at each call."""
     if end <= start:
         raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
     if end > now:
@@ -89,20 +116,9 @@ def backtest(
     for failed in (d for d in discovery if d.error):
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
-    notes: list[str] = []
     if jobs_table is not None:
-        ticks = _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes)
-    else:
-        ticks = _cloudwatch_ticks(config, clients, targets, discovery, start, end, now, progress, notes)
-    replay = Replay(config, keep_pages)
-    timeline = Timeline(config, start, end, label) if plot else None
-    if timeline is not None:
-        replay.on_tick = timeline.record
-    for snapshot in ticks:
-        replay.tick(snapshot, snapshot.collected_at)
-    if timeline is not None:
-        timeline.close_spans(replay.episodes)
-    return Outcome(label, replay, timeline, JOBS if jobs_table is not None else CLOUDWATCH, notes)
+        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes)
+    return lambda: _cloudwatch_ticks(config, clients, targets, discovery, start, end, now, progress, notes)
 
 
 def _cloudwatch_ticks(
@@ -137,7 +153,7 @@ def _job_ticks(
     start: datetime,
     end: datetime,
     notes: list[str],
-) -> Iterator[Snapshot]:
+) -> Callable[[], Iterator[Snapshot]]:
     # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
     # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
     records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
@@ -147,7 +163,7 @@ def _job_ticks(
         raise QueuewatchError(f"--jobs-table {table}: reading the jobs' history: {describe(error)}") from error
     if spans.unmatched:
         notes.append(f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch")
-    yield from JobObservations(config, targets, discovery, spans).ticks(start, end)
+    return lambda: JobObservations(config, targets, discovery, spans).ticks(start, end)
 
 
 def _progress(label: str) -> Callable[[ChunkRead], None]:
@@ -208,6 +224,18 @@ def run_backtest(
         end = parse_moment(args.end, now, "--to")
         if args.region:
             configs = [(path, _in_region(config, args.region)) for path, config in configs]
+        if getattr(args, "suggest", False):
+            from queuewatch_cli.backtest.suggest import HeldTicks, run_suggest
+
+            config = configs[0][1]
+            notes: list[str] = []
+            source = history_source(config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes)
+            minutes = int((end - start).total_seconds() // 60) + 1
+            # CloudWatch is read at each call: read once and held, while small. The jobs are held already.
+            ticks = source if jobs_table is not None else HeldTicks(source, minutes)
+            return run_suggest(args, config, ticks, start, end, out)
+        if getattr(args, "budget", None) or getattr(args, "incidents", None):
+            raise QueuewatchError("--budget and --incidents go with --suggest")
         outcomes = [
             backtest(
                 config,

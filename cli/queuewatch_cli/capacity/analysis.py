@@ -1,0 +1,143 @@
+"""Per runner type: what happened, the start-up delay, the smallest pool that meets the target, and where the
+history is too thin to say. Pure: jobs in, figures and plain-spoken notes out."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from queuewatch.durations import format_duration
+from queuewatch_cli.capacity.history import DAY, MIN_SAMPLES, Observed, RunnerTypeJobs, observe, time_above
+from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, smallest_pool
+
+MIN_JOBS = 200  # below it a p99 rests on one or two jobs
+WEEK = 7 * DAY
+CURVE_POINTS = 24
+
+ASSUMPTIONS = (
+    "jobs are independent: the same arrivals and run times whatever the pool (none waits on another's end)",
+    "runners are interchangeable within a runner type, one job per runner, a fresh runner per job",
+    "jobs are served first come, first served; a runner's slot is taken from the moment it is asked for",
+)
+
+StartupSource = Literal["flag", "history", "fleet history", "none"]
+
+
+@dataclass(frozen=True)
+class Startup:
+    seconds: float
+    source: StartupSource
+    samples: int
+
+
+@dataclass
+class Capacity:
+    """One runner type's answer."""
+
+    name: str
+    observed: Observed
+    startup: Startup
+    sizing: Sizing
+    simulated_jobs: int
+    days_over: int = 0  # days whose real peak ran more jobs at once than the sized pool
+    days: int = 0
+    share_above: float = 0.0  # of the range's time, more jobs really ran at once than the sized pool
+    curve: list[PoolResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def simulation_input(jobs: RunnerTypeJobs, end: float) -> tuple[array[float], array[float]]:
+    """Arrivals and run times of the jobs that ran (a job still running at the end runs until then)."""
+    arrivals = array("d")
+    runs = array("d")
+    for queued, started, completed in zip(jobs.queued, jobs.started, jobs.completed, strict=True):
+        if math.isnan(started):
+            continue
+        arrivals.append(queued)
+        runs.append((end if math.isnan(completed) else completed) - started)
+    return arrivals, runs
+
+
+def choose_startup(observed: Observed, fleet: Sequence[Observed], given: float | None) -> Startup:
+    """The flag's; else the runner type's own, from enough jobs queued below its ceiling; else the median of
+    the other runner types' own; else none."""
+    if given is not None:
+        return Startup(given, "flag", observed.startup_samples)
+    if observed.startup_samples >= MIN_SAMPLES:
+        return Startup(observed.startup_median, "history", observed.startup_samples)
+    others = sorted(o.startup_median for o in fleet if o.startup_samples >= MIN_SAMPLES)
+    if others:
+        return Startup(others[len(others) // 2], "fleet history", sum(o.startup_samples for o in fleet))
+    return Startup(0.0, "none", observed.startup_samples)
+
+
+def analyse(
+    jobs: dict[str, RunnerTypeJobs],
+    start: float,
+    end: float,
+    target: Target,
+    startup: float | None = None,
+    plotted: Sequence[str] = (),
+) -> list[Capacity]:
+    """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
+    against N is computed too."""
+    observed = {name: observe(of, end) for name, of in jobs.items()}
+    fleet = list(observed.values())
+    answers: list[Capacity] = []
+    for name in sorted(jobs):
+        seen = observed[name]
+        chosen = choose_startup(seen, fleet, startup)
+        arrivals, runs = simulation_input(jobs[name], end)
+        sizing = smallest_pool(arrivals, runs, chosen.seconds, target)
+        days = math.ceil(end // DAY - start // DAY + (1 if end % DAY else 0))  # UTC days the range touches
+        answer = Capacity(name, seen, chosen, sizing, len(arrivals), days=days)
+        if sizing.runners is not None:
+            answer.days_over = sum(1 for _, peak in seen.daily_peaks if peak > sizing.runners)
+            answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
+        if name in plotted and arrivals:
+            answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
+        answer.notes = thin_history(answer, end - start)
+        answers.append(answer)
+    return answers
+
+
+def curve(
+    arrivals: array[float], runs: array[float], startup: float, sizing: Sizing, target: Target
+) -> list[PoolResult]:
+    """Queue time against N, from 1 to the pool past which more runners change nothing (at most
+    CURVE_POINTS sizes, evenly spread, the sized pool among them)."""
+    top = max(sizing.unlimited, 1)
+    step = max(1, math.ceil(top / CURVE_POINTS))
+    sizes = set(range(1, top + 1, step)) | {top}
+    if sizing.runners is not None:
+        sizes.add(sizing.runners)
+    known = {result.runners: result for result in sizing.tried}
+    return [known.get(n) or pool_result(arrivals, runs, n, startup, target.percentile) for n in sorted(sizes)]
+
+
+def thin_history(answer: Capacity, span: float) -> list[str]:
+    """Where this runner type's history is too thin to conclude from, said plainly."""
+    notes: list[str] = []
+    seen = answer.observed
+    if span < WEEK:
+        notes.append(f"the range is {format_duration(span)}, under a week: a weekly pattern is not in it")
+    if seen.jobs < MIN_JOBS:
+        notes.append(f"only {seen.jobs} job(s): under {MIN_JOBS}, the p99 and the sized pool rest on a handful")
+    if seen.jobs and seen.startup_samples < MIN_SAMPLES:
+        notes.append(
+            f"at its ceiling (as many jobs wanting a runner as ever ran at once) when all but "
+            f"{seen.startup_samples} of its jobs were queued: capped, or nearly, the whole range; its queue times "
+            f"show the cap, not the start-up, and how it runs with more runners is the model's alone"
+        )
+    if answer.startup.source == "fleet history":
+        notes.append(f"start-up delay {format_duration(answer.startup.seconds)} taken from the other runner types")
+    elif answer.startup.source == "none":
+        notes.append("no start-up delay could be read from the history: 0 assumed; give one with --startup")
+    if seen.never_started:
+        notes.append(f"{seen.never_started} job(s) never started (cancelled, or queued at the end): not simulated")
+    if answer.sizing.runners is None and answer.simulated_jobs:
+        notes.append("no pool meets the target: the start-up delay alone breaks it")
+    return notes

@@ -1,0 +1,158 @@
+"""`queuewatch capacity`: read the jobs' history from the jobs table, analyse it, print the answer."""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+
+from queuewatch.durations import format_duration, parse_duration
+from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import JobRecord
+from queuewatch_cli.backtest.run import parse_moment
+from queuewatch_cli.capacity.analysis import analyse
+from queuewatch_cli.capacity.history import DAY, JobTimes, by_runner_type
+from queuewatch_cli.capacity.output import document, draw, table
+from queuewatch_cli.capacity.simulate import Target
+
+TARGET = re.compile(r"^p(\d{1,3}(?:\.\d{1,3})?)\s*(<=|<)\s*(\S+)$")
+
+
+def parse_target(text: str) -> Target:
+    """`p90<5m`: the 90th percentile of queue time under 5 minutes (`<=` allows it to equal)."""
+    found = TARGET.match(text.strip())
+    problem = f"--target: found {text!r}, expected a queue time percentile and its limit, such as p90<5m or p99<=30m"
+    if found is None:
+        raise QueuewatchError(problem)
+    share = float(found.group(1))
+    try:
+        seconds = parse_duration(found.group(3))
+    except ValueError as error:
+        raise QueuewatchError(f"{problem}: {error}") from None
+    if not 0 < share < 100:
+        raise QueuewatchError(f"{problem}: the percentile must be above 0 and under 100")
+    return Target(share, float(seconds), strict=found.group(2) == "<")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    capacity = commands.add_parser(
+        "capacity", help="from the jobs' history: what each runner type needed, and how many runners meet a target"
+    )
+    capacity.add_argument("--table", required=True, help="the stack's jobs table")
+    capacity.add_argument("--region", default=None)
+    capacity.add_argument("--from", dest="start", default="14d", help="ISO time (UTC), or a duration ago (default 14d)")
+    capacity.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
+    capacity.add_argument("--target", default="p90<5m", help="a queue time percentile to meet (default p90<5m)")
+    capacity.add_argument(
+        "--startup",
+        default=None,
+        help="a runner's start-up delay, such as 90s (default: read from the history's queue times below the ceiling)",
+    )
+    capacity.add_argument(
+        "--runner-type", action="append", default=[], metavar="NAME", help="only these (names or globs); repeatable"
+    )
+    capacity.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
+    capacity.add_argument(
+        "--plot", metavar="FILE.png", help="queue time against N for the --runner-type named (needs the 'plot' extra)"
+    )
+
+
+def job_times(records: Iterable[JobRecord]) -> Iterator[JobTimes]:
+    """The seam with the jobs table: its records as the times the model needs. A job's queue starts when it was
+    queued for a runner (after any approval); jobs no runner type serves are no pool's."""
+    for record in records:
+        if record.runner_type is None:
+            continue
+        yield JobTimes(
+            record.runner_type,
+            record.queued_since.timestamp(),
+            None if record.started_at is None else record.started_at.timestamp(),
+            None if record.completed_at is None else record.completed_at.timestamp(),
+        )
+
+
+def run_capacity(
+    args: argparse.Namespace,
+    read: Callable[[datetime, datetime], Iterable[JobTimes]] | None = None,
+    now: datetime | None = None,
+    out: Callable[[str], None] = print,
+) -> int:
+    """The command: the answer on stdout (`out`), errors on stderr; 2 for bad input. `read` stands in for the
+    jobs table (the demo, tests and the bench give one)."""
+    now = now or datetime.now(UTC)
+    try:
+        target = parse_target(args.target)
+        startup = None if args.startup is None else float(_duration("--startup", args.startup))
+        start = parse_moment(args.start, now, "--from")
+        end = parse_moment(args.end, now, "--to")
+        if end <= start:
+            raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
+        if end > now:
+            raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+        if args.plot:
+            _check_plot(args)
+        jobs = by_runner_type(
+            (j for j in (read or _table_reader(args))(start, end) if _wanted(j.runner_type, args.runner_type)),
+            start.timestamp(),
+            end.timestamp(),
+        )
+    except QueuewatchError as error:
+        print(f"capacity: {error}", file=sys.stderr)
+        return 2
+    if not jobs:
+        print(f"capacity: no job queued from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC", file=sys.stderr)
+        return 1
+    plotted = sorted(jobs) if args.plot else []
+    answers = analyse(jobs, start.timestamp(), end.timestamp(), target, startup, plotted)
+    notes = []
+    first = min(of.queued[0] for of in jobs.values())
+    if first - start.timestamp() > DAY:
+        notes.append(
+            f"the first job read was queued {format_duration(first - start.timestamp())} after --from: before it, "
+            f"the range is past what the jobs table keeps (JobHistoryDays, 14 by default), or had no jobs"
+        )
+    if args.json:
+        out(json.dumps(document(answers, start.timestamp(), end.timestamp(), target, notes), indent=2))
+    else:
+        out("\n".join(table(answers, start.timestamp(), end.timestamp(), target, notes)))
+    if args.plot:
+        draw(answers, target, args.plot)
+        if not args.json:
+            out(f"queue time against N written to {args.plot}")
+    return 0
+
+
+def _duration(option: str, text: str) -> int:
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise QueuewatchError(f"{option}: {error}") from None
+
+
+def _wanted(name: str, patterns: list[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _check_plot(args: argparse.Namespace) -> None:
+    from queuewatch_cli.backtest.run import _plot_problem
+
+    if not args.runner_type:
+        raise QueuewatchError("--plot draws the runner types named: give one or more --runner-type")
+    if problem := _plot_problem(args.plot):
+        raise QueuewatchError(f"--plot {args.plot}: {problem}")
+
+
+def _table_reader(args: argparse.Namespace) -> Callable[[datetime, datetime], Iterable[JobTimes]]:
+    def read(start: datetime, end: datetime) -> Iterator[JobTimes]:
+        from queuewatch.adapters.clients import AwsClients
+        from queuewatch.adapters.job_store import read_history
+
+        exact = [name for name in args.runner_type if not any(c in name for c in "*?[")]
+        named = exact if exact and len(exact) == len(args.runner_type) else None  # globs: read all, then filter
+        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named))
+
+    return read

@@ -1,0 +1,132 @@
+"""The pool model: the history's arrivals and run times replayed against N runners. Pure: no AWS, no I/O.
+
+The model, and every assumption it makes:
+- A job is queued at its arrival and served first come, first served.
+- At most N runners exist at once; each serves one job, and a fresh runner is started for every job
+  (the autoscaler's ephemeral runners): it takes the start-up delay before the job starts, and its slot is
+  busy from the moment the runner is asked for until the job ends.
+- Jobs are independent (a job's arrival does not depend on another's end) and runners of one runner type are
+  interchangeable.
+
+So a job's queue time is the wait for a free slot, plus the start-up delay. The replay is exact for the
+jobs given: it has no sampling error of its own. What it cannot know (a job that would have arrived
+differently, had the fleet been faster) is the model's, not the arithmetic's.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from queuewatch.durations import format_duration
+
+
+@dataclass(frozen=True)
+class Target:
+    """A queue time percentile to stay under: `p90<5m` is Target(90, 300, strict=True)."""
+
+    percentile: float
+    seconds: float
+    strict: bool = True
+
+    def met_by(self, value: float) -> bool:
+        return value < self.seconds if self.strict else value <= self.seconds
+
+    def __str__(self) -> str:
+        return f"p{self.percentile:g}{'<' if self.strict else '<='}{format_duration(self.seconds)}"
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile of values sorted ascending: the smallest value at least q% of them do not
+    exceed. NaN for none."""
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def simulate(arrivals: Sequence[float], runs: Sequence[float], runners: int, startup: float) -> array[float]:
+    """Each job's queue time with `runners` slots; arrivals ascending (seconds), runs in the same order."""
+    if runners < 1:
+        raise ValueError(f"runners: found {runners}, expected 1 or more")
+    free_at = [-math.inf] * runners  # when each slot is next free: a min-heap
+    waits = array("d", bytes(8 * len(arrivals)))
+    for index, arrival in enumerate(arrivals):
+        asked = max(arrival, free_at[0])
+        begins = asked + startup
+        heapq.heapreplace(free_at, begins + runs[index])
+        waits[index] = begins - arrival
+    return waits
+
+
+def enough_runners(arrivals: Sequence[float], runs: Sequence[float], startup: float) -> int:
+    """The most slots ever busy at once with no limit: with this many, every job waits the start-up delay
+    alone, and more runners change nothing."""
+    ends: list[float] = []
+    peak = 0
+    for arrival, run in zip(arrivals, runs, strict=True):
+        while ends and ends[0] <= arrival:
+            heapq.heappop(ends)
+        heapq.heappush(ends, arrival + startup + run)
+        peak = max(peak, len(ends))
+    return peak
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    runners: int
+    p50: float
+    p90: float
+    p99: float
+    worst: float
+    target_value: float  # the target's percentile of queue time with this many runners
+
+
+def pool_result(arrivals: Sequence[float], runs: Sequence[float], runners: int, startup: float, q: float) -> PoolResult:
+    waits = sorted(simulate(arrivals, runs, runners, startup))
+    return PoolResult(
+        runners,
+        percentile(waits, 50),
+        percentile(waits, 90),
+        percentile(waits, 99),
+        waits[-1] if waits else math.nan,
+        percentile(waits, q),
+    )
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The smallest pool that meets the target, or why none does."""
+
+    runners: int | None  # None: no pool meets it (the start-up delay alone is too long)
+    result: PoolResult | None  # the queue times with that pool
+    unlimited: int  # the pool past which more runners change nothing
+    tried: tuple[PoolResult, ...]  # every pool simulated on the way, by size
+
+
+def smallest_pool(arrivals: Sequence[float], runs: Sequence[float], startup: float, target: Target) -> Sizing:
+    """Binary search over N: under first come, first served, one more runner never delays any job, so the
+    target's percentile only falls as N grows."""
+    if not arrivals:
+        return Sizing(None, None, 0, ())
+    unlimited = enough_runners(arrivals, runs, startup)
+    tried: dict[int, PoolResult] = {}
+
+    def at(runners: int) -> PoolResult:
+        if runners not in tried:
+            tried[runners] = pool_result(arrivals, runs, runners, startup, target.percentile)
+        return tried[runners]
+
+    if not target.met_by(at(unlimited).target_value):
+        return Sizing(None, None, unlimited, tuple(tried[n] for n in sorted(tried)))
+    low, high = 1, unlimited  # high meets the target; find the least that does
+    while low < high:
+        middle = (low + high) // 2
+        if target.met_by(at(middle).target_value):
+            high = middle
+        else:
+            low = middle + 1
+    return Sizing(high, at(high), unlimited, tuple(tried[n] for n in sorted(tried)))
