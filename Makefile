@@ -108,8 +108,9 @@ invoke-track: venv build ## sam local invoke TrackFunction (or WebhookFunction, 
 	$(PY) tests/e2e/sam_local.py invoke $(if $(findstring webhook_,$(EVENT)),WebhookFunction,TrackFunction) $(EVENT)
 
 FLEETS ?= 10,100,1000,5000
-bench: venv ## the benchmark: real ticks against a moto server per fleet size, capacity and --suggest at 14 days x 50,000 jobs a day, then docs/COST.md (FLEETS=10,100: a quick run)
+bench: venv ## the benchmark: real ticks against a moto server per fleet size; the jobs' backtest, capacity and --suggest at 14 days x 50,000 jobs a day; then docs/COST.md (FLEETS=10,100: a quick run)
 	$(PY) -m bench.track
+	$(PY) -m bench.backtest_jobs
 	$(PY) -m bench.capacity
 	$(PY) -m bench.run --fleets $(FLEETS)
 
