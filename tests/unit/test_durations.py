@@ -49,3 +49,13 @@ def test_formats(seconds: float, text: str) -> None:
 @pytest.mark.parametrize("seconds", [0, 60, 300, 5400, 7200])
 def test_whole_minutes_round_trip(seconds: int) -> None:
     assert parse_duration(format_duration(seconds)) == seconds
+
+
+def test_a_model_built_in_code_takes_whole_seconds_and_the_config_file_still_refuses_a_bare_number() -> None:
+    from queuewatch.config.load import ConfigError, parse_config
+    from queuewatch.config.schema import Thresholds
+
+    assert Thresholds(queue_time=60).queue_time == 60  # code means seconds: `backtest --suggest` builds these
+    text = "version: 1\nrules:\n  - {name: r, team: t, thresholds: {queue_time: 60}}\n"
+    with pytest.raises(ConfigError, match="60: add a unit"):
+        parse_config(text, source="fleet.yaml")

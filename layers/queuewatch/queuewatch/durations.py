@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated
 
-from pydantic import BeforeValidator, PlainSerializer
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo
 
 _PART = re.compile(r"(\d{1,12})([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -68,8 +68,23 @@ def format_duration(seconds: float) -> str:
     return f"{hours}h{minutes}m" if minutes else f"{hours}h"
 
 
-Duration = Annotated[int, BeforeValidator(parse_duration), PlainSerializer(format_duration)]
-"""A span of time in whole seconds, written in the config as 90s, 5m, 1h30m."""
+WRITTEN = "written"
+"""The validation context key that says a document was written by a person (the config file): there a bare
+number is refused. Models built in code pass whole seconds, as every caller in the code means them."""
+
+
+def _duration(value: object, info: ValidationInfo) -> int:
+    written = bool(info.context and info.context.get(WRITTEN))
+    if isinstance(value, int) and not isinstance(value, bool) and not written:
+        if not 0 <= value <= LONGEST:
+            raise ValueError(f"found {value}s, expected 0s to 366d")
+        return value
+    return parse_duration(value)
+
+
+Duration = Annotated[int, BeforeValidator(_duration), PlainSerializer(format_duration)]
+"""A span of time in whole seconds, written in the config as 90s, 5m, 1h30m (a bare number there is
+refused); built in code, whole seconds."""
 
 
 def within(least: int, most: int, why: str) -> Callable[[int], int]:

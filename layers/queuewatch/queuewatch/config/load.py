@@ -30,6 +30,7 @@ from queuewatch.config.schema import (
     TriageSettings,
 )
 from queuewatch.config.sources import MetricQuery
+from queuewatch.durations import WRITTEN
 from queuewatch.errors import QueuewatchError
 from queuewatch.signals import SignalName
 from queuewatch.wording import plural
@@ -160,7 +161,7 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
     # Checks across entries run on the raw data too, so they are reported beside any field errors.
     across = [ConfigProblem(_render_path(loc), message, _line_of(loc, lines)) for loc, message in cross_checks(data)]
     try:
-        config = Config.model_validate(data)
+        config = Config.model_validate(data, context={WRITTEN: True})
     except ValidationError as error:
         raise ConfigError(source, [_problem(e, lines) for e in error.errors()] + across) from error
     if across:  # the checks below read the rules resolved, which these problems leave incomplete
