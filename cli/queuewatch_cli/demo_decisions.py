@@ -35,16 +35,17 @@ def show_decisions(out: Callable[[str], None], config: Path, jobs_table: str, re
     for line in shown:
         out(line)
 
-    incidents = Path(tempfile.mkdtemp(prefix="queuewatch-demo-")) / "incidents.txt"
-    incidents.write_text(f"{start:%Y-%m-%dT%H:%M}Z  linux.2xlarge  # the demo's incident\n")
-    suggest = ["backtest", "--config", str(config.relative_to(REPO_ROOT)), "--from", f"{start:%Y-%m-%dT%H:%M}"]
-    suggest += ["--to", f"{start + timedelta(minutes=8):%Y-%m-%dT%H:%M}", "--suggest", "--budget", "1/week"]
-    suggest += ["--incidents", str(incidents), "--quiet"]
-    out(f"\n=== queuewatch {' '.join(suggest)}\n(thresholds that page the demo's incident and nothing else)")
     lines = []
-    args = build_parser().parse_args(suggest)
-    args.config = str(config)
-    suggested = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
+    with tempfile.TemporaryDirectory(prefix="queuewatch-demo-") as folder:  # the demo leaves nothing behind
+        incidents = Path(folder) / "incidents.txt"
+        incidents.write_text(f"{start:%Y-%m-%dT%H:%M}Z  linux.2xlarge  # the demo's incident\n")
+        suggest = ["backtest", "--config", str(config.relative_to(REPO_ROOT)), "--from", f"{start:%Y-%m-%dT%H:%M}"]
+        suggest += ["--to", f"{start + timedelta(minutes=8):%Y-%m-%dT%H:%M}", "--suggest", "--budget", "1/week"]
+        suggest += ["--incidents", "incidents.txt", "--quiet"]
+        out(f"\n=== queuewatch {' '.join(suggest)}\n(thresholds that page the demo's incident and nothing else)")
+        args = build_parser().parse_args(suggest)
+        args.config, args.incidents = str(config), str(incidents)
+        suggested = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
     text = "\n".join(lines).splitlines()
     tried = [line for line in text if line.startswith("    ") and " page(s), " in line and "besides" in line]
     for line in text:
