@@ -15,7 +15,7 @@ T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 CONFIG = parse_config(
     "version: 1\ndefaults: {region: us-east-1}\n"
     "runner_types: [{name: small, queue: {name: q-small}}, {name: large, queue: {name: q-large}}]\n"
-    "rules: [{name: r, match: ['*'], thresholds: {queue_time: 1m}}]\n",
+    "rules: [{name: r, team: ci-infra, match: ['*'], thresholds: {queue_time: 1m}}]\n",
     source="t.yaml",
 )
 TARGETS = [
