@@ -74,7 +74,7 @@ def _running() -> int | None:
 
 def register_stack(client: Callable[[str], object]) -> None:
     """A CloudFormation stack whose outputs are those of template.yaml that the commands read."""
-    from queuewatch_cli.demo import DEMO_ENV, STATE_TABLE
+    from queuewatch_cli.demo import DEMO_ENV, JOBS_TABLE, STATE_TABLE
 
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
@@ -82,6 +82,7 @@ def register_stack(client: Callable[[str], object]) -> None:
             "StateTableName": {"Value": STATE_TABLE},
             "DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]},
             "MetricsNamespace": {"Value": DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]},
+            "JobsTableName": {"Value": JOBS_TABLE},
         },
     }
     client("cloudformation").create_stack(StackName=STACK, TemplateBody=json.dumps(template))  # type: ignore[attr-defined]

@@ -190,10 +190,16 @@ def run(args: argparse.Namespace) -> int:
         if args.stack:  # the stack's region is the default region of runner types that name none
             [target] = targets_of_one(args)
             args.region = args.region or target.region
+            args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on
         return run_backtest(args)
     if args.command == "capacity":
         from queuewatch_cli.capacity.run import run_capacity
 
+        if args.table is None:
+            [target] = targets_of_one(argparse.Namespace(stack=args.stack, region=args.region))
+            if target.jobs_table is None:
+                raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
+            args.table, args.region = target.jobs_table, args.region or target.region
         return run_capacity(args)
     if args.command == "track":
         return run_track(args)
@@ -206,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
 def targets_of_one(args: argparse.Namespace) -> list[Target]:
     found = targets(args)
     if len(found) > 1:
-        raise UsageError("--stack: backtest replays one stack's config; name one")
+        raise UsageError("--stack: backtest and capacity read one stack's history; name one")
     return found
 
 

@@ -64,6 +64,7 @@ class Target:
     table: str
     dashboard: str | None = None
     namespace: str = DEFAULT_NAMESPACE
+    jobs_table: str | None = None  # the JobsTableName output: absent where tracking is off
 
     @property
     def label(self) -> str:
@@ -120,7 +121,12 @@ def find_stack(ref: StackRef, region: str | None, client: Callable[[str, str | N
             f"--stack {ref.name}: the stack in {where} has no StateTableName output; is it a queuewatch stack?"
         )
     return Target(
-        ref.name, where, table, outputs.get("DashboardName"), outputs.get("MetricsNamespace", DEFAULT_NAMESPACE)
+        ref.name,
+        where,
+        table,
+        outputs.get("DashboardName"),
+        outputs.get("MetricsNamespace", DEFAULT_NAMESPACE),
+        outputs.get("JobsTableName") or None,
     )
 
 

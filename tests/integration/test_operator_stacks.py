@@ -211,7 +211,34 @@ def test_backtest_takes_its_region_from_the_stack(
     assert seen == ["eu-west-1"]
     both = ["--stack", "queuewatch@us-east-1", "--stack", "queuewatch@eu-west-1"]
     assert main(["backtest", *both, "--config", "c.yaml", "--from", "1d"]) == 2
-    assert "backtest replays one stack's config" in capsys.readouterr().err
+    assert "read one stack's history; name one" in capsys.readouterr().err
+
+
+def test_backtest_and_capacity_read_the_jobs_of_the_stack_named(
+    fleet: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    def backtest(args: Any) -> int:
+        seen.append(("b", args.jobs_table))
+        return 0
+
+    def capacity(args: Any) -> int:
+        seen.append(("c", args.table))
+        return 0
+
+    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", backtest)
+    monkeypatch.setattr("queuewatch_cli.capacity.run.run_capacity", capacity)
+    outputs = {"StateTableName": "tracked-state", "JobsTableName": "tracked-jobs"}
+    deploy("tracked", "eu-west-1", "tracked-state", outputs)
+    assert main(["backtest", "--stack", "tracked@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
+    assert main(["capacity", "--stack", "tracked@eu-west-1", "--from", "14d"]) == 0
+    assert seen == [("b", "tracked-jobs"), ("c", "tracked-jobs")]
+    # A stack without tracking has no jobs: backtest reads CloudWatch, capacity says why it cannot answer.
+    assert main(["backtest", "--stack", "queuewatch@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
+    assert seen[-1] == ("b", None)
+    assert main(["capacity", "--stack", "queuewatch@eu-west-1"]) == 2
+    assert "no JobsTableName output: tracking is off there" in capsys.readouterr().err
 
 
 def test_track_backfill_takes_the_rule_from_the_stack(fleet: None, capsys: pytest.CaptureFixture[str]) -> None:

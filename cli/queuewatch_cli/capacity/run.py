@@ -42,7 +42,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     capacity = commands.add_parser(
         "capacity", help="from the jobs' history: what each runner type needed, and how many runners meet a target"
     )
-    capacity.add_argument("--table", required=True, help="the stack's jobs table")
+    capacity.add_argument("--table", help="the stack's jobs table (default: the JobsTableName output of --stack)")
+    capacity.add_argument(
+        "--stack", action="append", metavar="NAME[@REGION]", help="the stack whose jobs to read (one)"
+    )
     capacity.add_argument("--region", default=None)
     capacity.add_argument("--from", dest="start", default="14d", help="ISO time (UTC), or a duration ago (default 14d)")
     capacity.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
