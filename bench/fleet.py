@@ -223,6 +223,9 @@ def _value_bytes(value: dict[str, object]) -> int:
         return math.ceil(len(digits) / 2) + 1
     if kind in ("BOOL", "NULL"):
         return 1
+    if kind == "B":  # the group's members, compressed (adapters/state_table.py)
+        assert isinstance(raw, bytes)
+        return len(raw)
     if kind == "L":
         assert isinstance(raw, list)
         return 3 + sum(1 + _value_bytes(v) for v in raw)
