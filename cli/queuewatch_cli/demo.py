@@ -243,11 +243,11 @@ class Demo:
             )
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
-        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
         self.out(
             "\nThe demo's state ends with it. To try status, history, silences and backtest on a local stack: "
             "queuewatch local up (and queuewatch local down to stop it)."
         )
+        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
         return 0 if ok and replayed and tracked_ok and decided else 1
 
     def leave_incident(self, at: datetime) -> None:

@@ -108,7 +108,7 @@ def test_the_plot_under_compare_names_each_config_and_draws_both_thresholds_and_
 
     other = parse_config(
         "version: 1\ndefaults: {region: us-east-1}\nrunner_types: [{name: small, queue: {name: q-small}}]\n"
-        "rules: [{name: slow, match: ['*'], thresholds: {queue_time: 20m}}]\n",
+        "rules: [{name: slow, team: ci-infra, match: ['*'], thresholds: {queue_time: 20m}}]\n",
         source="b.yaml",
     )
     timelines = []

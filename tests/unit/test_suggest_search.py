@@ -23,8 +23,8 @@ runner_types:
   - {name: linux.2xlarge, queue: {name: q-linux}}
   - {name: windows.4xlarge, queue: {name: q-windows}}
 rules:
-  - {name: linux, match: ["linux.*"], thresholds: {queue_time: 1m, queue_size: 0}, for: 0s}
-  - {name: windows, match: ["windows.*"], thresholds: {queue_time: 1m, queue_size: 0}, for: 0s}
+  - {name: linux, team: ci-infra, match: ["linux.*"], thresholds: {queue_time: 1m, queue_size: 0}, for: 0s}
+  - {name: windows, team: ci-infra, match: ["windows.*"], thresholds: {queue_time: 1m, queue_size: 0}, for: 0s}
 """
 
 
