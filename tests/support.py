@@ -21,6 +21,7 @@ from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
+from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
@@ -56,26 +57,7 @@ def snapshot(at: datetime, *runner_types: RunnerTypeSnapshot) -> Snapshot:
     return Snapshot(snapshot_id=f"snap-{at:%H%M%S}", collected_at=at, runner_types=list(runner_types))
 
 
-class CloudFormationLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short tags (!Ref, !GetAtt, !Sub, ...) read as their long form."""
-
-
-def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        assert isinstance(node, yaml.MappingNode)
-        value = loader.construct_mapping(node, deep=True)
-    if suffix == "Ref":
-        return {"Ref": value}
-    if suffix == "GetAtt" and isinstance(value, str):
-        value = value.split(".", 1)
-    return {f"Fn::{suffix}": value}
-
-
-CloudFormationLoader.add_multi_constructor("!", _construct_tag)
+CloudFormationLoader = TemplateLoader  # the template read as the build reads it: short tags as long form
 
 
 def load_template() -> dict[str, Any]:

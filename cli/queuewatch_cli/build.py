@@ -67,7 +67,7 @@ def threshold_lines(config: Config) -> tuple[list[dict[str, Any]], list[dict[str
     return time_lines, size_lines
 
 
-class _TemplateLoader(yaml.SafeLoader):
+class TemplateLoader(yaml.SafeLoader):
     """A template in short form (!Sub) or long form (Fn::Sub), read as the long form."""
 
 
@@ -87,7 +87,7 @@ def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[st
     return {f"Fn::{suffix}": value}
 
 
-_TemplateLoader.add_multi_constructor("!", _long_form)
+TemplateLoader.add_multi_constructor("!", _long_form)
 
 
 def draw_thresholds(template: dict[str, Any], config: Config) -> None:
@@ -113,7 +113,7 @@ def draw_thresholds(template: dict[str, Any], config: Config) -> None:
 
 def stage_dashboard(template_path: Path, config: Config) -> None:
     """Draw the config's thresholds on the built template's dashboard."""
-    template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
+    template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader)
     draw_thresholds(template, config)
     template_path.write_text(yaml.safe_dump(template, sort_keys=False, width=10_000), encoding="utf-8")
 
