@@ -61,6 +61,8 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     only_a = replay.split("pages only A sends: ")[1]
     assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick}")
     assert "pages only B sends: 0" in replay and "queue-size-150.yaml: 0 page(s)" in replay
+    # The named runner type's queue is replayed once, not again under the name discovery would give it.
+    assert "runner type(s): linux-2xlarge" not in replay and "runner type(s): linux.2xlarge;" in replay
     # The second incident, which only tracking sees: the jobs' own figures, the missing requests first.
     [tracked] = alerts[2]["runner_types"]
     assert (tracked["queue_size"], tracked["queue_time_seconds"], tracked["signals"]["scale_up_requests"]) == (
