@@ -24,6 +24,9 @@ from bench.floor import TickShape
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.collect.depth_reads import in_rotation
+from queuewatch.collect.history import history_span
+from queuewatch.config.schema import TriageSettings
+from queuewatch.jobs import history_buckets
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
 if TYPE_CHECKING:
@@ -103,12 +106,18 @@ class Fleet:
     def tracked_minimum_calls(self, at: datetime) -> dict[str, int]:
         """The floor for a steady tick with tracking on, the jobs judged (collect/depth_reads.py): the queues
         where jobs wait (the triage compares them with the jobs) and, our choice of staleness bound, the
-        rotation's turn at `at`; the jobs in one Query more. The rest as without tracking."""
+        rotation's turn at `at`; the jobs in one Query more; and the triage's evidence for the runner types
+        that breach, from the jobs' history: one Query per UTC day and history shard their names hash to
+        over the triage's window and baseline (the config names no other source of arrivals or run times).
+        The rest as without tracking."""
         floor = self.minimum_calls()
         floor["sqs.GetQueueAttributes"] = sum(
             1 for i in self.indexes if self.queued(i) or in_rotation(self.name(i), at)
         )
-        floor["dynamodb.Query"] = 2
+        triage = TriageSettings()
+        start, end = history_span(at, triage.window, triage.baseline)
+        breaching: set[str | None] = {self.name(i) for i in self.indexes if self.firing(i)}
+        floor["dynamodb.Query"] = 2 + (len(history_buckets(start, end, breaching)) if breaching else 0)
         return floor
 
     def tick_shape(self) -> TickShape:
