@@ -165,6 +165,17 @@ discovery:""",
 )
 
 
+def test_a_named_queue_shadows_the_same_queue_discovered_whatever_account_the_collector_was_told(aws: None) -> None:
+    """sam local invokes the collector under an invented account; ListQueues shows the real one."""
+    create_fleet(("us-east-1",))
+    told = "012345678912"  # not the queues' account (ACCOUNT): the listing's URLs say which account is the caller's
+    snap = collect(config(NAMED_AND_DISCOVERED), AwsClients(), now=T0, account_id=told, snapshot_id="s")
+    east = [rt for rt in snap.runner_types if rt.region == "us-east-1"]
+    assert sorted(rt.name for rt in east) == sorted(KEYS)  # each queue once: windows-x64 not again as a copy
+    assert all(rt.account_id is None for rt in east)  # none foreign: the stack's own account
+    assert snap.discovery[0].skipped_queues[0].shadowed
+
+
 def test_a_named_runner_type_keeps_its_name_its_queue_and_its_team_and_its_copy_elsewhere_is_paged_too(
     aws: None,
 ) -> None:

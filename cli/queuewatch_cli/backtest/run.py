@@ -112,7 +112,8 @@ def history_source(
     if end > now:
         raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
     with ThreadPoolExecutor(max_workers=8) as pool:
-        targets, discovery = resolve_queues(config, clients, _caller_account(), pool)
+        # The account: the config's, else the one discovery's listing shows (resolve_queues), else none needed.
+        targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
     for failed in (d for d in discovery if d.error):
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
@@ -142,18 +143,6 @@ def _cloudwatch_ticks(
             f"ends, so a page there may come up to {(period - TICK) // 60} minutes later than the live one, and a "
             f"spike shorter than a rule's `for` may page"
         )
-
-
-def _caller_account() -> str:
-    """The account the live collector runs in, as discovery's listing sees it: the caller's own (ListQueues
-    lists no other). Watched queues are told apart by account, so with any other account a configured runner
-    type's queue would not shadow the same queue found by discovery, and would be replayed twice."""
-    import boto3
-
-    try:
-        return str(boto3.client("sts").get_caller_identity()["Account"])
-    except (BotoCoreError, ClientError):  # no credentials or no STS: names alone, as before
-        return PLACEHOLDER_ACCOUNT
 
 
 def _job_ticks(

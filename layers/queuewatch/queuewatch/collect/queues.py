@@ -90,6 +90,22 @@ def resolve_queues(
     config: Config, clients: AwsClients, account_id: str, pool: ThreadPoolExecutor
 ) -> tuple[list[WatchedQueue], list[DiscoveryResult]]:
     """Configured runner types first; discovered ones add every other queue, each under its identity."""
+    listings = [
+        (spec, region, pool.submit(list_queue_urls, clients.sqs(region), spec.name_prefix))
+        for spec in config.discovery
+        for region in [spec.region or config.defaults.region]
+    ]
+    answers: list[tuple[DiscoverySpec, str, list[str] | Exception]] = []
+    for spec, region, future in listings:
+        try:
+            answers.append((spec, region, future.result()))
+        except Exception as error:  # noqa: BLE001 - a failed listing is reported, not raised
+            answers.append((spec, region, error))
+    # ListQueues lists the caller's own account alone, so a listing's URLs say which account that is, whatever
+    # the caller was told (sam local invents one; a backtest knows none): a named queue is then the very queue
+    # discovery finds, and shadows it, instead of being watched twice.
+    listed_accounts = (_url_account(url) for _, _, urls in answers if isinstance(urls, list) for url in urls)
+    account_id = next((account for account in listed_accounts if account), account_id)
     default_account = config.defaults.account_id or account_id
     targets: list[WatchedQueue] = []
     claims = _Claims()
@@ -108,18 +124,11 @@ def resolve_queues(
         claims.owners.setdefault((target.account_id, target.region, target.queue_name), target.runner_type)
         claims.identities[target.runner_type] = target.queue_name
         claims.plain.add(target.runner_type)
-    listings = [
-        (spec, region, pool.submit(list_queue_urls, clients.sqs(region), spec.name_prefix))
-        for spec in config.discovery
-        for region in [spec.region or config.defaults.region]
-    ]
     results: list[DiscoveryResult] = []
     failed: list[DiscoverySpec] = []
-    for spec, region, future in listings:
-        try:
-            urls = future.result()
-        except Exception as error:  # noqa: BLE001 - a failed listing is reported, not raised
-            results.append(DiscoveryResult(region=region, pattern=spec.queue_name_pattern, error=describe(error)))
+    for spec, region, urls in answers:
+        if isinstance(urls, Exception):
+            results.append(DiscoveryResult(region=region, pattern=spec.queue_name_pattern, error=describe(urls)))
             failed.append(spec)
             continue
         found: list[WatchedQueue] = []
