@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from bench.backtest_memory import config_text  # the same fleet and rule as the CloudWatch replay
 from queuewatch.adapters import job_store
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.config.load import parse_config
@@ -39,15 +40,6 @@ NOW = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 PAGE_ITEMS = 2000  # about 1 MB of these items: a Query page
 INCIDENT = timedelta(minutes=60)
 INCIDENT_WAIT = timedelta(minutes=85)
-
-
-def config_text(size: int) -> str:
-    return (
-        "version: 1\ndefaults:\n  region: us-east-1\n  rule: {team: ci-infra}\nrunner_types:\n"
-        + "".join(f"  - {{name: rt{n}, queue: {{name: q{n}}}}}\n" for n in range(size))
-        + "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 30m, queue_size: 5}, breach_when: all,"
-        " for: 5m, priority: P2, group_by: runner_type}\n"
-    )
 
 
 class HistoryIndex:
