@@ -29,8 +29,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 def atomic_dynamodb_writes() -> Iterator[None]:
     """DynamoDB applies each conditional write atomically; moto checks the condition, then writes,
     with nothing between, so two threads can both pass `version = :expected`. One lock around
-    moto's writes gives the tests that race real threads DynamoDB's guarantee back."""
-    lock = threading.Lock()
+    moto's writes gives the tests that race real threads DynamoDB's guarantee back. Re-entrant: moto's
+    transact_write_items makes its writes through the others."""
+    lock = threading.RLock()
 
     def locked(write: Callable[..., object]) -> Callable[..., object]:
         def under_lock(*args: object, **kwargs: object) -> object:

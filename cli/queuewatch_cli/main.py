@@ -44,6 +44,10 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        if config.slos:
+            from queuewatch_cli.slo_check import slo_lines
+
+            print("\n".join(slo_lines(config)))
         if explain:
             from queuewatch_cli.explain import explain as explained
 

@@ -61,6 +61,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             occurred_at=bus_event.time,  # when the event happened, not when it reached us: a queued event's time
             history=settings.history,
             replayed=bus_event.replay_name is not None,  # EventBridge marks an archive's replay: see track()
+            slo_table=settings.slo_table or None,
         )
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info
@@ -95,6 +96,7 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
         settings.jobs_table,
         datetime.now(UTC),
         history=settings.history,
+        slo_table=settings.slo_table or None,
     )
     for delivery, result in applied.results:
         record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)

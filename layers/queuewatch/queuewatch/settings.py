@@ -86,6 +86,7 @@ class TrackSettings(_Settings):
     # jobs' history instead (collect/history.py).
     job_metrics: Literal["on", "off"] = Field(alias="JOB_METRICS", default="off")
     history_days: int = Field(alias="JOB_HISTORY_DAYS", default=HISTORY_DAYS, ge=1, le=365)
+    slo_table: str = Field(alias="SLO_TABLE", default="")  # the SLOs' counters (adapters/slo_counters.py); "": none
 
     @property
     def history(self) -> timedelta:

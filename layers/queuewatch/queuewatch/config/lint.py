@@ -23,7 +23,7 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
         value = data.get(key)
         return [(i, e) for i, e in enumerate(value) if isinstance(e, Mapping)] if isinstance(value, list) else []
 
-    for key in ("runner_types", "rules"):
+    for key in ("runner_types", "rules", "slos"):
         seen: dict[object, int] = {}
         for index, entry in entries(key):
             name = entry.get("name")
@@ -51,6 +51,15 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
         if not isinstance(thresholds, Mapping) or all(thresholds.get(k) is None for k in ("queue_time", "queue_size")):
             problems.append(
                 (("rules", index, "thresholds"), "expected queue_time, queue_size or both (here or in defaults.rule)")
+            )
+    for index, entry in entries("slos"):
+        if entry.get("team") is None and default_team is None:
+            problems.append(
+                (
+                    ("slos", index, "name"),
+                    f"SLO {entry.get('name')!r} has no team: its pages would reach nobody; expected team: in this "
+                    "SLO, or defaults.rule.team",
+                )
             )
     if not data.get("runner_types") and not data.get("discovery"):
         problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))

@@ -24,12 +24,14 @@ from queuewatch.config.names import (
     Region,
     RunnerTypeGlob,
 )
+from queuewatch.config.slos import SloSpec
 from queuewatch.config.sources import Signals, SignalSource
 from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
 from queuewatch.signals import SignalName
+from queuewatch.slo import Slo
 
 CONFIG_VERSION = 1
 
@@ -351,6 +353,7 @@ class Config(FrozenModel):
     discovery: list[DiscoverySpec] = Field(default_factory=list)
     rules: list[RuleSpec] = Field(min_length=1)
     monitor: MonitorSettings = MonitorSettings()
+    slos: list[SloSpec] = Field(default_factory=list, max_length=50)
 
     @field_validator("version")
     @classmethod
@@ -362,6 +365,17 @@ class Config(FrozenModel):
     @cached_property
     def resolved_rules(self) -> tuple[Rule, ...]:
         return tuple(self._resolve(spec) for spec in self.rules)
+
+    @cached_property
+    def resolved_slos(self) -> tuple[Slo, ...]:
+        return tuple(spec.resolved(self.defaults.rule.team) for spec in self.slos)
+
+    def team_of(self, runner_type: str) -> str | None:
+        """The team the config gives a runner type: its own entry's, else the first discovery entry selecting it."""
+        for spec in self.runner_types:
+            if spec.name == runner_type:
+                return spec.team
+        return next((d.team for d in self.discovery if d.selects(runner_type)), None)
 
     def rule_origins(self, spec: RuleSpec) -> dict[str, RuleOrigin]:
         """Where each of the rule's settings comes from: itself, defaults.rule, the built-in default, or unset."""

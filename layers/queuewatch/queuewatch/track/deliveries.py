@@ -63,6 +63,7 @@ def apply_deliveries(
     now: datetime,
     *,
     history: timedelta = DEFAULT_HISTORY,
+    slo_table: str | None = None,
 ) -> Applied:
     """Apply each record's event as of its receipt (received_at): a job that waited for approval was queued
     when the webhook received its queued event, not when this batch ran."""
@@ -80,7 +81,16 @@ def apply_deliveries(
             applied.results.append((delivery, TrackResult(outcome="refused", action="", job_id=None, reason=reason)))
             continue
         try:
-            result = track(event, router, dynamodb, table, now, occurred_at=received_at(record), history=history)
+            result = track(
+                event,
+                router,
+                dynamodb,
+                table,
+                now,
+                occurred_at=received_at(record),
+                history=history,
+                slo_table=slo_table,
+            )
             applied.results.append((delivery, result))
         except Exception as error:  # noqa: BLE001 - any failure is retried by SQS, then dead-lettered
             applied.failed.append(message_id)

@@ -58,6 +58,7 @@ class Router:
     """The config's runner types, ready to take jobs."""
 
     def __init__(self, config: Config) -> None:
+        self.config = config  # the SLOs a started job is counted for (track/slo.py)
         self._matchers: list[LabelMatcher] = []
         self._by_name: dict[str, str] = {}
         for spec in config.runner_types:

@@ -12,6 +12,7 @@ from queuewatch.jobs import PROGRESS, StoredJob
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.jobs import DEFAULT_HISTORY, UnusableEvent, rebased, record_of
 from queuewatch.track.routing import Router
+from queuewatch.track.slo import count as count_for_slos
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -53,6 +54,7 @@ def track(
     occurred_at: datetime | None = None,
     history: timedelta = DEFAULT_HISTORY,
     replayed: bool = False,
+    slo_table: str | None = None,
 ) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
     `occurred_at` is when the event happened (the bus envelope's time; the webhook's receipt, carried on
@@ -61,7 +63,9 @@ def track(
     can never be applied is refused, and said, not retried.
     An event `replayed` from an archive that happened more than HISTORY_AFTER ago is the job's history: stored,
     never as queued now, so no tick counts a job of hours ago as waiting between its replayed queued and
-    in_progress; and none of its figures is emitted as if it happened now."""
+    in_progress; and none of its figures is emitted as if it happened now.
+    With `slo_table`, a job that started (or was cancelled after it turned bad) is counted for its SLOs,
+    once (track/slo.py): also on a duplicate, which may be Lambda's retry of an event whose count failed."""
     try:
         record = record_of(event, router, now, history=history)
     except UnusableEvent as error:
@@ -89,6 +93,8 @@ def track(
     else:
         raise TrackConflict(f"job {record.job_id}: its item changed under {MAX_WRITES} writes in a row")
     applied = before is not None
+    if slo_table and record.progress >= PROGRESS["in_progress"]:
+        count_for_slos(record, router.config, dynamodb, slo_table, history)
     # Each figure once per job, from the write that first got that far, whichever event it was: a job
     # whose queued event came after its in_progress still arrived, and a completed that overtook its
     # in_progress still gives the queue time.

@@ -1,0 +1,118 @@
+"""The SLOs' counters on moto: the track stage counts each started job once, good or bad, in the bucket of
+the moment it was decided, whatever the events' order, their repeats, or a retry after a failed count."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from faults import inject
+
+from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.slo_counters import create_slo_table, read_counts
+from queuewatch.config.load import parse_config
+from queuewatch.slo import Counts, bucket_start
+from queuewatch.track.events import WorkflowJobEvent
+from queuewatch.track.routing import Router
+from queuewatch.track.stage import track
+from queuewatch_cli.localrun import load_event
+
+JOBS, SLOS = "jobs", "slos"
+QUEUED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)
+CONFIG = """
+version: 1
+runner_types:
+  - {name: linux.2xlarge, team: ci-infra, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: gpu.a100, team: ml-infra, queue: {name: gh-ci-gpu-a100-queued-builds}}
+rules:
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 30m}}
+slos:
+  - {name: linux-fast, match: ["linux.*"], objective: 99%, queue_time_under: 2m, team: ci-infra}
+  - {name: everything, objective: 95%, queue_time_under: 10m, team: ci-infra}
+"""
+
+
+@pytest.fixture
+def dynamodb(aws: None) -> Any:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(client, JOBS)
+    create_slo_table(client, SLOS)
+    return client
+
+
+def event(action: str, job_id: int, started: datetime | None, labels: str = "linux.2xlarge") -> WorkflowJobEvent:
+    body = copy.deepcopy(load_event(f"track_{action}.json"))["detail"]
+    job = body["workflow_job"]
+    job.update(id=job_id, created_at=QUEUED.strftime("%Y-%m-%dT%H:%M:%SZ"), labels=[labels], status=action)
+    job["started_at"] = started.strftime("%Y-%m-%dT%H:%M:%SZ") if started else None
+    if action == "completed":
+        job["completed_at"] = ((started or QUEUED) + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        job["conclusion"] = "success" if started else "cancelled"
+    return WorkflowJobEvent.model_validate(body)
+
+
+def apply(dynamodb: Any, *events: WorkflowJobEvent) -> None:
+    router = Router(parse_config(CONFIG))
+    now = QUEUED + timedelta(hours=1)
+    for one in events:
+        track(one, router, dynamodb, JOBS, now, slo_table=SLOS)
+
+
+def counts(dynamodb: Any, slo: str) -> dict[datetime, Counts]:
+    return read_counts(dynamodb, SLOS, slo, QUEUED - timedelta(days=1), QUEUED + timedelta(days=1))
+
+
+def test_a_job_counts_once_whatever_the_order_and_repeats_of_its_events(dynamodb: Any) -> None:
+    started = QUEUED + timedelta(seconds=50)
+    completed_first = [event("completed", 1, started), event("in_progress", 1, started), event("queued", 1, None)]
+    apply(dynamodb, event("queued", 1, None), event("in_progress", 1, started), event("in_progress", 1, started))
+    apply(dynamodb, *completed_first)  # the same job's events again, the last first
+    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+
+
+def test_a_late_start_is_bad_from_the_moment_it_waited_the_threshold(dynamodb: Any) -> None:
+    started = QUEUED + timedelta(minutes=7)  # over linux-fast's 2m, under everything's 10m
+    apply(dynamodb, event("queued", 2, None), event("in_progress", 2, started))
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+
+
+def test_a_job_an_slo_does_not_select_is_not_counted_for_it(dynamodb: Any) -> None:
+    started = QUEUED + timedelta(seconds=30)
+    apply(dynamodb, event("queued", 3, None, labels="gpu.a100"), event("in_progress", 3, started, labels="gpu.a100"))
+    assert counts(dynamodb, "linux-fast") == {}
+    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+
+
+def test_a_job_cancelled_after_it_turned_bad_is_bad_and_one_cancelled_sooner_counts_nowhere(dynamodb: Any) -> None:
+    # Both cancelled 20 minutes after they were queued, never started: bad for both SLOs.
+    apply(dynamodb, event("queued", 4, None), event("completed", 4, None))
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "everything") == {bucket_start(QUEUED + timedelta(minutes=10)): Counts(bad=1)}
+
+
+def test_a_retry_after_a_failed_count_counts_the_job_once(dynamodb: Any) -> None:
+    started = QUEUED + timedelta(seconds=40)
+    apply(dynamodb, event("queued", 5, None))
+    # The job's write succeeds; every attempt of the count is throttled, so the event fails and is retried.
+    fault = inject(dynamodb, "TransactWriteItems", "throttling")
+    with pytest.raises(Exception, match="Throttling"):
+        apply(dynamodb, event("in_progress", 5, started))
+    fault.enabled = False
+    assert counts(dynamodb, "linux-fast") == {}
+    apply(dynamodb, event("in_progress", 5, started))  # Lambda's retry: the job's write is now a duplicate
+    apply(dynamodb, event("in_progress", 5, started))
+    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+
+
+def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> None:
+    started = QUEUED + timedelta(seconds=40)
+    apply(dynamodb, event("queued", 6, None))
+    fault = inject(dynamodb, "TransactWriteItems", "read-timeout", failing_attempts=1, applied=True)
+    apply(dynamodb, event("in_progress", 6, started))  # botocore retries; the first attempt took effect
+    assert fault.faulted == 1
+    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
