@@ -40,6 +40,7 @@ def lambda_handler(event: ScheduleEvent, context: LambdaContext) -> dict[str, An
         snapshot_id=tick.tick_id,
         jobs_table=settings.jobs_table,  # tracking on: the jobs GitHub holds queued, read in one paged Query
         memory=memory,  # with the jobs judged: which queues this tick reads (collect/depth_reads.py)
+        slo_table=settings.slo_table,  # with SLOs configured: one Query of each SLO's counters
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     # Queues discovery found and does not watch under their own name (shadowed ones too): said every tick.

@@ -45,8 +45,9 @@ class _Settings(BaseModel):
 
 class CollectSettings(_Settings):
     jobs_table: str | None = Field(alias="JOBS_TABLE", default=None, min_length=3)
+    slo_table: str | None = Field(alias="SLO_TABLE", default=None, min_length=3)  # the SLOs' counters
 
-    @field_validator("jobs_table", mode="before")
+    @field_validator("jobs_table", "slo_table", mode="before")
     @classmethod
     def _empty_is_off(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when tracking is off

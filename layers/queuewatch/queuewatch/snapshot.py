@@ -184,6 +184,27 @@ class DiscoveryResult(FrozenModel):
         return [q for q in self.skipped_queues if not q.shadowed]
 
 
+class SloWindowCount(FrozenModel):
+    """An SLO's jobs decided in one window ending at the snapshot's time (queuewatch/slo.py's conventions)."""
+
+    seconds: Annotated[int, Field(gt=0)]
+    good: Annotated[int, Field(ge=0)]
+    bad: Annotated[int, Field(ge=0)]
+
+
+class SloReading(FrozenModel):
+    """One SLO as the collector read it: each burn window's counts (the started jobs' counters and the jobs
+    still waiting past the threshold), and its longest-waiting job; or why it could not be read."""
+
+    name: Name
+    windows: list[SloWindowCount] = Field(default_factory=list, max_length=24)
+    oldest_waiting_seconds: Annotated[float, Field(ge=0)] | None = None
+    error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
+
+    def window(self, seconds: int) -> SloWindowCount | None:
+        return next((w for w in self.windows if w.seconds == seconds), None)
+
+
 class Snapshot(FrozenModel):
     version: Literal[1] = SNAPSHOT_VERSION  # a snapshot of another version is refused, not guessed at
     snapshot_id: Name
@@ -197,6 +218,7 @@ class Snapshot(FrozenModel):
     unmatched_jobs: list[UnmatchedJobs] = Field(default_factory=list, max_length=20)
     expired_jobs: Annotated[int, Field(ge=0)] = 0
     github_hosted_jobs: Annotated[int, Field(ge=0)] = 0  # queued for GitHub's hosted runners: not this fleet's
+    slos: list[SloReading] = Field(default_factory=list, max_length=50)  # with tracking and SLOs configured
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -33,6 +33,7 @@ from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longe
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
+from queuewatch.collect.slo import slo_readings
 from queuewatch.config import Config
 from queuewatch.jobs import JobRecord
 from queuewatch.rules import judge
@@ -51,12 +52,14 @@ def collect(
     snapshot_id: str,
     jobs_table: str | None = None,
     memory: CollectorMemory | None = None,
+    slo_table: str | None = None,
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
     the history of the runner types that breach, for the triage.
 
     With `memory` (a warm container's) and the jobs judged, only the queues collect/depth_reads.py
-    chooses are read; without it, every queue.
+    chooses are read; without it, every queue. With `slo_table` too, each SLO's burn windows: one Query
+    of its counters per SLO (collect/slo.py).
     """
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
@@ -111,6 +114,11 @@ def collect(
                 runner_types[index] = (
                     found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
                 )
+        slos = (
+            slo_readings(config, clients.dynamodb(), slo_table, _queued_or_reason(jobs_future), now)
+            if slo_table and jobs_future and config.slos
+            else []
+        )
     census_read = tracked if isinstance(tracked, JobCensus) else None
     return Snapshot(
         snapshot_id=snapshot_id,
@@ -122,6 +130,7 @@ def collect(
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
+        slos=slos,
     )
 
 
@@ -150,6 +159,13 @@ def _history(
         return history_readings(jobs, wanted, spans.now, spans.window, spans.baseline)
     except Exception as error:  # noqa: BLE001 - a failed read degrades the evidence it would give, nothing else
         return history_missing(wanted, describe(error))
+
+
+def _queued_or_reason(future: Future[list[JobRecord]]) -> list[JobRecord] | str:
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - the SLOs say it, as the census does
+        return describe(error)
 
 
 def _census(future: Future[list[JobRecord]], fleet: set[str], now: datetime) -> JobCensus | str:

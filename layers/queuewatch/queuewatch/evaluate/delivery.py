@@ -21,6 +21,7 @@ from queuewatch.adapters.state_table import WriteConflict, delete_group, group_i
 from queuewatch.alert import Alert
 from queuewatch.alert_state import GroupRecord, Outbox, StoredState, Topic
 from queuewatch.evaluate.result import EvaluationResult
+from queuewatch.evaluate.slo import is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.notifications import Origin, render
 
@@ -96,7 +97,8 @@ def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime, k
         message_structure="json",
         claimed_at=now,
         chat_message="" if chat else None,
-        pending=(Topic.ALERT, Topic.CHAT) if chat else (Topic.ALERT,),
+        # An SLO's ticket pages nobody: the chat topic alone, where there is one (evaluate/slo.py).
+        pending=((Topic.CHAT,) if is_ticket(alert.rule) else (Topic.ALERT, Topic.CHAT)) if chat else (Topic.ALERT,),
         kind=kind,
     )
     room = ITEM_LIMIT - ITEM_MARGIN - group_item_size(replace(record, outbox=outbox), now)

@@ -6,7 +6,7 @@ queueing runner type of a firing page, likely cause first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from queuewatch.alert import (
@@ -21,7 +21,9 @@ from queuewatch.alert import (
 )
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.config.sources import MetricQuery, Signals
+from queuewatch.durations import format_duration
 from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
+from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
@@ -69,7 +71,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
-        summary=_summary(rule, figures, resolved),
+        summary=_slo_summary(plan, rule, decision.members, resolved)
+        if is_slo_rule(rule.name)
+        else _summary(rule, figures, resolved),
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -164,12 +168,22 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
 def _title(rule: Rule, group: str) -> str:
     if rule.name == HEALTH_RULE:
         return "queuewatch monitor degraded"
+    if is_slo_rule(rule.name):
+        kind = "ticket" if is_ticket(rule.name) else "page"
+        return f"Queue-time SLO {rule.name.removeprefix('slo:').removesuffix(':ticket')} burning its budget ({kind})"
     title = f"Jobs are queueing ({rule.name})"
     if rule.group_by == "team":
         title += f" team {group}"
     elif rule.group_by == "runner_type":
         title += f" on {group}"
     return title
+
+
+def _slo_summary(plan: Plan, rule: Rule, members: Iterable[str], resolved: bool) -> str:
+    """What burns, pair by pair, as the plan judged it this tick."""
+    found = [plan.findings.get(InstanceKey(rule.name, name), name) for name in sorted(members)]
+    head = "budget no longer burning" if resolved else "error budget burning"
+    return f"{head} (jobs starting within {format_duration(rule.queue_time_threshold or 0)}): " + " | ".join(found)
 
 
 def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> str:

@@ -25,6 +25,8 @@ from queuewatch.alert_state import (
 )
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
+from queuewatch.evaluate.slo import PREFIX as SLO_PREFIX
+from queuewatch.evaluate.slo import judge_slos, slo_rules
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
@@ -98,7 +100,7 @@ class Context:
             snapshot=snapshot,
             failure=observation if isinstance(observation, CollectorFailure) else None,
             health=health,
-            rules={rule.name: rule for rule in (*config.resolved_rules, health)},
+            rules={rule.name: rule for rule in (*config.resolved_rules, health)} | slo_rules(config),
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
         )
 
@@ -166,6 +168,7 @@ class Plan:
     instance_changes: list[InstanceChange] = field(default_factory=list)
     groups: list[GroupPlan] = field(default_factory=list)
     degraded: set[str] = field(default_factory=set)
+    findings: dict[InstanceKey, str] = field(default_factory=dict)  # an SLO instance's burn rates, in words
 
     @property
     def changed(self) -> bool:
@@ -245,6 +248,30 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen |= _step_slos(result, context.snapshot)
+    return seen
+
+
+def _step_slos(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
+    """Each SLO's burn pairs and ceiling (evaluate/slo.py); an SLO whose figures could not be read holds its
+    alerts and is a degraded signal of its own, `slo:<name>`, on the monitor page."""
+    context = result.context
+    judged, blind = judge_slos(context.config, snapshot)
+    seen: set[InstanceKey] = set()
+    for judgement in judged:
+        key = InstanceKey(judgement.rule, judgement.instance)
+        result.verdicts[key] = judgement.verdict
+        if judgement.finding:
+            result.findings[key] = judgement.finding
+        seen.add(_step(result, context.rules[judgement.rule], judgement.instance, judgement.verdict.breached))
+    for slo in context.config.resolved_slos:
+        name, why = f"{SLO_PREFIX}{slo.name}", blind.get(slo.name)
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=why is not None, breached_signals=("no_data",) if why else (), missing={"slo": why} if why else {}
+        )
+        if why:
+            result.degraded.add(name)
+        seen.add(_step(result, context.health, name, why is not None))
     return seen
 
 
