@@ -102,7 +102,7 @@ def _judge(slo: Slo, reading: SloReading | None) -> list[SloJudgement]:
             SloJudgement(
                 rule,
                 alert.name,
-                Verdict(breached=pair.firing, breached_signals=("burn_rate",) if pair.firing else ()),
+                Verdict(breached=pair.firing, breached_signals=("queue_time",) if pair.firing else ()),  # what burns
                 pair_text(pair),
             )
         )
