@@ -446,6 +446,46 @@ def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
     ]
 
 
+# Queue-time SLOs (slo_lines): adapters/slo_counters.py's writes and collect/slo.py's reads.
+SLO_ITEMS_PER_JOB = 2  # a job's mark and one counter per SLO that counts it, in one transaction
+SLO_MARK_DAYS = 14 + 1  # a mark is kept the jobs' history and a day (track/slo.py)
+SLO_BUCKETS_READ = 3 * 288 + 1  # the longest burn window (3d) in 5-minute buckets, read by one Query a tick
+SLO_COUNTER_BYTES = 80  # a counter item as DynamoDB sizes it: keys, good, bad, expiry
+SLO_MARK_BYTES = 60
+SLO_CALL_S = 0.015  # one TransactWriteItems round trip in the track function, one Query in the collector
+COLLECT_MEMORY_MB = 1769  # template.yaml, CollectFunction
+
+
+def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, str]]:
+    """The month that `slos` SLOs add (each job counted by all of them), at bench/track.json's jobs a day:
+    a transactional write is two write units a 1 KB item; the read is eventually consistent."""
+    days = 730 / 24
+    jobs = figures["jobs_per_day"] * days
+    write_units = jobs * 2 * (1 + slos)
+    read_units = slos * max(0.5, SLO_BUCKETS_READ * SLO_COUNTER_BYTES / 4096 * 0.5)
+    marks_gb = figures["jobs_per_day"] * SLO_MARK_DAYS * (SLO_MARK_BYTES + ITEM_OVERHEAD_BYTES) / 1e9
+    track_s, collect_s = jobs * SLO_CALL_S, TICKS_PER_MONTH * slos * SLO_CALL_S
+    gb_seconds = track_s * TRACK_MEMORY_MB / 1024 + collect_s * COLLECT_MEMORY_MB / 1024
+    return [
+        (
+            "SLO counters: writes (a job's mark and its counters, one transaction)",
+            write_units * PRICES["dynamodb_write"].usd,
+            f"{SLO_ITEMS_PER_JOB + slos - 1} items a job, 2 write units each",
+        ),
+        (
+            "SLO counters: the collector's reads",
+            TICKS_PER_MONTH * read_units * PRICES["dynamodb_read"].usd,
+            f"one Query of {SLO_BUCKETS_READ} buckets per SLO a tick",
+        ),
+        ("SLO counters: storage", marks_gb * PRICES["dynamodb_storage"].usd, f"{marks_gb:.2f} GB of marks"),
+        (
+            "SLO counters: Lambda time",
+            gb_seconds * PRICES["lambda_gb_second"].usd,
+            f"{SLO_CALL_S * 1000:.0f} ms a call, a job's write and a tick's Query",
+        ),
+    ]
+
+
 def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
     """Job tracking's month, from the figures `python -m bench.track` measured (bench/track.json)."""
     if not path.exists():
@@ -482,6 +522,16 @@ def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
     ]
     rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in lines]
     rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in lines))}** | |", ""]
+    slo = slo_lines(figures)
+    rows += [
+        "With `slos:` in the config, each job is counted once for its SLOs (one SLO counting every job below; "
+        f"each more SLO that counts it adds {_usd(slo_lines(figures, 2)[0][1] - slo[0][1])} of writes):",
+        "",
+        "| monthly | $ | on what |",
+        "|---|---:|---|",
+    ]
+    rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in slo]
+    rows += [f"| **SLOs, total** | **{_usd(sum(usd for _, usd, _ in slo))}** | |", ""]
     return rows
 
 

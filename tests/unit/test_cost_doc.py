@@ -16,6 +16,7 @@ from bench.cost import (
     per_tick,
     queuewatch_lines,
     render,
+    slo_lines,
     tracking_lines,
 )
 
@@ -87,3 +88,14 @@ def test_the_history_costs_four_index_writes_a_job_beside_one_write_an_event() -
     lines = {item: usd for item, usd, _ in tracking_lines(figures)}
     # a million jobs a month: 3 million events and 4 million index writes, at $0.625 per million
     assert lines["DynamoDB writes (table and history index)"] == pytest.approx(7 * 0.625)
+
+
+def test_one_slo_adds_at_most_five_dollars_at_150_runner_types_and_50000_jobs_a_day() -> None:
+    figures = json.loads(TRACK_RESULTS.read_text(encoding="utf-8"))
+    lines = {item: usd for item, usd, _ in slo_lines(figures)}
+    assert sum(lines.values()) <= 5.0
+    # 1.52 million jobs a month, each a transaction of two items at two write units: $0.625 a million
+    jobs = 50_000 * 730 / 24
+    assert lines["SLO counters: writes (a job's mark and its counters, one transaction)"] == pytest.approx(
+        jobs * 4 * 0.625 / 1e6
+    )
