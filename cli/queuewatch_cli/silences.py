@@ -24,6 +24,7 @@ from queuewatch.config.load import load_config
 from queuewatch.config.names import RULE_NAME
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.evaluate.slo import PREFIX, TICKET_SUFFIX, slo_rules
 from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.silences import SilenceRecord
@@ -53,7 +54,7 @@ def silence_problems(args: argparse.Namespace) -> list[str]:
         problems.append(f"--all: given with --match {' '.join(matchers)}; expected one or the other")
     alphabet = HEALTH_INSTANCE_CHARACTERS if args.rule == HEALTH_RULE else IDENTITY_CHARACTERS
     problems += [f"--match: {problem}" for m in matchers if (problem := glob_problem(m, alphabet))]
-    if args.rule is not None and not RULE_NAME.match(args.rule):
+    if args.rule is not None and not RULE_NAME.match(_without_slo_prefix(args.rule)):
         problems.append(f"--rule: found {args.rule!r}, expected a rule name of lower-case letters, digits and '-'")
     if args.team is not None and not args.team.strip():
         problems.append("--team: found an empty team, expected a team name")
@@ -78,7 +79,7 @@ def duration_problems(text: str) -> list[str]:
 
 def config_teams(config: Config) -> set[str]:
     """Every team the config can page: the rules' (defaults applied), the runner types', discovery's, the monitor's."""
-    teams = {rule.team for rule in config.resolved_rules}
+    teams = {rule.team for rule in config.resolved_rules} | {slo.team for slo in config.resolved_slos}
     teams |= {spec.team for spec in config.runner_types if spec.team}
     teams |= {found.team for found in config.discovery if found.team}
     return teams | ({config.monitor.team} if config.monitor.team else set())
@@ -96,7 +97,8 @@ def known(config_path: str | None, state: StoredState, target: Target) -> Known:
     if config_path:
         config = load_config(config_path)
         source = f"the config {config_path}"
-        return Known({r.name for r in config.resolved_rules} | {HEALTH_RULE}, config_teams(config), source)
+        slos = set(slo_rules(config))  # each SLO's rules, slo:<name> and slo:<name>:ticket
+        return Known({r.name for r in config.resolved_rules} | {HEALTH_RULE} | slos, config_teams(config), source)
     rules = {key.rule for key in state.instances} | {record.rule for record in state.groups.values()}
     teams = {i.team for i in state.instances.values() if i.team}
     teams |= {t for g in state.groups.values() if g.paged_as for t in g.paged_as.teams}
@@ -268,3 +270,8 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
         was = "expired" if silence.ends_at <= now else "active"
         out(f"silence {silence.silence_id} ({was}) now ends {end:%Y-%m-%d %H:%M} UTC")
     return 0
+
+
+def _without_slo_prefix(rule: str) -> str:
+    """An SLO's rule (`slo:<name>`, `slo:<name>:ticket`) checked by the SLO's name."""
+    return rule.removeprefix(PREFIX).removesuffix(TICKET_SUFFIX) if rule.startswith(PREFIX) else rule

@@ -47,7 +47,7 @@ def _slo(slo: Slo, per_day: float | None) -> list[str]:
     needed = history_days_needed(slo)
     note = "" if needed <= HISTORY_DAYS else f" (the default is {HISTORY_DAYS}: set the stack's parameter)"
     lines.append(
-        f"  needs JobHistoryDays >= {needed} for the report's runner types and hours and the backtest over the "
-        f"whole window{note}; the alerts and the budget read the SLO's own counters"
+        f"  JobHistoryDays >= {needed} keeps the window's jobs in the history{note}; the alerts read the SLO's "
+        "own counters, kept for the window and a day"
     )
     return lines

@@ -4,16 +4,18 @@ topic alone, each once, silenced like any rule, resolved; an SLO the collector c
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.config.load import parse_config
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch_cli.main import main
 
 CONFIG = """
 version: 1
@@ -106,3 +108,19 @@ def test_an_slo_the_collector_could_not_read_is_a_monitor_finding_and_holds_its_
     assert "slo:linux-fast" in result.degraded
     assert any(key.rule == "slo:linux-fast" for key in result.firing)  # held, not resolved
     assert [json.loads(m["Message"])["status"] for m in inboxes.read(inboxes.alert)] == []
+
+
+def test_the_silence_command_takes_an_slo_rule_from_the_config(
+    aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
+    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    config = tmp_path / "q.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    base = ["silence", "add", "--table", "state", "--region", "us-east-1", "--config", str(config)]
+    flags = ["--all", "--for", "2h", "--comment", "known"]
+    assert main([*base, "--rule", "slo:linux-fast", *flags]) == 0
+    assert main([*base, "--rule", "slo:linux-fast:ticket", *flags]) == 0
+    assert main([*base, "--rule", "slo:nope", *flags]) == 2  # no such SLO in the config
+    state = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    assert sorted(s.rule or "" for s in state.silences) == ["slo:linux-fast", "slo:linux-fast:ticket"]

@@ -99,7 +99,7 @@ def test_check_config_states_the_budget_in_jobs_only_from_a_volume_it_was_given(
     )
     unknown = "\n".join(slo_lines(config))
     assert "budget in jobs: unknown here" in unknown
-    assert "needs JobHistoryDays >= 29" in unknown
+    assert "JobHistoryDays >= 29 keeps the window's jobs in the history" in unknown
     assert "fast (page): burn >= 14.4 over 1h and 5m: 2.1% of the budget spent in 1h" in unknown
     known = "\n".join(slo_lines(config, {"fast": 2000.0}))
     # 1% of 28 days at 2,000 jobs a day.
