@@ -23,6 +23,7 @@ from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
+from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
 
 
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_build_parsers(commands)
     add_capacity_parser(commands)
 
+    add_slo_parser(commands)
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
     for action in ("add", "list", "expire", "extend"):
@@ -207,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
         return run_capacity(args)
     if args.command == "track":
         return run_track(args)
+    if args.command == "slo":
+        from queuewatch_cli.slo_report import run as run_slo
+
+        return run_slo(args)
     if args.command in ("stage-config", "stage-dashboard"):
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}

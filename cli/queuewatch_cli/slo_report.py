@@ -1,0 +1,147 @@
+"""`queuewatch slo`: each SLO over its window, from the stack's SLO counters and the jobs queued now, by the
+conventions the live evaluator judges with (queuewatch/slo.py, collect/slo.py): the objective, what was
+achieved, the budget left in jobs and as a share, and each burn pair's rates now."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from queuewatch.adapters.job_store import queued_jobs
+from queuewatch.adapters.slo_counters import read_counts
+from queuewatch.collect.slo import reading_of, waiting_buckets
+from queuewatch.config import Config
+from queuewatch.config.load import load_config
+from queuewatch.jobs import JobRecord
+from queuewatch.slo import Counts, Slo, budget_left, judge_pair, window_buckets_start, window_counts
+from queuewatch_cli.stacks import UsageError, boto_client
+
+
+@dataclass(frozen=True)
+class PairNow:
+    name: str
+    notify: str
+    factor: float
+    long_burn: float
+    short_burn: float
+    long_jobs: int
+    firing: bool
+
+
+@dataclass(frozen=True)
+class SloSummary:
+    name: str
+    objective: float
+    queue_time_under_seconds: int
+    window_days: int
+    history_from: str | None  # the first bucket counted in the window: later than its start, a shorter history
+    jobs: int
+    bad: int
+    achieved: float | None  # None over no jobs
+    budget_left_jobs: float
+    budget_left_fraction: float
+    pairs: list[PairNow]
+
+
+def summarize(
+    slo: Slo, config: Config, counted: dict[datetime, Counts], queued: list[JobRecord], now: datetime
+) -> SloSummary:
+    """One SLO now, from its counters over the window and the jobs queued now."""
+    buckets = dict(counted)
+    for start, waiting in waiting_buckets(slo, config, queued, now).items():
+        buckets[start] = buckets.get(start, Counts()) + waiting
+    total = window_counts(buckets, now, slo.window)
+    left_jobs, left_fraction = budget_left(total, slo)
+    reading = reading_of(slo, config, counted, queued, now)
+    pairs = []
+    for alert in slo.burn_alerts:
+        long, short = reading.window(alert.long_window), reading.window(alert.short_window)
+        pair = judge_pair(
+            slo,
+            alert,
+            Counts(long.good, long.bad) if long else Counts(),
+            Counts(short.good, short.bad) if short else Counts(),
+        )
+        pairs.append(
+            PairNow(
+                alert.name, alert.notify, alert.factor, pair.long_burn, pair.short_burn, pair.long.total, pair.firing
+            )
+        )
+    first = min(
+        (at for at, c in buckets.items() if c.total and at >= window_buckets_start(now, slo.window)), default=None
+    )
+    return SloSummary(
+        name=slo.name,
+        objective=slo.objective,
+        queue_time_under_seconds=slo.queue_time_under,
+        window_days=slo.window // 86400,
+        history_from=first.isoformat() if first else None,
+        jobs=total.total,
+        bad=total.bad,
+        achieved=total.good / total.total if total.total else None,
+        budget_left_jobs=left_jobs,
+        budget_left_fraction=left_fraction,
+        pairs=pairs,
+    )
+
+
+def lines(summary: SloSummary) -> list[str]:
+    achieved = f"{summary.achieved * 100:.2f}%" if summary.achieved is not None else "no jobs"
+    since = f", history from {summary.history_from}" if summary.history_from else ""
+    out = [
+        f"{summary.name}: objective {summary.objective * 100:g}% within {summary.queue_time_under_seconds}s over "
+        f"{summary.window_days}d{since}",
+        f"  achieved {achieved} of {summary.jobs:,} jobs ({summary.bad:,} late); budget left "
+        f"{summary.budget_left_jobs:,.1f} jobs, {summary.budget_left_fraction * 100:.1f}%",
+    ]
+    for pair in summary.pairs:
+        state = "FIRING" if pair.firing else "ok"
+        out.append(
+            f"  {pair.name} ({pair.notify}, {pair.factor:g}): burn {pair.long_burn:.2f} long, "
+            f"{pair.short_burn:.2f} short, {pair.long_jobs:,} jobs in the long window: {state}"
+        )
+    return out
+
+
+def add_parser(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "slo", help="each SLO over its window: achieved, budget left, burn rates now"
+    )
+    parser.add_argument(
+        "--config", default=os.environ.get("QUEUEWATCH_CONFIG"), help="the config (default: $QUEUEWATCH_CONFIG)"
+    )
+    parser.add_argument("--slo-table", required=True, help="the stack's SLO counters table (its SloTable)")
+    parser.add_argument("--jobs-table", required=True, help="the stack's jobs table (its JobsTableName output)")
+    parser.add_argument("--region", default=None)
+    parser.add_argument("--json", action="store_true", help="the same, as JSON")
+
+
+def run(args: argparse.Namespace, now: datetime | None = None) -> int:
+    if not args.config:
+        raise UsageError("--config: none given; expected the stack's config file (or $QUEUEWATCH_CONFIG)")
+    config = load_config(args.config)
+    if not config.slos:
+        raise UsageError(f"--config: {args.config} declares no slos:")
+    now = now or datetime.now(UTC)
+    dynamodb = boto_client("dynamodb", args.region)
+    queued = list(queued_jobs(dynamodb, args.jobs_table))
+    summaries = [
+        summarize(
+            slo,
+            config,
+            read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now),
+            queued,
+            now,
+        )
+        for slo in config.resolved_slos
+    ]
+    if args.json:
+        print(json.dumps([asdict(s) for s in summaries], indent=2))
+    else:
+        for summary in summaries:
+            print("\n".join(lines(summary)))
+    return 0

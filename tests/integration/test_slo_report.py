@@ -1,0 +1,78 @@
+"""`queuewatch slo` on moto: each SLO's achieved share, budget left and burn rates, from the counters the
+track stage wrote and the jobs queued now, as the live evaluator counts them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import boto3
+import pytest
+
+from queuewatch.adapters.job_store import create_jobs_table, put_job
+from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
+from queuewatch.jobs import JobRecord
+from queuewatch_cli.main import main
+
+CONFIG = """
+version: 1
+runner_types:
+  - {name: linux.2xlarge, team: ci-infra, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+rules:
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 30m}}
+slos:
+  - {name: linux-fast, objective: 99%, queue_time_under: 2m, team: ci-infra}
+"""
+
+
+def test_the_report_counts_the_started_and_the_waiting_jobs_over_the_window(
+    aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_slo_table(dynamodb, "slos")
+    create_jobs_table(dynamodb, "jobs")
+    now = datetime.now(UTC)
+    keep = now + timedelta(days=30)
+    # 199 good and 5 late jobs decided over the last half hour; one job counted twice is counted once.
+    for number in range(204):
+        at = now - timedelta(minutes=30) + timedelta(seconds=8 * number)
+        late = number % 50 == 0
+        contribution = Contribution("linux-fast", "bad" if late else "good", at, keep)
+        count_job(dynamodb, "slos", number, [contribution], keep)
+    count_job(dynamodb, "slos", 1, [Contribution("linux-fast", "good", now, keep)], keep)
+    # One job waiting 10 minutes: bad since it waited 2.
+    queued_at = now - timedelta(minutes=10)
+    waiting = JobRecord(
+        job_id=999,
+        run_id=1,
+        status="queued",
+        progress=1,
+        runner_type="linux.2xlarge",
+        labels=("linux.2xlarge",),
+        label_set="linux.2xlarge",
+        org="o",
+        repo="o/r",
+        html_url=None,
+        created_at=queued_at,
+        queued_at=queued_at,
+        updated_at=queued_at,
+        expires_at=keep,
+    )
+    put_job(dynamodb, "jobs", waiting, "w")
+    config = tmp_path / "q.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    args = ["slo", "--config", str(config), "--slo-table", "slos", "--jobs-table", "jobs", "--region", "us-east-1"]
+    assert main([*args, "--json"]) == 0
+    [summary] = json.loads(capsys.readouterr().out)
+    assert (summary["jobs"], summary["bad"]) == (205, 6)
+    assert summary["achieved"] == pytest.approx(199 / 205)
+    assert summary["budget_left_jobs"] == pytest.approx(0.01 * 205 - 6)
+    assert summary["budget_left_fraction"] == pytest.approx((0.01 * 205 - 6) / (0.01 * 205))
+    fast = next(p for p in summary["pairs"] if p["name"] == "fast")
+    assert fast["long_jobs"] == 205 and fast["long_burn"] == pytest.approx(6 / 205 / 0.01)
+    assert not fast["firing"]  # 2.9 is under 14.4
+    assert next(p for p in summary["pairs"] if p["name"] == "ticket")["firing"]  # and over 1
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "achieved 97.07% of 205 jobs (6 late)" in text
