@@ -7,17 +7,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from queuewatch.adapters.job_store import queued_jobs
+from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.slo_counters import read_counts
 from queuewatch.collect.slo import reading_of, waiting_buckets
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import Counts, Slo, budget_left, judge_pair, window_buckets_start, window_counts
+from queuewatch.slo import (
+    Counts,
+    Slo,
+    budget_left,
+    judge_pair,
+    outcome_of,
+    waiting_outcome,
+    window_buckets_start,
+    window_counts,
+)
 from queuewatch_cli.stacks import UsageError, boto_client
 
 
@@ -45,6 +56,31 @@ class SloSummary:
     budget_left_jobs: float
     budget_left_fraction: float
     pairs: list[PairNow]
+    spent_by_runner_type: list[tuple[str, int]] = field(default_factory=list)  # late jobs, most first
+    spent_by_hour: list[tuple[str, int]] = field(default_factory=list)  # the UTC hours they turned late in
+
+
+def spenders(
+    slo: Slo, config: Config, jobs: Iterable[JobRecord], now: datetime, since: datetime, top: int
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """Which runner types, and which hours, the SLO's late jobs since `since` came from (the jobs' history and
+    the jobs queued now, as the counters count them: at the moment each turned late)."""
+    by_type: Counter[str] = Counter()
+    by_hour: Counter[str] = Counter()
+    for job in jobs:
+        if job.queued_at is None or not slo.selects(job.runner_type, config.team_of(job.runner_type or ""), job.labels):
+            continue
+        started = job.started_at if job.started_at is not None and job.started_at <= now else None
+        decided = (
+            outcome_of(job.queued_at, started, job.completed_at, slo.queue_time_under)
+            if started or job.completed_at
+            else waiting_outcome(job.queued_at, now, slo.queue_time_under)
+        )
+        if decided is None or decided[0] != "bad" or not since <= decided[1] <= now:
+            continue
+        by_type[job.runner_type or ""] += 1
+        by_hour[f"{decided[1]:%Y-%m-%dT%H:00Z}"] += 1
+    return by_type.most_common(top), by_hour.most_common(top)
 
 
 def summarize(
@@ -98,6 +134,10 @@ def lines(summary: SloSummary) -> list[str]:
         f"  achieved {achieved} of {summary.jobs:,} jobs ({summary.bad:,} late); budget left "
         f"{summary.budget_left_jobs:,.1f} jobs, {summary.budget_left_fraction * 100:.1f}%",
     ]
+    if summary.spent_by_runner_type:
+        listed = ", ".join(f"{name} {count:,}" for name, count in summary.spent_by_runner_type)
+        out.append(f"  late jobs by runner type: {listed}")
+        out.append("  by hour: " + ", ".join(f"{hour} {count:,}" for hour, count in summary.spent_by_hour))
     for pair in summary.pairs:
         state = "FIRING" if pair.firing else "ok"
         out.append(
@@ -118,6 +158,14 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--jobs-table", required=True, help="the stack's jobs table (its JobsTableName output)")
     parser.add_argument("--region", default=None)
     parser.add_argument("--json", action="store_true", help="the same, as JSON")
+    parser.add_argument(
+        "--spent-days",
+        type=int,
+        default=None,
+        help="name the runner types and hours whose late jobs spent the budget over the last N days, read from "
+        "the jobs' history (default: the whole window, as far as JobHistoryDays keeps it)",
+    )
+    parser.add_argument("--top", type=int, default=5, help="how many runner types and hours to name")
 
 
 def run(args: argparse.Namespace, now: datetime | None = None) -> int:
@@ -139,6 +187,18 @@ def run(args: argparse.Namespace, now: datetime | None = None) -> int:
         )
         for slo in config.resolved_slos
     ]
+    if summaries:
+        days = max(slo.window for slo in config.resolved_slos) // 86400
+        since = now - timedelta(days=args.spent_days if args.spent_days is not None else days)
+        history = list(read_history(dynamodb, args.jobs_table, since, now, queued_now=queued))
+        spent = [
+            spenders(slo, config, history, now, max(since, now - timedelta(seconds=slo.window)), args.top)
+            for slo in config.resolved_slos
+        ]
+        summaries = [
+            replace(summary, spent_by_runner_type=by_type, spent_by_hour=by_hour)
+            for (by_type, by_hour), summary in zip(spent, summaries, strict=True)
+        ]
     if args.json:
         print(json.dumps([asdict(s) for s in summaries], indent=2))
     else:

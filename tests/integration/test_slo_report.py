@@ -19,6 +19,7 @@ CONFIG = """
 version: 1
 runner_types:
   - {name: linux.2xlarge, team: ci-infra, queue: {name: gh-ci-linux-2xlarge-queued-builds}}
+  - {name: linux.4xlarge, team: ci-infra, queue: {name: gh-ci-linux-4xlarge-queued-builds}}
 rules:
   - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 30m}}
 slos:
@@ -60,6 +61,25 @@ def test_the_report_counts_the_started_and_the_waiting_jobs_over_the_window(
         expires_at=keep,
     )
     put_job(dynamodb, "jobs", waiting, "w")
+    # In the history: two jobs that started late, one on each runner type, and one that started in time.
+    for number, runner_type, wait in (
+        (1001, "linux.4xlarge", 5),
+        (1002, "linux.2xlarge", 9),
+        (1003, "linux.2xlarge", 1),
+    ):
+        started = queued_at - timedelta(hours=2) + timedelta(minutes=wait)
+        record = waiting.model_copy(
+            update={
+                "job_id": number,
+                "runner_type": runner_type,
+                "status": "in_progress",
+                "progress": 2,
+                "queued_at": queued_at - timedelta(hours=2),
+                "created_at": queued_at - timedelta(hours=2),
+                "started_at": started,
+            }
+        )
+        put_job(dynamodb, "jobs", record, "w")
     config = tmp_path / "q.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     args = ["slo", "--config", str(config), "--slo-table", "slos", "--jobs-table", "jobs", "--region", "us-east-1"]
@@ -73,6 +93,9 @@ def test_the_report_counts_the_started_and_the_waiting_jobs_over_the_window(
     assert fast["long_jobs"] == 205 and fast["long_burn"] == pytest.approx(6 / 205 / 0.01)
     assert not fast["firing"]  # 2.9 is under 14.4
     assert next(p for p in summary["pairs"] if p["name"] == "ticket")["firing"]  # and over 1
+    assert summary["spent_by_runner_type"] == [["linux.2xlarge", 2], ["linux.4xlarge", 1]]
+    assert sum(count for _, count in summary["spent_by_hour"]) == 3
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "achieved 97.07% of 205 jobs (6 late)" in text
+    assert "late jobs by runner type: linux.2xlarge 2, linux.4xlarge 1" in text
