@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.slo_counters import read_counts
 from queuewatch.collect.slo import reading_of, waiting_buckets
@@ -29,7 +32,7 @@ from queuewatch.slo import (
     window_buckets_start,
     window_counts,
 )
-from queuewatch_cli.stacks import UsageError, boto_client
+from queuewatch_cli.stacks import Target, UsageError, boto_client
 
 
 @dataclass(frozen=True)
@@ -205,3 +208,36 @@ def run(args: argparse.Namespace, now: datetime | None = None) -> int:
         for summary in summaries:
             print("\n".join(lines(summary)))
     return 0
+
+
+def budget_lines(dynamodb: Any, target: Target, config: Config, now: datetime) -> list[str]:
+    """`status`'s line per SLO: the budget left over its window. Said, not guessed, where the stack has no
+    SLO table (tracking off) or a read fails."""
+    if not config.slos:
+        return []
+    if target.slo_table is None or target.jobs_table is None:
+        return [
+            f"slo {slo.name}: budget unknown: no SLO table (the stack's SloTableName output, with --stack; tracking on)"
+            for slo in config.resolved_slos
+        ]
+    try:
+        queued = list(queued_jobs(dynamodb, target.jobs_table))
+        summaries = [
+            summarize(
+                slo,
+                config,
+                read_counts(dynamodb, target.slo_table, slo.name, window_buckets_start(now, slo.window), now),
+                queued,
+                now,
+            )
+            for slo in config.resolved_slos
+        ]
+    except ClientError as error:
+        return [f"slos: budget unknown: {describe(error)}"]
+    return [
+        f"slo {s.name}: budget left {s.budget_left_fraction * 100:.0f}% ({s.budget_left_jobs:,.1f} of "
+        f"{(1 - s.objective) * s.jobs:,.1f} jobs) over {s.window_days}d, "
+        + (f"{s.achieved * 100:.2f}% of {s.jobs:,} jobs in time" if s.achieved is not None else "no jobs counted")
+        + ("; firing: " + ", ".join(p.name for p in s.pairs if p.firing) if any(p.firing for p in s.pairs) else "")
+        for s in summaries
+    ]

@@ -65,6 +65,7 @@ class Target:
     dashboard: str | None = None
     namespace: str = DEFAULT_NAMESPACE
     jobs_table: str | None = None  # the JobsTableName output: absent where tracking is off
+    slo_table: str | None = None  # the SloTableName output: the SLOs' counters, where tracking is on
 
     @property
     def label(self) -> str:
@@ -127,6 +128,7 @@ def find_stack(ref: StackRef, region: str | None, client: Callable[[str, str | N
         outputs.get("DashboardName"),
         outputs.get("MetricsNamespace", DEFAULT_NAMESPACE),
         outputs.get("JobsTableName") or None,
+        outputs.get("SloTableName") or None,
     )
 
 

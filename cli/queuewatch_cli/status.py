@@ -26,6 +26,7 @@ from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
 from queuewatch.silences import SilenceRecord
+from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 
 
@@ -380,12 +381,15 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
             return show_status(dynamodb, table, now, args.json, cloudwatch, target.namespace, target.stack, config)
 
         text = on_table(target, show, client)
+        slos = budget_lines(client("dynamodb", target.region), target, config, now) if config else []
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
+            if slos:
+                documents[-1]["slos"] = slos
         else:
             if len(chosen) > 1:
                 print(f"== {target.label}")
-            print(text)
+            print("\n".join([text, *slos]))
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0

@@ -12,6 +12,7 @@ import pytest
 
 from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
+from queuewatch.adapters.state_table import create_table
 from queuewatch.jobs import JobRecord
 from queuewatch_cli.main import main
 
@@ -99,3 +100,34 @@ def test_the_report_counts_the_started_and_the_waiting_jobs_over_the_window(
     text = capsys.readouterr().out
     assert "achieved 97.07% of 205 jobs (6 late)" in text
     assert "late jobs by runner type: linux.2xlarge 2, linux.4xlarge 1" in text
+
+
+def test_status_gives_each_slos_budget_in_one_line(
+    aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("QUEUEWATCH_STACK", raising=False)
+    monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_table(dynamodb, "state")
+    create_slo_table(dynamodb, "slos")
+    create_jobs_table(dynamodb, "jobs")
+    outputs = {"StateTableName": "state", "JobsTableName": "jobs", "SloTableName": "slos"}
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {k: {"Value": v} for k, v in outputs.items()},
+    }
+    boto3.client("cloudformation", region_name="us-east-1").create_stack(
+        StackName="q", TemplateBody=json.dumps(template)
+    )
+    now = datetime.now(UTC)
+    keep = now + timedelta(days=30)
+    for number in range(100):  # 98 in time, 2 late: 2% late against a 1% budget
+        contribution = Contribution("linux-fast", "bad" if number < 2 else "good", now - timedelta(minutes=20), keep)
+        count_job(dynamodb, "slos", number, [contribution], keep)
+    config = tmp_path / "q.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    assert main(["status", "--stack", "q", "--region", "us-east-1", "--config", str(config), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "slo linux-fast: budget left -100% (-1.0 of 1.0 jobs) over 28d, 98.00% of 100 jobs in time" in out
+    assert main(["status", "--table", "state", "--region", "us-east-1", "--config", str(config), "--no-figures"]) == 0
+    assert "slo linux-fast: budget unknown: no SLO table" in capsys.readouterr().out
