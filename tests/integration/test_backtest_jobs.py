@@ -220,3 +220,29 @@ def test_the_command_replays_the_jobs_by_default_with_a_jobs_table_and_says_so(
     args.jobs_table = "no-such-table"  # one line saying what failed, not a traceback
     assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 2
     assert "--jobs-table no-such-table: reading the jobs' history: " in capsys.readouterr().err
+
+
+SLO = """slos:
+  - {name: linux-fast, objective: 99%, queue_time_under: 2m, min_jobs: 5, page_when_waiting_over: 1h}
+"""
+
+
+def test_the_backtest_replays_slo_alerts_with_the_rules(fleet: None) -> None:
+    from queuewatch.adapters.job_store import read_history
+    from queuewatch_cli.backtest.slo_replay import replay_slos
+
+    cfg = parse_config(CONFIG + SLO)
+    dynamodb, router = boto3.client("dynamodb", region_name="us-east-1"), Router(cfg)
+    end = START + timedelta(hours=16)  # the first day's two incidents
+    first_day = [job for job in fortnight() if job.queued < end]
+    for at, event in sorted(((at, e) for job in first_day for at, e in events(job)), key=lambda pair: pair[0]):
+        track(event, router, dynamodb, JOBS, at, occurred_at=at)
+    outcome = backtest(cfg, AwsClients(), START, end, now=NOW, keep_pages=True, jobs_table=JOBS)
+    replayed = [(p.at, p.rule, p.kind) for p in outcome.replay.pages if p.rule.startswith("slo:")]
+    # The first day's incidents: 12 jobs waiting up to 95 minutes burn the budget and pass the ceiling.
+    assert {rule for _, rule, _ in replayed} == {"slo:linux-fast", "slo:linux-fast:ticket"}
+    records = list(read_history(dynamodb, JOBS, START - timedelta(days=3), end))
+    expected = [
+        (page.at, page.rule, page.kind) for _, _, pages, _ in replay_slos(cfg, records, START, end) for page in pages
+    ]
+    assert replayed == expected

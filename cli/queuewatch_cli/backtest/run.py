@@ -25,7 +25,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, load_config
 from queuewatch.durations import parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import QUEUED_LIMIT
+from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.signals import JOBS_SOURCE
 from queuewatch.snapshot import DiscoveryResult, Snapshot
 from queuewatch_cli.backtest.history import TICK, ChunkRead, Observations, coarser_parts, plan_history
@@ -33,6 +33,7 @@ from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.report import compare, comparison_lines, report
+from queuewatch_cli.backtest.slo_replay import SloCounters
 
 PLACEHOLDER_ACCOUNT = "000000000000"  # where the caller's account cannot be read: history is read by queue name
 JOBS, CLOUDWATCH = "jobs", "cloudwatch"
@@ -157,14 +158,25 @@ def _job_ticks(
 ) -> Callable[[], Iterator[Snapshot]]:
     # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
     # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
-    records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
+    # With SLOs, back as far as their longest burn window too, so their first ticks see what the live ones saw.
+    back = max([QUEUED_LIMIT, *(timedelta(seconds=slo.longest_burn_window) for slo in config.resolved_slos)])
     try:
+        records = list(read_history(clients.dynamodb(), table, start - back, end))
         spans = job_spans(records, targets)
     except (ClientError, BotoCoreError) as error:  # a history with holes would replay as idle queues: stop
         raise QueuewatchError(f"--jobs-table {table}: reading the jobs' history: {describe(error)}") from error
     if spans.unmatched:
         notes.append(f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch")
-    return lambda: JobObservations(config, targets, discovery, spans).ticks(start, end)
+    if not config.slos:
+        return lambda: JobObservations(config, targets, discovery, spans).ticks(start, end)
+    return lambda: _with_slos(config, records, JobObservations(config, targets, discovery, spans).ticks(start, end))
+
+
+def _with_slos(config: Config, records: list[JobRecord], ticks: Iterator[Snapshot]) -> Iterator[Snapshot]:
+    """Each tick with its SLO readings, as the live collector reads them: the SLO alerts replay with the rules."""
+    counters = SloCounters(config, records)
+    for snapshot in ticks:
+        yield snapshot.model_copy(update={"slos": counters.readings_at(snapshot.collected_at)})
 
 
 def _progress(label: str) -> Callable[[ChunkRead], None]:

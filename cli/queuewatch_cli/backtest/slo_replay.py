@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from queuewatch.alert_state import InstanceKey, PageKind, Status, StoredState
 from queuewatch.collect.slo import reading_of
@@ -17,7 +17,7 @@ from queuewatch.evaluate import plan
 from queuewatch.evaluate.slo import is_slo_rule
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.slo import Counts, bucket_start
-from queuewatch.snapshot import Snapshot
+from queuewatch.snapshot import SloReading, Snapshot
 from queuewatch.track.slo import contributions
 from queuewatch_cli.backtest.replay import apply
 
@@ -32,6 +32,10 @@ class SloPage:
     members: tuple[str, ...]
 
 
+_EPOCH = datetime.fromtimestamp(0, UTC)
+_NEVER = datetime.max.replace(tzinfo=UTC)
+
+
 def _arrival(job: JobRecord) -> datetime | None:
     """When the event that counts the job reaches the track stage: its start, else its cancellation."""
     return job.started_at or job.completed_at
@@ -41,33 +45,46 @@ def _waiting(job: JobRecord) -> JobRecord:
     return job.model_copy(update={"status": "queued", "progress": 1, "started_at": None, "completed_at": None})
 
 
+class SloCounters:
+    """Each SLO's readings at successive ticks over a jobs' history, as the live collector would have read them:
+    the counters hold a job once its start (or cancellation) has happened, the waiting jobs are added."""
+
+    def __init__(self, config: Config, jobs: Iterable[JobRecord]) -> None:
+        self.config = config
+        self.ordered = sorted((j for j in jobs if j.queued_at is not None), key=lambda j: j.queued_at or _EPOCH)
+        self.queued_times = [job.queued_at or _EPOCH for job in self.ordered]
+        self.counted = {slo.name: dict[datetime, Counts]() for slo in config.resolved_slos}
+        self.pending = sorted(
+            (arrival, index) for index, job in enumerate(self.ordered) if (arrival := _arrival(job)) is not None
+        )
+        self.next_pending = 0
+
+    def readings_at(self, now: datetime) -> list[SloReading]:
+        """The readings at `now`; ticks must come in order."""
+        while self.next_pending < len(self.pending) and self.pending[self.next_pending][0] <= now:
+            job = self.ordered[self.pending[self.next_pending][1]]
+            for contribution in contributions(job, self.config):
+                buckets = self.counted[contribution.slo]
+                at = bucket_start(contribution.at)
+                outcome = Counts(good=1) if contribution.outcome == "good" else Counts(bad=1)
+                buckets[at] = buckets.get(at, Counts()) + outcome
+            self.next_pending += 1
+        # Only a day back: a job queued past GitHub's limit is lost, not waiting (collect/jobs.py).
+        first, last = bisect_left(self.queued_times, now - QUEUED_LIMIT), bisect_right(self.queued_times, now)
+        queued = [_waiting(job) for job in self.ordered[first:last] if (_arrival(job) or _NEVER) > now]
+        return [reading_of(slo, self.config, self.counted[slo.name], queued, now) for slo in self.config.resolved_slos]
+
+
 def replay_slos(
     config: Config, jobs: Iterable[JobRecord], start: datetime, end: datetime, tick: timedelta = timedelta(minutes=1)
 ) -> Iterator[tuple[datetime, Snapshot, list[SloPage], set[InstanceKey]]]:
     """Each tick's snapshot (its SLO readings), the SLO pages planned on it, and the SLO instances firing
     after it, from start to end."""
-    ordered = sorted((j for j in jobs if j.queued_at is not None), key=lambda j: j.queued_at or start)
-    counted = {slo.name: dict[datetime, Counts]() for slo in config.resolved_slos}
-    pending = sorted(
-        ((arrival, index) for index, job in enumerate(ordered) if (arrival := _arrival(job)) is not None),
-    )
-    next_pending = 0
-    queued_times = [job.queued_at for job in ordered if job.queued_at is not None]
+    counters = SloCounters(config, jobs)
     state = StoredState()
     now = start
     while now <= end:
-        while next_pending < len(pending) and pending[next_pending][0] <= now:
-            job = ordered[pending[next_pending][1]]
-            for contribution in contributions(job, config):
-                buckets = counted[contribution.slo]
-                at = bucket_start(contribution.at)
-                outcome = Counts(good=1) if contribution.outcome == "good" else Counts(bad=1)
-                buckets[at] = buckets.get(at, Counts()) + outcome
-            next_pending += 1
-        # Only a day back: a job queued past GitHub's limit is lost, not waiting (collect/jobs.py).
-        first, last = bisect_left(queued_times, now - QUEUED_LIMIT), bisect_right(queued_times, now)
-        queued = [_waiting(job) for job in ordered[first:last] if (_arrival(job) or end + tick) > now]
-        readings = [reading_of(slo, config, counted[slo.name], queued, now) for slo in config.resolved_slos]
+        readings = counters.readings_at(now)
         snapshot = Snapshot(snapshot_id=f"replay-{now:%Y%m%dT%H%M}", collected_at=now, runner_types=[], slos=readings)
         planned = plan(config, state, snapshot, now)
         pages = [
