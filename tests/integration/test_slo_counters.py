@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.client import BaseClient
 from faults import inject
 
 from queuewatch.adapters.job_store import create_jobs_table
@@ -116,3 +117,52 @@ def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> No
     apply(dynamodb, event("in_progress", 6, started))  # botocore retries; the first attempt took effect
     assert fault.faulted == 1
     assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+
+
+@pytest.mark.parametrize(("runner_types", "jobs"), [(5, 10), (40, 300)])
+def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_and_volume(
+    dynamodb: Any, runner_types: int, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from queuewatch.adapters.clients import AwsClients
+    from queuewatch.adapters.slo_counters import Contribution, count_job
+    from queuewatch.collect import collect
+
+    names = [f"linux-{n}" for n in range(runner_types)]
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for name in names:
+        sqs.create_queue(QueueName=f"q-{name}")
+    config = parse_config(
+        "version: 1\nrunner_types:\n"
+        + "".join(f"  - {{name: {name}, team: ci-infra, queue: {{name: q-{name}}}}}\n" for name in names)
+        + "rules:\n  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 30m}}\n"
+        "slos:\n  - {name: fast, objective: 99%, queue_time_under: 2m, team: ci-infra}\n"
+        "  - {name: slow, objective: 95%, queue_time_under: 10m, team: ci-infra}\n"
+    )
+    now = QUEUED + timedelta(days=2)
+    keep = now + timedelta(days=30)
+    for number in range(jobs):  # spread over the last three days, for both SLOs
+        at = now - timedelta(minutes=7 * number % (3 * 1440))
+        count_job(
+            dynamodb,
+            SLOS,
+            number,
+            [Contribution("fast", "good", at, keep), Contribution("slow", "bad", at, keep)],
+            keep,
+        )
+    clients = AwsClients()
+    queries: list[str] = []
+    real = BaseClient._make_api_call  # type: ignore[attr-defined]
+
+    def counted(self: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "Query":
+            queries.append(params["TableName"])
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counted)
+    snap = collect(
+        config, clients, now=now, account_id="123456789012", snapshot_id="s", jobs_table=JOBS, slo_table=SLOS
+    )
+    assert queries.count(SLOS) == 2  # one per SLO
+    fast, slow = snap.slos
+    assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
+    assert slow.window(259200).bad == jobs  # type: ignore[union-attr]
