@@ -32,7 +32,7 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert "  Incident: queuewatch-demo: Jobs are queueing (jobs-queueing) [" in first
     assert "--- the chat card (AWS Chatbot custom notification, chat topic):" in first
     assert "  :rotating_light: ALARM P2: Jobs are queueing (jobs-queueing)" in first
-    assert "--- the e-mail (the email body):" in first and "Subject: ALARM: P2 1 runner type" in first
+    assert "--- the e-mail (the email body):" in first and "Subject: ALARM: P2 linux.2xlarge" in first
     assert "--- the pager (CloudWatch integration, https body) resolves the incident:" in text
     history = text.split("=== queuewatch history --stack queuewatch-demo")[1].split("===")[0]
     assert [line.split("UTC  ")[1].split()[0] for line in history.splitlines()[2:] if line] == ["page", "resolve"]
@@ -81,7 +81,7 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     )
     # Under 100 characters, the whole title kept: "queueing" is the word the subject drops first.
     assert (
-        "Subject: ALARM: P2 1 runner type, max queue time 1h54m, max queue size 14: Jobs are queueing (jobs-queueing)\n"
+        "Subject: ALARM: P2 linux.2xlarge, max queue time 1h54m, max queue size 14: Jobs are queueing (jobs-queueing)\n"
         in text
     )
     assert "  1. Scale-up stalled or failing: the queue grew from 3 to 14 jobs" in text

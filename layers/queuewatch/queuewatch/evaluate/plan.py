@@ -24,6 +24,7 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.durations import format_duration
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
@@ -86,6 +87,7 @@ class Context:
     health: Rule
     rules: dict[str, Rule]
     by_name: dict[str, RunnerTypeSnapshot]
+    windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
 
     @classmethod
     def of(cls, config: Config, state: StoredState, observation: Observation, now: datetime) -> Context:
@@ -100,6 +102,7 @@ class Context:
             health=health,
             rules={rule.name: rule for rule in (*config.resolved_rules, health)},
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
+            windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
         )
 
     def rule(self, name: str) -> Rule:
@@ -152,8 +155,11 @@ class Context:
         return "all"
 
     def silenced(self, rule: Rule, runner_type: str) -> bool:
+        """Held back by a silence or an open maintenance window: both end the same way, a page if it still fires."""
         team = self.team(rule, runner_type)
-        return any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences)
+        if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
+            return True
+        return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
 
 
 @dataclass
@@ -166,6 +172,8 @@ class Plan:
     instance_changes: list[InstanceChange] = field(default_factory=list)
     groups: list[GroupPlan] = field(default_factory=list)
     degraded: set[str] = field(default_factory=set)
+    # Per runner type, the highest-priority rule paging it this tick: it holds back lower-priority rules' pages.
+    holders: dict[str, Rule] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -316,8 +324,30 @@ def health_place(name: str) -> tuple[str, str] | None:
     return (rest, "") if kind == DISCOVERY else None
 
 
+def _holders(context: Context, instances: dict[InstanceKey, InstanceState]) -> dict[str, Rule]:
+    """Per runner type, the highest-priority rule firing on it and not silenced (the health rule aside: the
+    monitor's page says what queuewatch cannot see, and neither holds back nor is held back by a queue's page)."""
+    holders: dict[str, Rule] = {}
+    for state in instances.values():
+        rule = context.rules.get(state.rule)
+        if rule is None or rule.name == HEALTH_RULE or state.status is not Status.FIRING:
+            continue
+        if context.silenced(rule, state.runner_type):
+            continue  # a silence holds back what it names, and only that: it never quiets a lower rule too
+        held = holders.get(state.runner_type)
+        if held is None or (rule.priority, rule.name) < (held.priority, held.name):
+            holders[state.runner_type] = rule
+    return holders
+
+
+def inhibits(holder: Rule | None, rule: Rule) -> bool:
+    """Whether the rule paging a runner type at `holder`'s priority holds back `rule`'s page of it."""
+    return holder is not None and rule.name != HEALTH_RULE and holder.priority < rule.priority
+
+
 def _decide_groups(result: Plan) -> None:
     context = result.context
+    result.holders = _holders(context, result.instances)
     firing: dict[tuple[str, str], set[str]] = defaultdict(set)
     for state in result.instances.values():
         if state.status is Status.FIRING:
@@ -331,6 +361,7 @@ def _decide_groups(result: Plan) -> None:
             continue  # a resolve page is still unsent; it goes out first
         members = firing.get((rule_name, group), set())
         silenced = {name for name in members if context.silenced(rule, name)}
+        inhibited = {name for name in members if inhibits(result.holders.get(name), rule)}
         decision = decide_group(
             record.status if record else None,
             record.started_at if record else None,
@@ -340,12 +371,15 @@ def _decide_groups(result: Plan) -> None:
             silenced,
             context.now,
             rule.repeat_interval,
+            inhibited,
         )
         if decision.page is PageKind.RESOLVED:
             rule = context.as_paged(rule, record)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)
+    # The higher page first, then the close of what it supersedes: the pager never sees the problem unpaged.
+    result.groups.sort(key=lambda g: g.decision.superseded)
 
 
 def _plan_group(
