@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
@@ -24,9 +25,10 @@ from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
+from queuewatch_cli.windows import window_lines
 
 
-def check_config(paths: Sequence[str], explain: bool = False) -> int:
+def check_config(paths: Sequence[str], explain: bool = False, now: datetime | None = None) -> int:
     failed = 0
     for path in paths:
         try:
@@ -44,6 +46,8 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        for line in window_lines(config, now or datetime.now(UTC)):
+            print(line)
         if explain:
             from queuewatch_cli.explain import explain as explained
 
