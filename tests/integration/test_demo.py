@@ -39,6 +39,10 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert "=== queuewatch status --stack queuewatch-demo" in text and "=== queuewatch backtest" in text
     assert list(tmp_path.iterdir()) == []  # nothing left in the temporary folder
     assert "queuewatch local up" in text
+    escalation = text.split("Part 3, an escalation")[1].split("demo OK:")[0]
+    pager = [line.split("[")[-1] for line in escalation.splitlines() if line.startswith("  pager: ")]
+    assert pager == ["ALARM]", "ALARM]", "OK]"]  # the P2 page; then the P1 raised and the P2 closed
+    assert "Jobs stuck in the queue on linux.4xlarge" in escalation and "Superseded by P1" in escalation
 
 
 def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:

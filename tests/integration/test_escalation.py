@@ -100,7 +100,7 @@ def test_an_escalation_closes_the_lower_page_as_superseded_after_raising_the_hig
     assert alert["summary"].startswith(f"Superseded by P1 'Jobs stuck in the queue on {RT}'")
     assert closed["https"]["NewStateValue"] == "OK"
     assert closed["https"]["AlarmName"] == first["https"]["AlarmName"]
-    assert closed["https"]["NewStateReason"].startswith("Superseded: ")
+    assert closed["https"]["NewStateReason"].startswith("Superseded by P1 ")
     assert "superseded" in closed["email"].splitlines()[0] or "Superseded" in closed["email"]
     # Still escalated: nothing more; the lower page stays closed while the higher one holds it.
     pager.tick(queue(2, 46), changed)
