@@ -18,6 +18,7 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.github_status import GitHubIncident
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import QUALIFIER, WaitingJob
@@ -152,6 +153,11 @@ class Alert(FrozenModel):
         default_factory=list,
         description="on a page of a higher-priority rule: the dedup keys of the lower-priority pages it closes, "
         "each resolved as superseded in the same tick",
+    )
+    github_incident: GitHubIncident | None = Field(
+        default=None,
+        description="GitHub's own Actions incident while this page fired (where the stack reads GitHub's status): "
+        "jobs queue everywhere, whatever the fleet does",
     )
     superseded_by: list[str] = Field(
         default_factory=list,

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.names import (
     QUEUE_NAME,
@@ -368,6 +369,7 @@ class Config(FrozenModel):
     maintenance_windows: list[MaintenanceWindow] = Field(
         default_factory=list, description="weekly windows in which the pages they name are held back"
     )
+    github_status: GitHubStatusSettings = GitHubStatusSettings()
 
     @model_validator(mode="after")
     def _windows_name_known_rules(self) -> Config:

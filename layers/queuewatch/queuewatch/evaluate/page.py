@@ -66,6 +66,11 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     supersedes, superseded_by, escalation = _escalation(plan, group, stack)
     summary = _summary(rule, figures, resolved and not decision.superseded)
+    summary = f"{escalation}. {summary}" if escalation else summary
+    github = plan.context.github
+    outage = github.first if github and github.degraded and not resolved and rule.name != HEALTH_RULE else None
+    if outage is not None:  # said first: every fleet queues when GitHub Actions itself does
+        summary = f"GitHub Actions incident: {outage.name} ({outage.url}). {summary}"
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
@@ -73,7 +78,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
-        summary=f"{escalation}. {summary}" if escalation else summary,
+        summary=summary,
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -107,6 +112,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         view_url=_view_url(stack, decision.started_at, now),
         supersedes=supersedes,
         superseded_by=superseded_by,
+        github_incident=outage,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Literal, cast
 from queuewatch.alert_state import (
     GroupDecision,
     GroupRecord,
+    GroupStatus,
     InstanceKey,
     InstanceState,
     PageKind,
@@ -26,6 +27,7 @@ from queuewatch.alert_state import (
 from queuewatch.config import Config
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.durations import format_duration
+from queuewatch.github_status import GitHubStatus
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
@@ -88,9 +90,17 @@ class Context:
     rules: dict[str, Rule]
     by_name: dict[str, RunnerTypeSnapshot]
     windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
+    github: GitHubStatus | None = None  # GitHub's status page, where the stack reads it
 
     @classmethod
-    def of(cls, config: Config, state: StoredState, observation: Observation, now: datetime) -> Context:
+    def of(
+        cls,
+        config: Config,
+        state: StoredState,
+        observation: Observation,
+        now: datetime,
+        github: GitHubStatus | None = None,
+    ) -> Context:
         snapshot = observation if isinstance(observation, Snapshot) else None
         health = health_rule(config)
         return cls(
@@ -103,7 +113,27 @@ class Context:
             rules={rule.name: rule for rule in (*config.resolved_rules, health)},
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
             windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
+            github=github,
         )
+
+    @property
+    def github_incident(self) -> bool:
+        return self.github is not None and self.github.degraded
+
+    def github_adjusted(self, rule: Rule) -> Rule:
+        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`."""
+        settings = self.config.github_status
+        if not self.github_incident or settings.on_incident != "lower" or rule.name == HEALTH_RULE:
+            return rule
+        return replace(rule, priority=max(rule.priority, settings.lower_to))
+
+    def lowered_before(self, rule: Rule, record: GroupRecord | None) -> bool:
+        """The group paged at a priority lowered for a GitHub incident that is known to be over: it pages again
+        at its own priority, rather than stay below the pager until its repeat."""
+        if self.config.github_status.on_incident != "lower" or record is None or record.paged_as is None:
+            return False
+        over = self.github is not None and self.github.actions != "unknown" and not self.github.degraded
+        return over and record.paged_as.priority != rule.priority.value
 
     def rule(self, name: str) -> Rule:
         """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
@@ -159,6 +189,8 @@ class Context:
         team = self.team(rule, runner_type)
         if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
             return True
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            return True  # the team chose to wait GitHub's incident out: its end pages what still fires
         return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
 
 
@@ -183,9 +215,11 @@ class Plan:
         return sorted(key for key, state in self.instances.items() if state.status is status)
 
 
-def plan(config: Config, state: StoredState, observation: Observation, now: datetime) -> Plan:
+def plan(
+    config: Config, state: StoredState, observation: Observation, now: datetime, github: GitHubStatus | None = None
+) -> Plan:
     """Step every (rule, runner type) instance on the observation, then decide each group's page."""
-    result = Plan(Context.of(config, state, observation, now))
+    result = Plan(Context.of(config, state, observation, now, github))
     seen = _step_observed(result)
     for key, previous in state.instances.items():
         if key in seen:
@@ -373,8 +407,10 @@ def _decide_groups(result: Plan) -> None:
             rule.repeat_interval,
             inhibited,
         )
-        if decision.page is PageKind.RESOLVED:
-            rule = context.as_paged(rule, record)
+        if decision.page is None and decision.status is GroupStatus.FIRING and context.lowered_before(rule, record):
+            decision = replace(decision, page=PageKind.REPEAT)
+        resolving = decision.page is PageKind.RESOLVED
+        rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)
