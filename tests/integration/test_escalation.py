@@ -146,3 +146,13 @@ def test_equal_priorities_both_page(aws: None) -> None:
     pager = Pager(CONFIG.replace("priority: P1", "priority: P2"))
     pager.tick(queue(0, 45))
     assert sorted(s["alert"]["rule"] for s in pager.drain()) == ["jobs-queueing", "jobs-stuck"]
+
+
+def test_the_higher_rule_removed_mid_escalation_resolves_and_the_lower_pages_again(pager: Pager) -> None:
+    pager.tick(queue(0, 10))
+    pager.tick(queue(1, 45))
+    pager.drain()
+    without_p1 = parse_config(CONFIG.split("  - name: jobs-stuck")[0], source="t.yaml")
+    pager.tick(queue(2, 46), without_p1)
+    sent = [(s["alert"]["rule"], s["alert"]["status"], s["alert"]["priority"]) for s in pager.drain()]
+    assert sorted(sent) == [("jobs-queueing", "firing", "P2"), ("jobs-stuck", "resolved", "P1")]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from support import Inbox, StackInMoto, minutes, runner_type, snapshot
 
+from queuewatch.alert import Alert
 from queuewatch.config.load import parse_config
+from queuewatch.notifications import email_text
 from queuewatch.snapshot import CollectorFailure
 
 # T0 is Saturday 2026-11-21 18:00 UTC, 19:00 in Berlin: the window runs 19:00-19:30 local, 18:00-18:30 UTC.
@@ -45,6 +47,8 @@ def test_a_window_holds_back_what_it_names_and_the_page_goes_out_at_its_end(worl
     # The hint names the window's next occurrence, a week on.
     assert page["silence"]["next_window"]["name"] == "patching"
     assert page["silence"]["next_window"]["local"] == "Sat 2026-11-28 19:00-19:30 Europe/Berlin"
+    email = email_text(Alert.model_validate({k: v for k, v in page.items() if not k.startswith("_")}))
+    assert "The next maintenance window that holds it back: patching, Sat 2026-11-28 19:00-19:30" in email
 
 
 def test_a_window_leaves_what_it_does_not_name_and_never_hides_the_watchers_own_page(

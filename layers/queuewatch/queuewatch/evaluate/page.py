@@ -217,6 +217,11 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
 
 
+def _held_by(plan: Plan, runner_type: str) -> str | None:
+    holder = plan.holders.get(runner_type)
+    return holder.name if holder else None
+
+
 def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], list[str], str | None]:
     """(supersedes, superseded_by, the line that says so first): the dedup keys of the lower pages this one
     closes in the same tick, or of the higher pages that close this one."""
@@ -239,7 +244,7 @@ def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], 
         other
         for other in plan.groups
         if other.decision.superseded
-        and any(name in members and plan.holders.get(name) == rule for name in other.decision.members)
+        and any(name in members and _held_by(plan, name) == rule.name for name in other.decision.members)
     ]
     if not closed:
         return [], [], None

@@ -43,6 +43,9 @@ def chat_notification(alert: Alert) -> dict[str, object]:
             finding = worst.triage.findings[0]
             next_steps.append(f"Start with {worst.runner_type}: {finding.title}. {finding.next_step}".rstrip(". "))
         next_steps.append(f"Silence it: `{alert.silence.command}`")
+        planned = alert.silence.next_window
+        if planned is not None:
+            next_steps.append(f"Or wait for maintenance window {planned.name}: {planned.local}")
     return {
         "version": "1.0",
         "source": "custom",
