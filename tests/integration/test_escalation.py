@@ -152,7 +152,7 @@ def test_the_higher_rule_removed_mid_escalation_resolves_and_the_lower_pages_aga
     pager.tick(queue(0, 10))
     pager.tick(queue(1, 45))
     pager.drain()
-    without_p1 = parse_config(CONFIG.split("  - name: jobs-stuck")[0], source="t.yaml")
+    without_p1 = parse_config(CONFIG.partition("  - name: jobs-stuck")[0], source="t.yaml")
     pager.tick(queue(2, 46), without_p1)
     sent = [(s["alert"]["rule"], s["alert"]["status"], s["alert"]["priority"]) for s in pager.drain()]
     assert sorted(sent) == [("jobs-queueing", "firing", "P2"), ("jobs-stuck", "resolved", "P1")]
