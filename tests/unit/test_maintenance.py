@@ -110,3 +110,18 @@ def test_check_config_explains_each_window_and_its_next_occurrence(
         "maintenance window patching: sunday 02:30-04:00 Europe/Berlin: runner types linux-*; "
         "next Sun 2026-03-29 03:00-04:00 Europe/Berlin (in 13h)"
     ) in out
+
+
+def test_explain_names_a_rules_title_and_the_windows_that_may_hold_it_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "qw.yaml"
+    entry = (
+        "  - {name: patching, time_zone: UTC, weekdays: [sunday], start: '02:00', end: '04:00', "
+        "rules: [jobs-queueing]}\n"
+    )
+    path.write_text(CONFIG.replace("queue_time: 5m}", "queue_time: 5m}, title: Linux jobs wait") + entry)
+    assert check_config([str(path)], explain=True, now=utc(2026, 3, 28, 12)) == 0
+    out = capsys.readouterr().out
+    assert "  title            Linux jobs wait\n" in out
+    assert "  windows          patching  (maintenance windows that may hold it back)" in out
