@@ -1,8 +1,8 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
 Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
-queue (concurrently, adapters/sqs_depth.py; where tracked jobs are judged, a warm
-collector reads only the queues collect/depth_reads.py chooses), then GetMetricData
+queue, every tick, tracking on or off (concurrently, adapters/sqs_depth.py: the jobs
+and the queue check each other, so neither may go unread), then GetMetricData
 in two rounds, each ceil(M/500) calls per region for its M distinct metric queries. The first asks what the rules judge:
 queue size and time (the AWS/SQS age only for queues holding a job). The second
 asks the triage's evidence (every other signal, and the queue-depth history) for
@@ -27,7 +27,6 @@ from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metr
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
-from queuewatch.collect.depth_reads import TICK, CollectorMemory, queues_to_read
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.queries import MetricSlot, metric_requests
@@ -50,14 +49,9 @@ def collect(
     account_id: str,
     snapshot_id: str,
     jobs_table: str | None = None,
-    memory: CollectorMemory | None = None,
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
-    the history of the runner types that breach, for the triage.
-
-    With `memory` (a warm container's) and the jobs judged, only the queues collect/depth_reads.py
-    chooses are read; without it, every queue.
-    """
+    the history of the runner types that breach, for the triage."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
@@ -66,25 +60,15 @@ def collect(
         targets, discovery = resolve_queues(config, clients, account_id, pool)
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         sized_by_queue = [i for i, t in enumerate(targets) if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE]
-        tracked: JobCensus | str | None = None
-        to_read = set(sized_by_queue)
-        if jobs_future and judge_jobs:  # the jobs decide which queues matter: count them first
-            tracked = _census(jobs_future, {t.runner_type for t in targets}, now)
-            if isinstance(tracked, JobCensus):
-                waiting = {name for name, w in tracked.by_runner_type.items() if w.count}
-                to_read = queues_to_read(targets, sized_by_queue, waiting, memory, now, _hold(config))
         depth_futures = {
             index: pool.submit(clients.queue_depths(targets[index].region).read, targets[index].url)
             for index in sized_by_queue
-            if index in to_read
         }
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
-        # No AWS/SQS age for an empty queue (its oldest job is 0 old), nor for one not read this tick.
+        # No AWS/SQS age for an empty queue: its oldest job is 0 old.
         no_age = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
-        no_age |= set(sized_by_queue) - to_read
         judged = _read_metrics(clients, metric_requests(targets, no_age), spans, pool)
-        if jobs_future and tracked is None:
-            tracked = _census(jobs_future, {t.runner_type for t in targets}, now)
+        tracked = _census(jobs_future, {t.runner_type for t in targets}, now) if jobs_future else None
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
             runner_type = assemble(targets[index], depths.get(index), series, spans)
@@ -123,12 +107,6 @@ def collect(
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
     )
-
-
-def _hold(config: Config) -> timedelta:
-    """How long a runner type's queue is still read after its jobs are gone: while an alert on it can still
-    fire or resolve, and a tick more."""
-    return timedelta(seconds=max((rule.keep_firing_for for rule in config.resolved_rules), default=0)) + TICK
 
 
 def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:

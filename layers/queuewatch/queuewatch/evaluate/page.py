@@ -143,6 +143,7 @@ def _figures(
         queue_size_threshold=rule.queue_size_threshold,
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
+        shown_by=dict(verdict.shown_by) if verdict and not resolved else {},
         missing=dict(verdict.missing) if verdict else {},
         console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
         signals=others,

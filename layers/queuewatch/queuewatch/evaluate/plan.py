@@ -25,7 +25,8 @@ from queuewatch.alert_state import (
 )
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
+from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, UNTRACKED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
@@ -218,13 +219,20 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     """Step what this observation says something about; returns the instances it stepped."""
     context = result.context
     seen: set[InstanceKey] = set()
+    blind_jobs: list[RunnerTypeSnapshot] = []
     for runner_type in context.snapshot.runner_types if context.snapshot else []:
         missing: dict[str, str] = {}
+        verdicts = []
         for rule in context.config.rules_for(runner_type.name):
             verdict = judge(rule, runner_type)
+            verdicts.append(verdict)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
             seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        if verdicts:  # a cross-checked signal gone blind is said even while the other one pages
+            missing.update({k: v for k, v in blind_signals(runner_type).items() if k not in missing})
+        if untracked(runner_type, verdicts):
+            blind_jobs.append(runner_type)
         if missing:
             result.degraded.add(runner_type.name)
         result.verdicts[InstanceKey(HEALTH_RULE, runner_type.name)] = Verdict(
@@ -245,7 +253,20 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen.add(_step_untracked(result, blind_jobs))
     return seen
+
+
+def _step_untracked(result: Plan, blind: list[RunnerTypeSnapshot]) -> InstanceKey:
+    """Scale-up requests paging on the queue alone while no job is tracked queued: the jobs are blind."""
+    result.verdicts[InstanceKey(HEALTH_RULE, UNTRACKED_JOBS)] = Verdict(
+        breached=bool(blind),
+        breached_signals=("untracked_jobs",) if blind else (),
+        missing={"jobs": untracked_text(blind)} if blind else {},
+    )
+    if blind:
+        result.degraded.add(UNTRACKED_JOBS)
+    return _step(result, result.context.health, UNTRACKED_JOBS, bool(blind))
 
 
 def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
