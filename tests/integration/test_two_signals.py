@@ -21,6 +21,7 @@ from queuewatch.rules import HEALTH_RULE, UNTRACKED_JOBS
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+from queuewatch_cli.status import show_status
 
 JOBS = "jobs"
 QUEUE = "gh-ci-linux-x64-queued-builds"
@@ -111,6 +112,9 @@ def test_tracking_blind_pages_on_the_queue_within_a_tick_and_the_monitor_names_t
     for fix in ("application/json", "WebhookSecretArn", "not covered by the hook", "TrackFunction is throttled"):
         assert fix in text
     assert monitor["subject"].startswith("ALARM: P3 tracking blind: scale-up requests with no tracked job")
+    text = show_status(boto3.client("dynamodb", region_name="us-east-1"), "state", at(12), as_json=False)
+    assert "scale-up requests with no tracked job: tracking blind: firing since" in text
+    assert "jobs: linux-x64: 3 scale-up requests" in text
 
 
 def test_tracked_jobs_and_their_requests_page_shown_by_both(east: str) -> None:
@@ -150,6 +154,10 @@ def test_an_unreadable_queue_beside_waiting_jobs_pages_on_the_jobs_and_the_monit
     [row] = page["runner_types"]
     assert row["runner_type"] == "linux-x64"
     assert row["missing"]["scale_up_requests"].startswith("queue blind: GetQueueAttributes failed")
+    text = show_status(boto3.client("dynamodb", region_name="us-east-1"), "state", at(8), as_json=False)
+    degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1].splitlines()
+    assert degraded[1].startswith("  linux-x64: firing since")
+    assert "scale_up_requests: queue blind: GetQueueAttributes failed" in degraded[2]
 
 
 def test_a_second_regions_copy_is_read_every_tick_fires_and_resolves_on_time_and_never_degrades_when_idle(

@@ -208,11 +208,25 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     observed = result.context.by_name.get(runner_type)
     if new is not None and observed is not None and new.team != observed.team:
         new = replace(new, team=observed.team)
+    if new is not None and rule.name == HEALTH_RULE:
+        new = replace(new, reason=_reason(result.verdicts.get(key), previous, new))
     if new is not None:
         result.instances[key] = new
     if new != previous:
         result.instance_changes.append(InstanceChange(key, previous, new))
     return key
+
+
+REASON_LENGTH = 1000  # characters of the monitor's reason kept in the state: status shows it, a page has it all
+
+
+def _reason(verdict: Verdict | None, previous: InstanceState | None, new: InstanceState) -> str | None:
+    """What the monitor could not see and why, taken when the instance turns pending or firing, else kept."""
+    if previous is not None and previous.status is new.status:
+        return previous.reason
+    missing = verdict.missing if verdict else {}
+    text = "; ".join(f"{name}: {why}" for name, why in missing.items())
+    return text[:REASON_LENGTH] or None
 
 
 def _step_observed(result: Plan) -> set[InstanceKey]:
