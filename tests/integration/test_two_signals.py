@@ -192,3 +192,33 @@ def test_a_second_regions_copy_is_read_every_tick_fires_and_resolves_on_time_and
         assert not [f for f in firing if f.startswith(HEALTH_RULE)], minute
     assert fired_at == 7  # the oldest request is 2m old, over queue time 1m: the first tick that shows it
     assert resolved_at == 22  # taken at minute 20, then the rule's keep_firing_for of 2m
+
+
+LANE = """
+version: 1
+defaults: {region: us-east-1, rule: {team: ci-infra}}
+runner_types:
+  - {name: arc-lane, queue: none, labels: [arc-lane]}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, priority: P2}
+"""
+
+
+def test_a_runner_type_with_no_queue_is_judged_on_its_jobs_alone(aws: None) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "arc-lane", [T0 - timedelta(minutes=7)] * 2, now=T0)
+    calls: list[str] = []
+    session = boto3.Session()
+    session.events.register("before-call.sqs", lambda event_name, **_: calls.append(event_name))
+    config = parse_config(LANE, source="t.yaml")
+    snap = collect(config, AwsClients(session), now=T0, account_id="123456789012", snapshot_id="s", jobs_table=JOBS)
+    [lane] = snap.runner_types
+    assert (lane.value(SignalName.QUEUE_SIZE), lane.value(SignalName.QUEUE_TIME)) == (2, 7 * 60)
+    assert SignalName.SCALE_UP_REQUESTS not in lane.signals and not lane.degraded
+    assert calls == []  # no queue to read
+    result = StackInMoto.create().evaluate(snap, config)
+    assert [i.runner_type for i in result.firing] == ["arc-lane"]
+    # without job tracking nothing reads it, and it says so rather than reading as clear
+    blind = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s2")
+    assert "job tracking is off" in (blind.runner_types[0].degraded[SignalName.QUEUE_SIZE])

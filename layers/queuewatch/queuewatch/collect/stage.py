@@ -72,6 +72,8 @@ def collect(
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
             runner_type = assemble(targets[index], depths.get(index), series, spans)
+            if tracked is None and not targets[index].has_queue:
+                return _unread(runner_type)
             # Jobs are routed to a key, not a region: their figures go to the key's plain identity alone.
             copy = targets[index].is_copy
             return (
@@ -107,6 +109,13 @@ def collect(
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
     )
+
+
+def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:
+    """A runner type with no queue (queue: none) and job tracking off: nothing reads its demand, and it says so."""
+    why = Reading.missing("queue: none and job tracking is off: nothing reads this runner type's jobs")
+    signals = {**runner_type.signals, SignalName.QUEUE_SIZE: why, SignalName.QUEUE_TIME: why}
+    return runner_type.model_copy(update={"signals": signals})
 
 
 def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:
