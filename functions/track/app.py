@@ -26,12 +26,14 @@ from queuewatch.telemetry import record_job
 from queuewatch.track import Router
 from queuewatch.track.deliveries import apply_deliveries
 from queuewatch.track.events import WorkflowJobBusEvent
+from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.stage import TrackResult, track
 from queuewatch.track.webhook import WebhookRequest, receive
 
 logger = Logger()
 aws = AwsClients()
 SECRET_MAX_AGE_SECONDS = 300  # a rotated secret is picked up within 5 minutes
+heartbeat = Heartbeat()  # each job source's last event, written at most once a minute (track/heartbeat.py)
 
 
 @lru_cache(maxsize=4)
@@ -65,6 +67,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info
     log("tracked", extra=result.model_dump(mode="json", exclude_none=True))
+    if missed := heartbeat.event_from("bus", aws.dynamodb(), settings.jobs_table, datetime.now(UTC)):
+        logger.warning("heartbeat not written", extra={"source": "bus", "reason": missed})
     return result.model_dump(mode="json")
 
 
@@ -102,4 +106,8 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
         log("tracked", extra={"delivery": delivery, **result.model_dump(mode="json", exclude_none=True)})
     for delivery, reason in applied.errors:
         logger.error("not applied, retried", extra={"delivery": delivery, "reason": reason})
+    if event.get("Records") and (
+        missed := heartbeat.event_from("webhook", aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    ):
+        logger.warning("heartbeat not written", extra={"source": "webhook", "reason": missed})
     return applied.response()

@@ -38,6 +38,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
         ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/history", None),
+        ("Tracking", frozenset({"dynamodb:BatchGetItem"}), "GetAtt JobsTable.Arn",
+         '{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["source#*"]}}'),  # the job sources' heartbeats
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },

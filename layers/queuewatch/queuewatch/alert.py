@@ -50,9 +50,18 @@ class RunnerTypeFigures(FrozenModel):
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
     # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
-    # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued
+    # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued;
+    # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps
     breached: list[
-        Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs", "untracked_jobs"]
+        Literal[
+            "queue_size",
+            "queue_time",
+            "no_data",
+            "collection_failed",
+            "unserved_jobs",
+            "untracked_jobs",
+            "source_quiet",
+        ]
     ]
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = Field(
         default_factory=dict,
@@ -177,6 +186,8 @@ class Alert(FrozenModel):
             if collector:
                 return [f"{state} collection failed", state]
             unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
+            if any("source_quiet" in f.breached for f in self.runner_types):
+                return [f"{state} a job source went quiet", state]
             if any("untracked_jobs" in f.breached for f in self.runner_types):
                 blind = f"{state} tracking blind"
                 return [f"{blind}: scale-up requests with no tracked job", blind, state]

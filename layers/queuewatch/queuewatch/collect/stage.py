@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.errors import describe
+from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
@@ -33,6 +34,7 @@ from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.config import Config
+from queuewatch.job_sources import JobSourceBeat
 from queuewatch.jobs import JobRecord
 from queuewatch.rules import judge
 from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
@@ -57,6 +59,7 @@ def collect(
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
         jobs_future = pool.submit(_queued_jobs, clients, jobs_table) if jobs_table else None
+        beats_future = pool.submit(read_beats, clients.dynamodb(), jobs_table, now) if jobs_table else None
         targets, discovery = resolve_queues(config, clients, account_id, pool)
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         sized_by_queue = [i for i, t in enumerate(targets) if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE]
@@ -98,6 +101,7 @@ def collect(
                     found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
                 )
     census_read = tracked if isinstance(tracked, JobCensus) else None
+    beats, beats_error = _beats(beats_future)
     return Snapshot(
         snapshot_id=snapshot_id,
         collected_at=now,
@@ -108,6 +112,8 @@ def collect(
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
+        job_sources=beats,
+        job_sources_error=beats_error,
     )
 
 
@@ -116,6 +122,16 @@ def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:
     why = Reading.missing("queue: none and job tracking is off: nothing reads this runner type's jobs")
     signals = {**runner_type.signals, SignalName.QUEUE_SIZE: why, SignalName.QUEUE_TIME: why}
     return runner_type.model_copy(update={"signals": signals})
+
+
+def _beats(future: Future[list[JobSourceBeat]] | None) -> tuple[list[JobSourceBeat], str | None]:
+    """The job sources' heartbeats (one BatchGetItem), or why they could not be read."""
+    if future is None:
+        return [], None
+    try:
+        return future.result(), None
+    except Exception as error:  # noqa: BLE001 - a failed read is said on the monitor, the tick goes on
+        return [], f"jobs table: {describe(error)}"[:512]
 
 
 def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:

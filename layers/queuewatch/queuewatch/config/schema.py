@@ -313,6 +313,11 @@ class MonitorSettings(FrozenModel):
         description="how long a tracked job may wait for labels no runner type serves before the monitor page "
         "says so; null: never (a stack watching part of a fleet whose other runner types another stack watches)",
     )
+    job_source_quiet_after: Duration | None = Field(
+        default=900,
+        description="where jobs are tracked: a job source (the bus, the webhook) silent longer than this and than "
+        "its own longest gap of the last 7 days pages the monitor (after `for`); null: never",
+    )
 
 
 class TriageSettings(FrozenModel):
