@@ -24,7 +24,7 @@ from queuewatch.adapters.clients import AwsClients
 from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
 from queuewatch.telemetry import record_job
 from queuewatch.track import Router
-from queuewatch.track.deliveries import apply_deliveries
+from queuewatch.track.deliveries import apply_deliveries, received_at
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.stage import TrackResult, track
@@ -67,7 +67,10 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info
     log("tracked", extra=result.model_dump(mode="json", exclude_none=True))
-    if missed := heartbeat.event_from("bus", aws.dynamodb(), settings.jobs_table, datetime.now(UTC)):
+    # The source delivered when the bus stamped the event (never later than now); a replay is old news.
+    now = datetime.now(UTC)
+    stamped = None if result.outcome == "refused" or bus_event.replay_name else min(bus_event.time, now)
+    if missed := heartbeat.event_from("bus", aws.dynamodb(), settings.jobs_table, stamped or now):
         logger.warning("heartbeat not written", extra={"source": "bus", "reason": missed})
     return result.model_dump(mode="json")
 
@@ -92,12 +95,13 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
     """A batch from the webhook's queue; the records that failed go back to it (a partial batch response)."""
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
+    now = datetime.now(UTC)
     applied = apply_deliveries(
         event.get("Records") or [],
         router,
         aws.dynamodb(),
         settings.jobs_table,
-        datetime.now(UTC),
+        now,
         history=settings.history,
     )
     for delivery, result in applied.results:
@@ -106,8 +110,10 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
         log("tracked", extra={"delivery": delivery, **result.model_dump(mode="json", exclude_none=True)})
     for delivery, reason in applied.errors:
         logger.error("not applied, retried", extra={"delivery": delivery, "reason": reason})
-    if event.get("Records") and (
-        missed := heartbeat.event_from("webhook", aws.dynamodb(), settings.jobs_table, datetime.now(UTC))
+    # The source delivered when the webhook received its latest event (never later than now).
+    received = [moment for record in event.get("Records") or [] if (moment := received_at(record))]
+    if received and (
+        missed := heartbeat.event_from("webhook", aws.dynamodb(), settings.jobs_table, min(max(received), now))
     ):
         logger.warning("heartbeat not written", extra={"source": "webhook", "reason": missed})
     return applied.response()
