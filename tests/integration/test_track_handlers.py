@@ -10,6 +10,7 @@ import json
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote_from_bytes as quote
 
 import boto3
 import pytest
@@ -488,3 +489,71 @@ def test_an_approval_wait_through_the_webhook_is_not_queue_time(
     deliver(tracker)
     waits = [b["JobQueueTime"] for b in emf(capsys.readouterr().out) if "JobQueueTime" in b]
     assert waits == [[50]]  # not 30m50s, nor the backlog's 20 minutes
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize("as_base64", [True, False], ids=["base64", "text"])
+def test_a_form_delivery_signed_as_github_signs_it_is_queued_and_applied(
+    tracker: Any, capsys: pytest.CaptureFixture[str], as_base64: bool
+) -> None:
+    """GitHub's default content type: the body is `payload=<the JSON, form-encoded>`, signed over exactly those
+    bytes (here by GitHub's own signing library, see "form_generator")."""
+    [form] = OCTOKIT["form_deliveries"]
+    event = load_event("webhook_workflow_job.json")
+    body = form["body"].encode()
+    event.update(body=base64.b64encode(body).decode() if as_base64 else form["body"], isBase64Encoded=as_base64)
+    event["headers"].update({"content-type": form["content_type"], "x-hub-signature-256": form["signature"]})
+    response = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
+    assert response["statusCode"] == 202 and json.loads(response["body"])["job_id"] == 29679452
+    deliver(tracker)
+    item = job(job_id=29679452)
+    assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓" and queued() == [29679452]
+    # The signature is over the raw form, not the JSON inside it: one changed byte of the form is refused.
+    tampered = form["body"].replace("z%C3%BCrich", "zurich")
+    assert tampered != form["body"]
+    event.update(body=tampered, isBase64Encoded=False)
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
+    counted = [
+        (b.get("Reason"), name) for b in emf(capsys.readouterr().out) for name in b if name.startswith("Webhook")
+    ]
+    assert counted == [(None, "WebhookDeliveriesTaken"), ("signature", "WebhookDeliveriesRefused")]
+
+
+def form_signed(body: bytes) -> dict[str, Any]:
+    return signed(body, **{"content-type": f"{FORM}; charset=utf-8"})
+
+
+@pytest.mark.parametrize(
+    ("spoil", "status", "reason"),
+    [
+        (lambda e: e["headers"].update({"x-hub-signature-256": sign("rotated", webhook_body())}), 401, "signature"),
+        (lambda e: e["headers"].pop("x-hub-signature-256"), 401, "signature"),
+        (lambda e: e["headers"].update({"content-type": "text/plain"}), 415, "content-type"),
+        (lambda e: e.update(form_signed(b"payload=%7Bnot+json")), 400, "parse"),
+        (lambda e: e.update(form_signed(b"other=1&payload=" + quote(webhook_body()).encode())), 400, "parse"),
+        (lambda e: e.update(form_signed(webhook_body())), 400, "parse"),  # JSON sent as a form
+        (lambda e: e.update(signed(b"{not json")), 400, "parse"),
+        (lambda e: e.update(body="not base64!", isBase64Encoded=True), 400, "parse"),
+        (lambda e: e["headers"].pop("x-github-delivery"), 400, "parse"),
+        (lambda e: setattr(webhook_module, "MAX_BODY_BYTES", 10), 413, "size"),
+    ],
+    ids=["wrong secret", "unsigned", "content type", "form not json", "form of two fields", "json as form",
+         "json", "base64", "no delivery id", "size"],
+)  # fmt: skip
+def test_every_refusal_is_counted_by_its_reason_and_queues_nothing(
+    tracker: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    spoil: Any,
+    status: int,
+    reason: str,
+) -> None:
+    monkeypatch.setattr(webhook_module, "MAX_BODY_BYTES", webhook_module.MAX_BODY_BYTES)  # restored after
+    event = load_event("webhook_workflow_job.json")
+    spoil(event)
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == status
+    assert waiting_deliveries() == 0
+    [refused] = [b for b in emf(capsys.readouterr().out) if "WebhookDeliveriesRefused" in b]
+    assert (refused["Reason"], refused["Stack"], refused["WebhookDeliveriesRefused"]) == (reason, "test", [1])
