@@ -557,3 +557,25 @@ def test_every_refusal_is_counted_by_its_reason_and_queues_nothing(
     assert waiting_deliveries() == 0
     [refused] = [b for b in emf(capsys.readouterr().out) if "WebhookDeliveriesRefused" in b]
     assert (refused["Reason"], refused["Stack"], refused["WebhookDeliveriesRefused"]) == (reason, "test", [1])
+
+
+@pytest.mark.parametrize("body", ["{not json", '{"action":"queued"}', ""], ids=["json", "shape", "empty"])
+def test_an_unparsable_record_on_the_webhook_queue_is_refused_and_counted_never_retried(
+    tracker: Any, capsys: pytest.CaptureFixture[str], body: str
+) -> None:
+    """Retrying cannot make a body parse: the record is acknowledged (not a batch item failure), counted as a
+    refused event, and never comes back nor reaches the dead-letter queue, whose alarm would page for nothing."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    sqs.send_message(
+        QueueUrl=queue_url(),
+        MessageBody=body or " ",  # SQS refuses an empty body; a blank one is as unparsable
+        MessageAttributes={"delivery": {"DataType": "String", "StringValue": "d-1"}},
+    )
+    tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))  # a good one beside it
+    responses = [response for _ in range(MAX_RECEIVES + 1) for response in deliver(tracker)]
+    assert responses == [{"batchItemFailures": []}]  # one batch, both acknowledged; nothing comes back
+    assert queued() == [29679449] and waiting_deliveries() == 0
+    dead = sqs.get_queue_attributes(QueueUrl=queue_url(DEAD_LETTERS), AttributeNames=["ApproximateNumberOfMessages"])
+    assert dead["Attributes"]["ApproximateNumberOfMessages"] == "0"
+    refused = [b for b in emf(capsys.readouterr().out) if "JobEventsRefused" in b]
+    assert [(b["JobEventsRefused"], b["Stack"]) for b in refused] == [([1], "test")]
