@@ -288,6 +288,7 @@ def deliver(tracker: Any) -> list[dict[str, Any]]:
             return responses  # as Lambda would: the failed ones wait out their visibility timeout
 
 
+@pytest.mark.usefixtures("received_live")
 def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
     tracker: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -299,6 +300,7 @@ def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
     assert "gh/someone/42/head" not in capsys.readouterr().out  # the body is never logged
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(tracker: Any) -> None:
     # Before, the webhook wrote the table itself: a throttled write answered GitHub 502, and GitHub never retries.
     assert tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))["statusCode"] == 202
@@ -310,6 +312,7 @@ def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(
     assert again == {"batchItemFailures": []} and queued() == [29679449]
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_delivery_that_never_applies_ends_in_the_dead_letter_queue(tracker: Any) -> None:
     tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
     inject(tracker.aws.dynamodb(), "UpdateItem", "5xx")
@@ -348,6 +351,7 @@ def test_the_webhook_refuses_what_github_did_not_sign(tracker: Any, spoil: Any) 
     assert waiting_deliveries() == 0
 
 
+@pytest.mark.usefixtures("received_live")
 def test_githubs_signature_over_a_non_ascii_body_is_accepted_and_a_tampered_one_refused(tracker: Any) -> None:
     # A Function URL passes a JSON body as text: the signature is over its UTF-8 bytes, as GitHub signs them.
     payload = json.loads(load_event("webhook_workflow_job.json")["body"])
@@ -365,6 +369,7 @@ def test_githubs_signature_over_a_non_ascii_body_is_accepted_and_a_tampered_one_
     assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_redelivery_is_applied_once(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
     event = load_event("webhook_workflow_job.json")
     first = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
@@ -434,6 +439,7 @@ def test_signatures_made_by_githubs_library_verify_and_tampering_does_not(signed
     assert not signature_valid(SECRET, body.replace(b"e", b"\xc3\xa9", 1), header)
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applied(tracker: Any) -> None:
     [signed_by_octokit, *_] = OCTOKIT["deliveries"]
     event = load_event("webhook_workflow_job.json")
@@ -455,6 +461,14 @@ class Clock(datetime):
     @classmethod
     def now(cls, tz: Any = None) -> Clock:
         return cls.fromtimestamp(cls.at.timestamp(), tz)
+
+
+@pytest.fixture
+def received_live(tracker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The webhook's clock at the moment GitHub sent events/webhook_workflow_job.json (its job was created at
+    16:06:00): a delivery received when it happened, not a redelivery of the past (test_recovery.py)."""
+    monkeypatch.setattr(tracker, "datetime", Clock)
+    monkeypatch.setattr(Clock, "at", datetime(2026, 11, 21, 16, 6, 2, tzinfo=UTC))
 
 
 def webhook_delivery(action: str, delivery: str, **job: Any) -> dict[str, Any]:
@@ -482,6 +496,7 @@ def test_an_approval_wait_through_the_webhook_is_not_queue_time(
     [waiting] = queued_jobs(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
     assert waiting.queued_at == approved  # its receipt, not its creation nor when it was applied
 
+    Clock.at = started + timedelta(seconds=1)  # GitHub sends it as the job starts
     assert tracker.webhook_handler(
         webhook_delivery("in_progress", "d-3", status="in_progress", started_at=started.isoformat(), runner_name="i-1"),
         FakeContext("webhook"),
@@ -495,6 +510,7 @@ FORM = "application/x-www-form-urlencoded"
 
 
 @pytest.mark.parametrize("as_base64", [True, False], ids=["base64", "text"])
+@pytest.mark.usefixtures("received_live")
 def test_a_form_delivery_signed_as_github_signs_it_is_queued_and_applied(
     tracker: Any, capsys: pytest.CaptureFixture[str], as_base64: bool
 ) -> None:
@@ -560,6 +576,7 @@ def test_every_refusal_is_counted_by_its_reason_and_queues_nothing(
 
 
 @pytest.mark.parametrize("body", ["{not json", '{"action":"queued"}', ""], ids=["json", "shape", "empty"])
+@pytest.mark.usefixtures("received_live")
 def test_an_unparsable_record_on_the_webhook_queue_is_refused_and_counted_never_retried(
     tracker: Any, capsys: pytest.CaptureFixture[str], body: str
 ) -> None:

@@ -544,6 +544,8 @@ def test_the_bus_path_shows_its_blindness_in_minutes_and_keeps_what_it_cannot_ap
     # while it is retried it stays inside the window in which the track stage takes it for live, not history.
     assert invoke["MaximumRetryAttempts"] <= 2
     assert invoke["MaximumEventAgeInSeconds"] <= min(900, HISTORY_AFTER.total_seconds())
+    rule = track["Events"]["WorkflowJob"]["Properties"]
+    assert rule["RetryPolicy"]["MaximumEventAgeInSeconds"] <= min(900, HISTORY_AFTER.total_seconds())
     assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
     alarms = resources(template, "AWS::CloudWatch::Alarm")
     on_track = {
