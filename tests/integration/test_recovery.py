@@ -20,10 +20,12 @@ import pytest
 from support import StackInMoto
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.deliveries import send_delivery
 from queuewatch.adapters.job_store import create_jobs_table, read_history
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.signals import SignalName
+from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.signature import sign
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
 
@@ -213,3 +215,22 @@ def test_the_bus_own_late_delivery_is_live(tracker: Any, stack: StackInMoto) -> 
     result = tracker.lambda_handler(event, FakeContext("track"))
     assert result["history"] is False
     assert tick(stack, datetime.now(UTC)) == (1, ["jobs-queueing#linux.2xlarge"])
+
+
+def test_the_webhook_dead_letter_queue_redriven_after_an_outage_pages_nothing(tracker: Any, stack: StackInMoto) -> None:
+    """Deliveries the webhook acknowledged but could not apply (the table was unreachable for an hour), redriven
+    to its queue once fixed: each keeps the time the webhook received it, an hour ago, and is the job's history."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    created = now - timedelta(hours=1, minutes=2)
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    url = sqs.get_queue_url(QueueName=DELIVERIES)["QueueUrl"]
+    for action, job_id in in_event_order():
+        delivery = webhook_delivery(action, job_id, created)
+        event = WorkflowJobEvent.model_validate_json(base64.b64decode(delivery["body"]))
+        moment = job_times(job_id, created)[
+            {"queued": "created_at", "in_progress": "started_at"}.get(action, "completed_at")
+        ]
+        send_delivery(sqs, url, f"{job_id}-{action}", event.model_dump_json(exclude_none=True), received_at=moment)
+        deliver(tracker)
+        assert tick(stack, datetime.now(UTC)) == (0, []), f"after {action} of job {job_id}"
+    assert_history_filled(now, created)

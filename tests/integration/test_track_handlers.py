@@ -491,7 +491,7 @@ def test_an_approval_wait_through_the_webhook_is_not_queue_time(
     assert tracker.webhook_handler(webhook_delivery("waiting", "d-1"), FakeContext("webhook"))["statusCode"] == 202
     Clock.at = approved
     assert tracker.webhook_handler(webhook_delivery("queued", "d-2"), FakeContext("webhook"))["statusCode"] == 202
-    Clock.at = approved + timedelta(minutes=20)  # the consumer applies both 20 minutes later (a backlog)
+    Clock.at = approved + timedelta(minutes=10)  # the consumer applies both 10 minutes later (a backlog)
     deliver(tracker)
     [waiting] = queued_jobs(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
     assert waiting.queued_at == approved  # its receipt, not its creation nor when it was applied
@@ -503,7 +503,7 @@ def test_an_approval_wait_through_the_webhook_is_not_queue_time(
     )["statusCode"] == 202  # fmt: skip
     deliver(tracker)
     waits = [b["JobQueueTime"] for b in emf(capsys.readouterr().out) if "JobQueueTime" in b]
-    assert waits == [[50]]  # not 30m50s, nor the backlog's 20 minutes
+    assert waits == [[50]]  # not 30m50s, nor the backlog's 10 minutes
 
 
 FORM = "application/x-www-form-urlencoded"

@@ -122,9 +122,10 @@ def of_the_past(record: JobRecord, occurred: datetime, now: datetime, replayed: 
     - Received by the webhook (`received`): when it was received HISTORY_AFTER after the moment its state began
       (queued: when the job was queued for a runner; in_progress: its start; completed: its end). GitHub
       delivers within seconds, so only a redelivery is that late: received now, telling of a job queued an
-      hour ago. A backlog in the webhook's queue is not: each event applies as of its receipt. A job waiting
-      for approval was queued when its queued event was received (track/jobs.py `rebased`), so an approval
-      after a long wait is live.
+      hour ago. Or when it is applied HISTORY_AFTER after its receipt: the webhook's queue retries an event
+      for about 15 minutes, so only a redrive of its dead-letter queue is that late. A job waiting for
+      approval was queued when its queued event was received (track/jobs.py `rebased`), so an approval after
+      a long wait is live.
     - From the bus: when it is an archive's replay (`replayed`) of HISTORY_AFTER ago. The bus's own deliveries,
       however late, are live: its envelope's time is the event's, and its retries end within 10 minutes.
 
@@ -138,4 +139,5 @@ def of_the_past(record: JobRecord, occurred: datetime, now: datetime, replayed: 
         "completed": record.completed_at,
     }
     moment = moments[record.status]
-    return moment is not None and occurred - moment > HISTORY_AFTER
+    redriven = now - occurred > HISTORY_AFTER  # past the webhook queue's 10 receives: a dead-letter queue's redrive
+    return redriven or (moment is not None and occurred - moment > HISTORY_AFTER)
