@@ -25,7 +25,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from queuewatch.adapters.errors import DeadlineExceeded
+from queuewatch.adapters.known_names import put_known
 from queuewatch.adapters.state_table import (
     WriteConflict,
     advance_cursor,
@@ -34,9 +37,11 @@ from queuewatch.adapters.state_table import (
     put_group,
     put_instance,
 )
+from queuewatch.adapters.transition_log import Transition, put_transition
 from queuewatch.alert import Alert
-from queuewatch.alert_state import GroupRecord, PagedAs, Status
+from queuewatch.alert_state import GroupRecord, InstanceKey, PagedAs, Status
 from queuewatch.config import Config
+from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
@@ -69,6 +74,7 @@ def evaluate(
     check_plausible(observation, wall)  # before the first read: a refused observation changes nothing
     implausible_after = wall + MAX_AHEAD
     state = load_state(dynamodb, stack.table)
+    _publish_names(dynamodb, stack.table, config, memory, wall)
     result = EvaluationResult(
         outcome="applied", evaluated_at=now, observation=observation_label(observation), read_units=state.read_units
     )
@@ -95,7 +101,11 @@ def evaluate(
     try:
         advance_cursor(dynamodb, stack.table, now, writer, implausible_after=implausible_after)
         result.writes += 1
-        result.writes += _write_instances(dynamodb, stack.table, planned.instance_changes, now, writer)
+        written, unrecorded = _write_instances(
+            dynamodb, stack.table, planned.instance_changes, now, writer, _transitions(planned)
+        )
+        result.writes += written
+        result.log_failed += [f"transition#{key}" for key in unrecorded]
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
@@ -120,12 +130,64 @@ def evaluate(
     return result
 
 
+def _publish_names(
+    dynamodb: DynamoDBClient, table: str, config: Config, memory: EvaluatorMemory, now: datetime
+) -> None:
+    """The config's rules, teams and runner types for the commands (adapters/known_names.py): once per process
+    and config. A failed write never costs the tick its pages; the next tick tries again."""
+    if memory.published_config is config:
+        return
+    try:
+        put_known(dynamodb, table, known_names(config), now)
+    except (ClientError, BotoCoreError, DeadlineExceeded):
+        return
+    memory.published_config = config
+
+
+def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:
+    """The changes of status this plan makes, with the figures that made them and the silences holding them."""
+    context = planned.context
+    found: dict[InstanceKey, Transition] = {}
+    for change in planned.instance_changes:
+        before = change.previous.status.value if change.previous else "ok"
+        after = change.new.status.value if change.new else ("resolved" if before == Status.FIRING else "ok")
+        if before == after:
+            continue  # a keep-firing clock or a team moved: no change of state
+        verdict = planned.verdicts.get(change.key)
+        rule = context.rule(change.key.rule)
+        team = context.team(rule, change.key.runner_type)
+        silences = context.state.silences
+        found[change.key] = Transition(
+            at=context.now,
+            rule=change.key.rule,
+            runner_type=change.key.runner_type,
+            status=after,
+            previous=before,
+            queue_size=verdict.queue_size if verdict else None,
+            queue_time=verdict.queue_time if verdict else None,
+            breached=verdict.breached_signals if verdict else (),
+            silenced_by=tuple(
+                s.silence_id for s in silences if s.matches(rule.name, change.key.runner_type, team, context.now)
+            ),
+            team=team,
+        )
+    return found
+
+
 def _write_instances(
-    dynamodb: DynamoDBClient, table: str, changes: list[InstanceChange], now: datetime, writer: str
-) -> int:
+    dynamodb: DynamoDBClient,
+    table: str,
+    changes: list[InstanceChange],
+    now: datetime,
+    writer: str,
+    transitions: dict[InstanceKey, Transition],
+) -> tuple[int, list[InstanceKey]]:
     """Every instance change, WRITE_THREADS at a time: each is its own conditional write, so their order does
     not matter, and a fleet-wide incident's thousands of them fit one tick before its page is written.
-    Raises WriteConflict if any lost a race, else DeadlineExceeded if time ran out; what was written stands."""
+    Beside each write that took effect, its change of status in the alert's history (transition_log.py);
+    one that fails is returned, never fails the tick. Raises WriteConflict if any write lost a race, else
+    DeadlineExceeded if time ran out; what was written stands."""
+    unrecorded: list[InstanceKey] = []
 
     def write(change: InstanceChange) -> None:
         if change.new is None:
@@ -134,6 +196,12 @@ def _write_instances(
         else:
             expected = change.previous.version if change.previous else 0
             put_instance(dynamodb, table, change.new, expected, now, writer)
+        transition = transitions.get(change.key)
+        if transition is not None:
+            try:
+                put_transition(dynamodb, table, transition)
+            except (ClientError, BotoCoreError, DeadlineExceeded):
+                unrecorded.append(change.key)
 
     written = 0
     failures: list[Exception] = []
@@ -147,7 +215,7 @@ def _write_instances(
     conflict = next((error for error in failures if isinstance(error, WriteConflict)), None)
     if conflict is not None or failures:
         raise conflict or failures[0]
-    return written
+    return written, unrecorded
 
 
 def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
