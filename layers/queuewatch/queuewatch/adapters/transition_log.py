@@ -3,9 +3,11 @@ back to ok), with the figures that made it, kept as long as the sent log (sent_l
 
 The items live in a partition per alert, `transition#<rule>#<runner type>`, so the evaluator's one Query
 of the `queuewatch` partition never reads them and `queuewatch history --alert` reads one Query. The
-evaluator writes one beside each instance write that took effect (evaluate/stage.py), keyed by the
-tick's observation time and the new status, and only if absent: a retried or repeated evaluation of
-the same tick finds it there and records nothing twice; a write that lost its race records nothing.
+evaluator writes one for each instance change its tick wrote, once the tick's pages are out
+(evaluate/stage.py), keyed by the tick's observation time and the new status, and only if absent: a
+retried or repeated evaluation of the same tick finds it there and records nothing twice; a tick that
+lost its race for the instances records nothing. A tick that dies between its instance writes and
+these puts leaves those changes unrecorded (its retry finds nothing left to change).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
    and publishes nothing; a failed publish stays in the outbox for the next tick.
    Writes carry this evaluation's token, so a retried write that had taken
    effect is not mistaken for a lost race (adapters/state_table.py).
+7. Record each change of status in its alert's history (adapters/transition_log.py), once the pages are out.
 """
 
 from __future__ import annotations
@@ -101,11 +102,7 @@ def evaluate(
     try:
         advance_cursor(dynamodb, stack.table, now, writer, implausible_after=implausible_after)
         result.writes += 1
-        written, unrecorded = _write_instances(
-            dynamodb, stack.table, planned.instance_changes, now, writer, _transitions(planned)
-        )
-        result.writes += written
-        result.log_failed += [f"transition#{key}" for key in unrecorded]
+        result.writes += _write_instances(dynamodb, stack.table, planned.instance_changes, now, writer)
     except WriteConflict:
         result.outcome = "conflict"  # a concurrent or newer evaluation owns this tick
         return result
@@ -127,6 +124,9 @@ def evaluate(
             # lease runs out); the groups not reached are decided again next tick from their instances.
             result.deferred = [g.record.key for _, g in groups[index:]]
             return result
+    # Pages first, then the alerts' history: a tick short of time spends it on the pages.
+    unrecorded = _record_transitions(dynamodb, stack.table, _transitions(planned))
+    result.log_failed += [f"transition#{key}" for key in unrecorded]
     return result
 
 
@@ -174,20 +174,32 @@ def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:
     return found
 
 
+def _record_transitions(
+    dynamodb: DynamoDBClient, table: str, transitions: dict[InstanceKey, Transition]
+) -> list[InstanceKey]:
+    """Each change of status the tick wrote, in its alert's history (transition_log.py), WRITE_THREADS at a
+    time; each is put only if absent, so a retried tick records nothing twice. Returns those not recorded:
+    the history is the on-call's record, never a reason to fail a tick whose pages went out."""
+    unrecorded: list[InstanceKey] = []
+
+    def record(key: InstanceKey, transition: Transition) -> None:
+        try:
+            put_transition(dynamodb, table, transition)
+        except (ClientError, BotoCoreError, DeadlineExceeded):
+            unrecorded.append(key)
+
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="evaluate-history") as pool:
+        for future in [pool.submit(record, key, t) for key, t in transitions.items()]:
+            future.result()
+    return unrecorded
+
+
 def _write_instances(
-    dynamodb: DynamoDBClient,
-    table: str,
-    changes: list[InstanceChange],
-    now: datetime,
-    writer: str,
-    transitions: dict[InstanceKey, Transition],
-) -> tuple[int, list[InstanceKey]]:
+    dynamodb: DynamoDBClient, table: str, changes: list[InstanceChange], now: datetime, writer: str
+) -> int:
     """Every instance change, WRITE_THREADS at a time: each is its own conditional write, so their order does
     not matter, and a fleet-wide incident's thousands of them fit one tick before its page is written.
-    Beside each write that took effect, its change of status in the alert's history (transition_log.py);
-    one that fails is returned, never fails the tick. Raises WriteConflict if any write lost a race, else
-    DeadlineExceeded if time ran out; what was written stands."""
-    unrecorded: list[InstanceKey] = []
+    Raises WriteConflict if any lost a race, else DeadlineExceeded if time ran out; what was written stands."""
 
     def write(change: InstanceChange) -> None:
         if change.new is None:
@@ -196,12 +208,6 @@ def _write_instances(
         else:
             expected = change.previous.version if change.previous else 0
             put_instance(dynamodb, table, change.new, expected, now, writer)
-        transition = transitions.get(change.key)
-        if transition is not None:
-            try:
-                put_transition(dynamodb, table, transition)
-            except (ClientError, BotoCoreError, DeadlineExceeded):
-                unrecorded.append(change.key)
 
     written = 0
     failures: list[Exception] = []
@@ -215,7 +221,7 @@ def _write_instances(
     conflict = next((error for error in failures if isinstance(error, WriteConflict)), None)
     if conflict is not None or failures:
         raise conflict or failures[0]
-    return written, unrecorded
+    return written
 
 
 def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
