@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from queuewatch.durations import format_duration
-from queuewatch_cli.capacity.history import DAY, MIN_SAMPLES, Observed, RunnerTypeJobs, observe, time_above
+from queuewatch_cli.capacity.history import (
+    DAY,
+    JOB_RUN_LIMIT,
+    MIN_SAMPLES,
+    Observed,
+    RunnerTypeJobs,
+    observe,
+    time_above,
+)
 from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, smallest_pool
 
 MIN_JOBS = 200  # below it a p99 rests on one or two jobs
@@ -100,6 +108,17 @@ def analyse(
         if name in plotted and arrivals:
             answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
         answer.notes = thin_history(answer, end - start)
+        if jobs[name].lost:
+            answer.notes.append(
+                f"{jobs[name].lost} job(s) have no end recorded and ran, so far, longer than any of its jobs that "
+                f"ended (or GitHub's 5-day limit): their completed event was lost; each is taken to have run "
+                f"{format_duration(jobs[name].lost_bound)}"
+                + (
+                    " (GitHub's limit: none of its jobs ended)"
+                    if jobs[name].lost_bound >= JOB_RUN_LIMIT
+                    else ", its longest real run"
+                )
+            )
         answers.append(answer)
     return answers
 
@@ -126,7 +145,12 @@ def thin_history(answer: Capacity, span: float) -> list[str]:
         notes.append(f"the range is {format_duration(span)}, under a week: a weekly pattern is not in it")
     if seen.jobs < MIN_JOBS:
         notes.append(f"only {seen.jobs} job(s): under {MIN_JOBS}, the p99 and the sized pool rest on a handful")
-    if seen.jobs and seen.startup_samples < MIN_SAMPLES:
+    started = seen.jobs - seen.never_started
+    if started and seen.startup_samples < MIN_SAMPLES and seen.startup_samples >= started / 2:
+        notes.append(
+            f"only {seen.startup_samples} job(s) queued below its ceiling: too few to read its start-up delay from"
+        )
+    elif started and seen.startup_samples < MIN_SAMPLES:
         notes.append(
             f"at its ceiling (as many jobs wanting a runner as ever ran at once) when all but "
             f"{seen.startup_samples} of its jobs were queued: capped, or nearly, the whole range; its queue times "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
+import dataclasses
 import json
 import re
 import sys
@@ -13,9 +13,11 @@ from datetime import UTC, datetime
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord
+from queuewatch.runner_names import RunnerTypeNames, matches_without_case
+from queuewatch.track.routing import github_hosted
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import DAY, JobTimes, by_runner_type
+from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
 from queuewatch_cli.capacity.output import document, draw, table
 from queuewatch_cli.capacity.simulate import Target
 
@@ -64,11 +66,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def job_times(records: Iterable[JobRecord]) -> Iterator[JobTimes]:
+@dataclasses.dataclass
+class Skipped:
+    """Jobs read and left out of every pool, counted for the output's notes."""
+
+    hosted: int = 0  # for GitHub's own hosted runners, as the collector tells them apart (track/routing.py)
+
+
+def job_times(records: Iterable[JobRecord], skipped: Skipped | None = None) -> Iterator[JobTimes]:
     """The seam with the jobs table: its records as the times the model needs. A job's queue starts when it was
-    queued for a runner (after any approval); jobs no runner type serves are no pool's."""
+    queued for a runner (after any approval); jobs no runner type serves are no pool's, and neither are those for
+    GitHub's hosted runners (a discovery pattern may store `ubuntu-latest` as a candidate name)."""
+    skipped = skipped if skipped is not None else Skipped()
     for record in records:
         if record.runner_type is None:
+            continue
+        if github_hosted(record.labels):
+            skipped.hosted += 1
             continue
         yield JobTimes(
             record.runner_type,
@@ -98,8 +112,11 @@ def run_capacity(
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
         if args.plot:
             _check_plot(args)
+        reader = read or TableReader(args)
+        # The one resolver the collector uses: `--runner-type Linux-X64` is the jobs stored as `linux-x64`.
+        names = RunnerTypeNames(name for name in args.runner_type if not any(c in name for c in "*?["))
         jobs = by_runner_type(
-            (j for j in (read or _table_reader(args))(start, end) if _wanted(j.runner_type, args.runner_type)),
+            (_as_named(j, names) for j in reader(start, end) if _wanted(j.runner_type, args.runner_type)),
             start.timestamp(),
             end.timestamp(),
         )
@@ -109,19 +126,23 @@ def run_capacity(
     if not jobs:
         print(f"capacity: no job queued from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC", file=sys.stderr)
         return 1
-    plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, start.timestamp(), end.timestamp(), target, startup, plotted)
     notes = []
-    first = min(of.queued[0] for of in jobs.values())
-    if first - start.timestamp() > DAY:
+    held_from = held_start(start.timestamp(), min(of.queued[0] for of in jobs.values()))
+    if held_from > start.timestamp():
         notes.append(
-            f"the first job read was queued {format_duration(first - start.timestamp())} after --from: before it, "
-            f"the range is past what the jobs table keeps (JobHistoryDays, 14 by default), or had no jobs"
+            f"the history holds jobs from {datetime.fromtimestamp(held_from, UTC):%Y-%m-%d %H:%M} UTC, "
+            f"{format_duration(held_from - start.timestamp())} after --from: the range is taken from there (before "
+            f"it, the jobs table keeps none: JobHistoryDays, 14 by default, or tracking was off)"
         )
+    hosted = reader.skipped.hosted if isinstance(reader, TableReader) else 0
+    if hosted:
+        notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
+    plotted = sorted(jobs) if args.plot else []
+    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted)
     if args.json:
-        out(json.dumps(document(answers, start.timestamp(), end.timestamp(), target, notes), indent=2))
+        out(json.dumps(document(answers, held_from, end.timestamp(), target, notes), indent=2))
     else:
-        out("\n".join(table(answers, start.timestamp(), end.timestamp(), target, notes)))
+        out("\n".join(table(answers, held_from, end.timestamp(), target, notes)))
     if args.plot:
         draw(answers, target, args.plot)
         if not args.json:
@@ -137,7 +158,12 @@ def _duration(option: str, text: str) -> int:
 
 
 def _wanted(name: str, patterns: list[str]) -> bool:
-    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    return not patterns or any(matches_without_case(name, pattern) for pattern in patterns)
+
+
+def _as_named(job: JobTimes, names: RunnerTypeNames) -> JobTimes:
+    resolved = names.resolve(job.runner_type)
+    return job if resolved is None or resolved == job.runner_type else dataclasses.replace(job, runner_type=resolved)
 
 
 def _check_plot(args: argparse.Namespace) -> None:
@@ -149,13 +175,18 @@ def _check_plot(args: argparse.Namespace) -> None:
         raise QueuewatchError(f"--plot {args.plot}: {problem}")
 
 
-def _table_reader(args: argparse.Namespace) -> Callable[[datetime, datetime], Iterable[JobTimes]]:
-    def read(start: datetime, end: datetime) -> Iterator[JobTimes]:
+class TableReader:
+    """The stack's jobs table, read for [start, end); counts what it leaves out."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.skipped = Skipped()
+
+    def __call__(self, start: datetime, end: datetime) -> Iterator[JobTimes]:
         from queuewatch.adapters.clients import AwsClients
         from queuewatch.adapters.job_store import read_history
 
+        args = self.args
         exact = [name for name in args.runner_type if not any(c in name for c in "*?[")]
         named = exact if exact and len(exact) == len(args.runner_type) else None  # globs: read all, then filter
-        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named))
-
-    return read
+        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named), self.skipped)
