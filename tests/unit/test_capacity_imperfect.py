@@ -120,3 +120,29 @@ def test_a_quiet_runner_type_whose_jobs_never_overlap_is_not_called_capped() -> 
     assert answer.startup.source == "history" and answer.startup.seconds == 90
     assert answer.sizing.runners == 1
     assert math.isclose(answer.observed.startup_median, 90)
+
+
+def test_the_autoscalers_maximum_is_replayed_and_the_output_names_what_binds() -> None:
+    # Ten jobs at once, 10-minute runs, a 60 s start-up; at most 4 runners: six wait for a free one.
+    t = START.timestamp() + 3600
+    burst = [JobTimes("linux.2xlarge", t, t + STARTUP, t + STARTUP + RUN) for _ in range(10)]
+    code, out = answer_of(burst, "--max", "4", "--startup", "60s")
+    assert code == 0
+    assert "with the autoscaler's maximum 4:" in out and "what binds: the maximum: 6 job(s) (60.0%)" in out
+    # Slots free every 11 minutes (start-up and run): the third wave waits 22 minutes, then its 1-minute start-up.
+    assert "worst 23m" in out
+    code, out = answer_of(burst, "--max", "10", "--startup", "60s")
+    assert "what binds: the start-up delay: the maximum is never reached" in out
+    assert answer_of(burst, "--max", "0")[0] == 2
+
+
+def test_the_launch_rate_binds_when_the_fleet_asks_for_more_runners_a_minute_than_one_app_launches() -> None:
+    t = START.timestamp() + 3600
+    minute = [JobTimes(f"rt{n % 3}", t + n * 0.2, t + n * 0.2 + 90, t + 700) for n in range(300)]  # 300 in a minute
+    code, out = answer_of(minute)
+    assert code == 0
+    # The 300th ask (at 59.8 s) is launched 299 spacings of 60/166 s after the first: about 48 s late.
+    late = 299 * 60 / 166 - 59.8
+    assert f"in 1 minute(s) (at most 300); a runner ask waited up to {round(late)}s" in out
+    code, out = answer_of(minute[:100])
+    assert "asked for at most 100 runner(s) in a minute, under the 166 a minute" in out

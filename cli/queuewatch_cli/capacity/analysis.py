@@ -19,7 +19,7 @@ from queuewatch_cli.capacity.history import (
     observe,
     time_above,
 )
-from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, smallest_pool
+from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 
 MIN_JOBS = 200  # below it a p99 rests on one or two jobs
 WEEK = 7 * DAY
@@ -41,6 +41,23 @@ class Startup:
     samples: int
 
 
+@dataclass(frozen=True)
+class Maximum:
+    """The autoscaler's maximum (runners_maximum_count) as given, replayed: what binds there."""
+
+    runners: int
+    result: PoolResult
+    waited_for_a_slot: int  # jobs whose queue time is more than the start-up: they waited for a free runner
+    jobs: int
+
+    @property
+    def binds(self) -> str:
+        if self.waited_for_a_slot:
+            share = self.waited_for_a_slot / max(self.jobs, 1)
+            return f"the maximum: {self.waited_for_a_slot:,} job(s) ({share:.1%}) waited for a free runner"
+        return "the start-up delay: the maximum is never reached"
+
+
 @dataclass
 class Capacity:
     """One runner type's answer."""
@@ -55,6 +72,7 @@ class Capacity:
     share_above: float = 0.0  # of the range's time, more jobs really ran at once than the sized pool
     curve: list[PoolResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    maximum: Maximum | None = None
 
 
 def simulation_input(jobs: RunnerTypeJobs, end: float) -> tuple[array[float], array[float]]:
@@ -89,6 +107,7 @@ def analyse(
     target: Target,
     startup: float | None = None,
     plotted: Sequence[str] = (),
+    maximum: int | None = None,
 ) -> list[Capacity]:
     """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
     against N is computed too."""
@@ -105,6 +124,8 @@ def analyse(
         if sizing.runners is not None:
             answer.days_over = sum(1 for _, peak in seen.daily_peaks if peak > sizing.runners)
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
+        if maximum is not None and arrivals:
+            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, maximum, target)
         if name in plotted and arrivals:
             answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
         answer.notes = thin_history(answer, end - start)
@@ -121,6 +142,13 @@ def analyse(
             )
         answers.append(answer)
     return answers
+
+
+def at_maximum(arrivals: array[float], runs: array[float], startup: float, runners: int, target: Target) -> Maximum:
+    """The history replayed with at most `runners` at once: the queue times, and the jobs that waited for a slot."""
+    waits = simulate(arrivals, runs, runners, startup)
+    slot = sum(1 for wait in waits if wait > startup + 1e-6)
+    return Maximum(runners, pool_result(arrivals, runs, runners, startup, target.percentile), slot, len(waits))
 
 
 def curve(

@@ -74,6 +74,12 @@ def table(
                 f"    with {r.runners} runners: queue p50 {_time(r.p50)}, p90 {_time(r.p90)}, p99 {_time(r.p99)}, "
                 f"worst {_time(r.worst)}; the real fleet ran more at once on {_over(a)}"
             )
+        if a.maximum is not None:
+            m = a.maximum.result
+            lines.append(
+                f"    with the autoscaler's maximum {m.runners}: queue p50 {_time(m.p50)}, p90 {_time(m.p90)}, "
+                f"p99 {_time(m.p99)}, worst {_time(m.worst)}; what binds: {a.maximum.binds}"
+            )
         per_hour = " ".join(f"{count / days:.0f}" for count in seen.arrivals_by_hour)
         lines.append(f"    arrivals a day by UTC hour 0-23: {per_hour}")
         lines.append(
@@ -152,6 +158,9 @@ def _answer(a: Capacity) -> dict[str, Any]:
         "real_peak_over_sized": None
         if a.sizing.runners is None
         else {"days": a.days_over, "of_days": a.days, "share_of_time": round(a.share_above, 4)},
+        "maximum": None
+        if a.maximum is None
+        else {**_pool(a.maximum.result), "waited_for_a_slot": a.maximum.waited_for_a_slot, "binds": a.maximum.binds},
         "tried": [_pool(r) for r in a.sizing.tried],
         "curve": [_pool(r) for r in a.curve],
         "thin": a.notes,

@@ -19,8 +19,11 @@ from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
 from queuewatch_cli.capacity.output import document, draw, table
-from queuewatch_cli.capacity.simulate import Target
+from queuewatch_cli.capacity.simulate import LaunchLimit, Target, launch_limit
 
+LAUNCH_PER_MINUTE = 166.0
+"""Upstream's documented ceiling on runner creation per GitHub App: about 166 a minute sustained (180 in a burst),
+from the API's JIT-config calls; SSM Parameter Store's 40 calls a second per account and region is wider."""
 TARGET = re.compile(r"^p(\d{1,3}(?:\.\d{1,3})?)\s*(<=|<)\s*(\S+)$")
 
 
@@ -59,6 +62,21 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     capacity.add_argument(
         "--runner-type", action="append", default=[], metavar="NAME", help="only these (names or globs); repeatable"
+    )
+    capacity.add_argument(
+        "--max",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the autoscaler's runners_maximum_count: replay the history with at most N runners and say what binds",
+    )
+    capacity.add_argument(
+        "--launch-rate",
+        type=float,
+        default=LAUNCH_PER_MINUTE,
+        metavar="PER_MINUTE",
+        help=f"runners the autoscaler can launch a minute, fleet-wide (default {LAUNCH_PER_MINUTE:g}: one GitHub "
+        "App's sustained rate)",
     )
     capacity.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
     capacity.add_argument(
@@ -110,6 +128,10 @@ def run_capacity(
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
         if end > now:
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+        if args.max is not None and args.max < 1:
+            raise QueuewatchError(f"--max: found {args.max}, expected 1 or more runners")
+        if not args.launch_rate > 0:
+            raise QueuewatchError(f"--launch-rate: found {args.launch_rate:g}, expected runners a minute above 0")
         if args.plot:
             _check_plot(args)
         reader = read or TableReader(args)
@@ -137,17 +159,36 @@ def run_capacity(
     hosted = reader.skipped.hosted if isinstance(reader, TableReader) else 0
     if hosted:
         notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
+    launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), args.launch_rate)
     plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted)
+    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, args.max)
+    launch = launch_note(launches, bool(args.runner_type))
     if args.json:
-        out(json.dumps(document(answers, held_from, end.timestamp(), target, notes), indent=2))
+        whole = document(answers, held_from, end.timestamp(), target, notes)
+        whole["launch_rate"] = {**dataclasses.asdict(launches), "said": launch}
+        out(json.dumps(whole, indent=2))
     else:
-        out("\n".join(table(answers, held_from, end.timestamp(), target, notes)))
+        out("\n".join([*table(answers, held_from, end.timestamp(), target, notes), f"  {launch}"]))
     if args.plot:
         draw(answers, target, args.plot)
         if not args.json:
             out(f"queue time against N written to {args.plot}")
     return 0
+
+
+def launch_note(launches: LaunchLimit, some: bool) -> str:
+    """Whether the autoscaler's launch rate binds: every job asks for a fresh runner, all through one App."""
+    whose = "the runner types read" if some else "the fleet"
+    if not launches.minutes_over:
+        return (
+            f"launch rate: {whose} asked for at most {launches.peak_minute:,} runner(s) in a minute, under the "
+            f"{launches.per_minute:g} a minute the autoscaler can launch: it never binds"
+        )
+    return (
+        f"launch rate binds: {whose} asked for more than {launches.per_minute:g} runners a minute in "
+        f"{launches.minutes_over:,} minute(s) (at most {launches.peak_minute:,}); a runner ask waited up to "
+        f"{format_duration(launches.longest_delay)} for it, which the pool model does not add"
+    )
 
 
 def _duration(option: str, text: str) -> int:
