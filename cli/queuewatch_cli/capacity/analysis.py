@@ -19,6 +19,7 @@ from queuewatch_cli.capacity.history import (
     observe,
     time_above,
 )
+from queuewatch_cli.capacity.pool import PoolEntry, Window, propose, what_if
 from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 
 MIN_JOBS = 200  # below it a p99 rests on one or two jobs
@@ -73,6 +74,9 @@ class Capacity:
     curve: list[PoolResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     maximum: Maximum | None = None
+    pool: list[PoolEntry] = field(default_factory=list)
+    pool_asked: bool = False
+    pool_what_if: tuple[int, list[PoolEntry]] | None = None  # --pool-size N: that pool in the proposed hours
 
 
 def simulation_input(jobs: RunnerTypeJobs, end: float) -> tuple[array[float], array[float]]:
@@ -108,6 +112,8 @@ def analyse(
     startup: float | None = None,
     plotted: Sequence[str] = (),
     maximum: int | None = None,
+    pool: bool = False,
+    pool_size: int | None = None,
 ) -> list[Capacity]:
     """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
     against N is computed too."""
@@ -126,6 +132,20 @@ def analyse(
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
         if maximum is not None and arrivals:
             answer.maximum = at_maximum(arrivals, runs, chosen.seconds, maximum, target)
+        if (pool or pool_size is not None) and arrivals:
+            # Without a maximum, room enough that none binds: twice the pool past which more change nothing.
+            runners = maximum or 2 * max(sizing.unlimited, 1)
+            answer.pool_asked = True
+            answer.pool = propose(arrivals, runs, chosen.seconds, runners, target, end - start)
+            if pool_size is not None:
+                windows = [e.window for e in answer.pool] or [Window("*", frozenset(range(7)), 0, 23)]
+                answer.pool_what_if = (
+                    pool_size,
+                    [
+                        what_if(arrivals, runs, chosen.seconds, runners, pool_size, w, target, end - start)
+                        for w in windows
+                    ],
+                )
         if name in plotted and arrivals:
             answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
         answer.notes = thin_history(answer, end - start)

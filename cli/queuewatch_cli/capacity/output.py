@@ -10,6 +10,7 @@ from typing import Any
 from queuewatch.durations import format_duration
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
+from queuewatch_cli.capacity.pool import PoolEntry
 from queuewatch_cli.capacity.simulate import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -80,6 +81,7 @@ def table(
                 f"    with the autoscaler's maximum {m.runners}: queue p50 {_time(m.p50)}, p90 {_time(m.p90)}, "
                 f"p99 {_time(m.p99)}, worst {_time(m.worst)}; what binds: {a.maximum.binds}"
             )
+        lines += pool_lines(a, target)
         per_hour = " ".join(f"{count / days:.0f}" for count in seen.arrivals_by_hour)
         lines.append(f"    arrivals a day by UTC hour 0-23: {per_hour}")
         lines.append(
@@ -90,6 +92,37 @@ def table(
     lines += [f"  thin: {note}" for note in notes]
     lines.append("  the model assumes: " + "; ".join(ASSUMPTIONS))
     return lines
+
+
+def _pool_entry(entry: PoolEntry, target: Target) -> str:
+    size = "none meets the target" if entry.size is None else f"size {entry.size}"
+    return (
+        f"{entry.window.schedule_expression} UTC, {size}: p{target.percentile:g} in its hours "
+        f"{_time(entry.before)} -> {_time(entry.after)} ({entry.jobs:,} jobs); costs "
+        f"{entry.instance_hours_a_week:.1f} idle instance-hours a week, buys {entry.queue_hours_saved_a_week:.1f} "
+        f"hours of queue time a week"
+    )
+
+
+def pool_lines(answer: Capacity, target: Target) -> list[str]:
+    """--pool: the pool_config entries proposed, each with what it costs and buys; --pool-size: the what-if."""
+    lines = [f"    pool_config: {_pool_entry(entry, target)}" for entry in answer.pool]
+    if answer.pool_asked and not answer.pool:
+        lines.append("    pool_config: none: every hour with a job a day meets the target without a pool")
+    if answer.pool_what_if is not None:
+        size, entries = answer.pool_what_if
+        lines += [f"    with a pool of {size}: {_pool_entry(entry, target)}" for entry in entries]
+    return lines
+
+
+def _pool_json(entry: PoolEntry) -> dict[str, Any]:
+    return {
+        **entry.config(),
+        "jobs_in_hours": entry.jobs,
+        "target_value_seconds": {"without": _figure(entry.before), "with": _figure(entry.after)},
+        "idle_instance_hours_a_week": round(entry.instance_hours_a_week, 2),
+        "queue_hours_saved_a_week": round(entry.queue_hours_saved_a_week, 2),
+    }
 
 
 def _span(seconds: float) -> str:
@@ -161,6 +194,10 @@ def _answer(a: Capacity) -> dict[str, Any]:
         "maximum": None
         if a.maximum is None
         else {**_pool(a.maximum.result), "waited_for_a_slot": a.maximum.waited_for_a_slot, "binds": a.maximum.binds},
+        "pool_config": [_pool_json(entry) for entry in a.pool],
+        "pool_what_if": None
+        if a.pool_what_if is None
+        else {"size": a.pool_what_if[0], "entries": [_pool_json(entry) for entry in a.pool_what_if[1]]},
         "tried": [_pool(r) for r in a.sizing.tried],
         "curve": [_pool(r) for r in a.curve],
         "thin": a.notes,

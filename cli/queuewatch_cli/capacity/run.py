@@ -78,6 +78,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"runners the autoscaler can launch a minute, fleet-wide (default {LAUNCH_PER_MINUTE:g}: one GitHub "
         "App's sustained rate)",
     )
+    capacity.add_argument(
+        "--pool",
+        action="store_true",
+        help="propose the autoscaler's pool_config per runner type: the hours a warm pool pays off, and its size",
+    )
+    capacity.add_argument(
+        "--pool-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="replay the history with a pool of N in the hours --pool proposes (every hour if none), with --max",
+    )
     capacity.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
     capacity.add_argument(
         "--plot", metavar="FILE.png", help="queue time against N for the --runner-type named (needs the 'plot' extra)"
@@ -132,6 +144,8 @@ def run_capacity(
             raise QueuewatchError(f"--max: found {args.max}, expected 1 or more runners")
         if not args.launch_rate > 0:
             raise QueuewatchError(f"--launch-rate: found {args.launch_rate:g}, expected runners a minute above 0")
+        if args.pool_size is not None and args.pool_size < 0:
+            raise QueuewatchError(f"--pool-size: found {args.pool_size}, expected 0 or more runners")
         if args.plot:
             _check_plot(args)
         reader = read or TableReader(args)
@@ -161,7 +175,7 @@ def run_capacity(
         notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
     launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), args.launch_rate)
     plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, args.max)
+    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, args.max, args.pool, args.pool_size)
     launch = launch_note(launches, bool(args.runner_type))
     if args.json:
         whole = document(answers, held_from, end.timestamp(), target, notes)
