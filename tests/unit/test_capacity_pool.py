@@ -8,6 +8,7 @@ import json
 import math
 import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
@@ -123,3 +124,24 @@ def test_pool_and_pool_size_on_the_command_line() -> None:
     assert run_capacity(build_parser().parse_args([*argv, "--pool"]), read=lambda _s, _e: iter(history), now=now,
                         out=printed.append) == 0  # fmt: skip
     assert "pool_config: cron(* 9-16 ? * MON-FRI *) UTC, size" in printed[0]
+
+
+def test_pool_plot_draws_each_schedules_cost_against_the_queue_time_it_buys(tmp_path: Path) -> None:
+    history = office_hours()
+    jobs = by_runner_type(history, START.timestamp(), END.timestamp())
+    [answer] = analyse(
+        jobs, START.timestamp(), END.timestamp(), parse_target(TARGET), STARTUP, ["linux.2xlarge"], pool=True
+    )
+    [entry], [curve] = answer.pool, answer.pool_curves
+    assert entry.size is not None and [p.size for p in curve] == list(range(2 * entry.size + 1))
+    assert curve[0].instance_hours_a_week == 0 and curve[0].after == curve[0].before  # no pool: no cost, no gain
+    assert curve[entry.size].after < 30 <= curve[entry.size - 1].after  # the proposed size is the first to meet it
+    costs = [p.instance_hours_a_week for p in curve]
+    assert costs == sorted(costs)  # a larger pool idles more
+    plot = tmp_path / "pool.png"
+    argv = ["capacity", "--table", "t", "--from", START.isoformat(), "--to", END.isoformat(), "--target", TARGET]
+    args = build_parser().parse_args([*argv, "--pool", "--runner-type", "linux.2xlarge", "--plot", str(plot)])
+    printed: list[str] = []
+    now = END + timedelta(minutes=5)
+    assert run_capacity(args, read=lambda _s, _e: iter(history), now=now, out=printed.append) == 0
+    assert plot.stat().st_size > 10_000 and "cost against its queue time written to" in printed[-1]

@@ -76,6 +76,7 @@ class Capacity:
     maximum: Maximum | None = None
     pool: list[PoolEntry] = field(default_factory=list)
     pool_asked: bool = False
+    pool_curves: list[list[PoolEntry]] = field(default_factory=list)  # per entry, by size from 0
     pool_what_if: tuple[int, list[PoolEntry]] | None = None  # --pool-size N: that pool in the proposed hours
 
 
@@ -137,6 +138,14 @@ def analyse(
             runners = maximum or 2 * max(sizing.unlimited, 1)
             answer.pool_asked = True
             answer.pool = propose(arrivals, runs, chosen.seconds, runners, target, end - start)
+            if name in plotted:  # --plot: each entry's cost against its queue time, at sizes 0 to twice its own
+                answer.pool_curves = [
+                    [
+                        what_if(arrivals, runs, chosen.seconds, runners, size, entry.window, target, end - start)
+                        for size in range(0, 2 * (entry.size or 1) + 1)
+                    ]
+                    for entry in answer.pool
+                ]
             if pool_size is not None:
                 windows = [e.window for e in answer.pool] or [Window("*", frozenset(range(7)), 0, 23)]
                 answer.pool_what_if = (

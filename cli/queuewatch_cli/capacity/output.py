@@ -230,3 +230,38 @@ def draw(answers: Sequence[Capacity], target: Target, path: str) -> None:
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
+
+
+def draw_pool(answers: Sequence[Capacity], target: Target, path: str) -> None:
+    """--pool --plot: per pool_config entry, the idle instance-hours a week it costs (x) against the queue time
+    at the target's percentile in its hours (y), for sizes from 0 to twice the one proposed (marked)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(10, 5), dpi=100)
+    drawn = 0
+    for a in answers:
+        for entry, points in zip(a.pool, a.pool_curves, strict=False):
+            if drawn == MAX_PLOTTED:
+                break
+            label = f"{a.name} {entry.window.schedule_expression}"
+            (line,) = axes.plot(
+                [p.instance_hours_a_week for p in points], [p.after / 60 for p in points], marker=".", label=label
+            )
+            chosen = [p for p in points if p.size == entry.size]
+            if chosen:
+                axes.plot(chosen[0].instance_hours_a_week, chosen[0].after / 60, "o", color=line.get_color())
+            drawn += 1
+    if not drawn:
+        axes.text(0.5, 0.5, "no pool proposed", transform=axes.transAxes, ha="center", va="center", fontsize=14)
+    axes.axhline(target.seconds / 60, color="grey", linestyle="--", linewidth=0.8, label=f"target {target}")
+    axes.set_xlabel("idle pool instance-hours a week (what the pool costs)")
+    axes.set_ylabel(f"queue time p{target.percentile:g} in its hours (minutes)")
+    axes.set_title("queuewatch capacity --pool: each schedule's cost against the queue time it buys (o: proposed)")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)

@@ -18,7 +18,7 @@ from queuewatch.track.routing import github_hosted
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
-from queuewatch_cli.capacity.output import document, draw, table
+from queuewatch_cli.capacity.output import document, draw, draw_pool, table
 from queuewatch_cli.capacity.simulate import LaunchLimit, Target, launch_limit
 
 LAUNCH_PER_MINUTE = 166.0
@@ -183,7 +183,11 @@ def run_capacity(
         out(json.dumps(whole, indent=2))
     else:
         out("\n".join([*table(answers, held_from, end.timestamp(), target, notes), f"  {launch}"]))
-    if args.plot:
+    if args.plot and args.pool:
+        draw_pool(answers, target, args.plot)
+        if not args.json:
+            out(f"each pool schedule's cost against its queue time written to {args.plot}")
+    elif args.plot:
         draw(answers, target, args.plot)
         if not args.json:
             out(f"queue time against N written to {args.plot}")
