@@ -10,7 +10,15 @@ from support import runner_type, snapshot
 
 from queuewatch.config.load import parse_config
 from queuewatch.snapshot import Snapshot
-from queuewatch_cli.backtest.suggest import Setting, parse_budget, parse_incidents, suggest, suggestion_lines
+from queuewatch_cli.backtest.replay import Replay
+from queuewatch_cli.backtest.suggest import (
+    Setting,
+    candidate_config,
+    parse_budget,
+    parse_incidents,
+    suggest,
+    suggestion_lines,
+)
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 CONFIG = """
@@ -78,3 +86,15 @@ def test_without_incidents_it_says_it_only_minimises_pages_and_warns_of_the_wors
     assert answers[0].chosen is not None and answers[0].chosen.pages_every_incident
     lines = "\n".join(suggestion_lines(answers, budget, incidents, START, end))
     assert "warning" not in lines and "no --incidents" not in lines
+
+
+def test_skipping_calm_ticks_gives_what_planning_every_tick_gives() -> None:
+    config = parse_config(CONFIG, source="t.yaml")
+    [spec], [rule] = config.rules, config.resolved_rules
+    [answer] = suggest(config, flapping_fortnight, START, START + timedelta(days=2), parse_budget("1/2d"))
+    found = {t.setting: [(e.started_at, e.resolved_at, e.peak_queue_time) for e in t.episodes] for t in answer.tried}
+    for setting in (Setting(60, 0, True), Setting(1800, 0, True), Setting(2700, 0, True), Setting(1200, 600, True)):
+        replay = Replay(candidate_config(config, spec, rule, setting))  # planned on every tick
+        for tick in flapping_fortnight():
+            replay.tick(tick, tick.collected_at)
+        assert found[setting] == [(e.started_at, e.resolved_at, e.peak_queue_time) for e in replay.episodes]
