@@ -89,6 +89,7 @@ def apply_deliveries(
                 now,
                 occurred_at=received_at(record),
                 history=history,
+                received=True,
                 slo_table=slo_table,
             )
             applied.results.append((delivery, result))
