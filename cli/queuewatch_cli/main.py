@@ -23,7 +23,7 @@ from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
-from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
+from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, default_refs, targets
 
 
 def check_config(paths: Sequence[str], explain: bool = False) -> int:
@@ -108,7 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument(
-        "--stack", action="append", metavar="NAME[@REGION]", help="take --region from this stack (one)"
+        "--stack",
+        action="append",
+        metavar="NAME[@REGION]",
+        help="the stack whose region and jobs table (JobsTableName output: its tracked jobs are replayed) to use; "
+        "one (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
     )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     backtest.add_argument(
@@ -197,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "backtest":
         from queuewatch_cli.backtest.run import run_backtest
 
-        if args.stack:  # the stack's region is the default region of runner types that name none
+        if args.stack or default_refs():  # the stack's region is the default region of runner types naming none
             [target] = targets_of_one(args)
             args.region = args.region or target.region
             args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on

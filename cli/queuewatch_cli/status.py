@@ -24,7 +24,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import SilenceRecord
 from queuewatch.wording import plural
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
@@ -42,6 +42,7 @@ class Member:
     silenced_by: str | None = None  # the active silence holding it back now, read with the state
     silenced_since: datetime | None = None  # that silence's start
     fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
+    reason: str | None = None  # the monitor's instances: what it cannot see, and why
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ def _member(
         silence.silence_id if silence else None,
         silence.starts_at if silence else None,
         fires_at,
+        state.reason,
     )
 
 
@@ -336,8 +338,13 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
         what = {
             COLLECTOR: "collection itself",
             UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
+            UNTRACKED_JOBS: "scale-up requests with no tracked job: tracking blind",
+            f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
+            f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
         }.get(m.runner_type, m.runner_type)
         lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
+        if m.reason:
+            lines.append(f"    {m.reason}")
     return lines
 
 
