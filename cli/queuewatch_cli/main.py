@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
+from queuewatch.config.reach import config_reach
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
@@ -44,6 +45,7 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        print("\n".join(config_reach(config).lines()))
         if explain:
             from queuewatch_cli.explain import explain as explained
 

@@ -41,6 +41,7 @@ class Member:
     silenced_by: str | None = None  # the active silence holding it back now, read with the state
     silenced_since: datetime | None = None  # that silence's start
     fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
+    reason: str | None = None  # a degraded signal's: why, as first observed
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ def _member(
         silence.silence_id if silence else None,
         silence.starts_at if silence else None,
         fires_at,
+        state.reason,
     )
 
 
@@ -323,7 +325,8 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             COLLECTOR: "collection itself",
             UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
         }.get(m.runner_type, m.runner_type)
-        lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
+        line = f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}"
+        lines.append(line + (f": {m.reason}" if m.reason else ""))
     return lines
 
 

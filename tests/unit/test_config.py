@@ -97,13 +97,14 @@ def test_every_shipped_config_loads(path: Path) -> None:
         (edit("    breach_when: all", "    priority: P5"), "qw.yaml:16: rules[0].priority: found 'P5'"),
         (edit("    breach_when: all", "    repeat_interval: 30s"), "qw.yaml:16: rules[0].repeat_interval: found 30s, expected at least 1m"),
         (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-{runner_type}\n    account_id: '12345'\nrules:"), "qw.yaml:16: discovery[0].account_id: found '12345', expected a 12-digit AWS account id"),
+        (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-{runner_type}\n    account_id: '444455556666'\nrules:"), "qw.yaml:16: discovery[0].account_id: found '444455556666': discovery lists queues with ListQueues, which lists only the stack's own account"),
     ],
     ids=[
         "yaml-syntax", "unknown-key", "unknown-threshold-key", "unknown-signal", "wrong-type", "unparseable-threshold",
         "negative-threshold", "bad-breach-when", "duplicate-yaml-key", "malformed-queue-name", "malformed-queue-url",
         "bad-region", "bad-default-region", "wrong-version", "non-integer-version", "missing-version",
         "signal-not-from-sqs", "discovery-without-placeholder", "queue-name-and-url", "bad-priority",
-        "short-repeat-interval", "bad-discovery-account",
+        "short-repeat-interval", "bad-discovery-account", "discovery-in-another-account",
     ],
 )  # fmt: skip
 def test_each_mistake_is_named_with_file_line_key_and_expectation(text: str, expected: str) -> None:

@@ -103,7 +103,9 @@ class Alert(FrozenModel):
     group_by: Literal["all", "team", "runner_type"]
     group: str
     dedup_key: str = Field(description="stable for the alert; downstream systems deduplicate on it")
-    notification_id: str = Field(description="unique per notification: dedup_key#sequence")
+    notification_id: str = Field(
+        description="unique per notification: dedup_key@<the episode's start, UTC, YYYYMMDDTHHMMSSZ>#sequence"
+    )
     sequence: int
     started_at: AwareDatetime
     evaluated_at: AwareDatetime

@@ -207,11 +207,22 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     observed = result.context.by_name.get(runner_type)
     if new is not None and observed is not None and new.team != observed.team:
         new = replace(new, team=observed.team)
+    verdict = result.verdicts.get(key)
+    if rule.name == HEALTH_RULE and new is not None and new.reason is None and verdict and verdict.missing:
+        new = replace(new, reason=_reason(verdict.missing))
     if new is not None:
         result.instances[key] = new
     if new != previous:
         result.instance_changes.append(InstanceChange(key, previous, new))
     return key
+
+
+def _reason(missing: dict[str, str]) -> str:
+    """What is missing and why, the signals that miss for one reason named together."""
+    by_reason: dict[str, list[str]] = {}
+    for what, why in sorted(missing.items()):
+        by_reason.setdefault(why, []).append(what)
+    return "; ".join(f"{', '.join(whats)}: {why}" for why, whats in by_reason.items())
 
 
 def _step_observed(result: Plan) -> set[InstanceKey]:
