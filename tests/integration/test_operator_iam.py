@@ -76,7 +76,7 @@ def calls(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[st
         StackName=STACK, TemplateBody=json.dumps(template)
     )
     made: list[str] = []
-    make_api_call = BaseClient._make_api_call
+    make_api_call = BaseClient._make_api_call  # type: ignore[attr-defined]
 
     def recorded(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
         made.append(f"{client.meta.service_model.service_id.hyphenize()}:{operation}")
