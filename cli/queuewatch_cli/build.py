@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.template}: the dashboard draws the thresholds of {args.config}")
         return 0
     except ConfigError as error:
-        print(f"{error}\nnothing was staged: the build stops here", file=sys.stderr)
+        print(f"{error.checked()}\nnothing was staged: the build stops here", file=sys.stderr)
         return 1
     except (OSError, ValueError, KeyError) as error:
         print(f"{args.template if args.command == 'stage-dashboard' else args.config}: {error}", file=sys.stderr)

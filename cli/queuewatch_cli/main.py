@@ -33,7 +33,7 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
         try:
             checked = check_config_file(path)
         except ConfigError as error:
-            print(error, file=sys.stderr)
+            print(error.checked(), file=sys.stderr)
             failed += 1
             continue
         config = checked.config

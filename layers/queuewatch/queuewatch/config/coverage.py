@@ -187,6 +187,14 @@ def _overlapping_discovery(config: Config) -> Iterator[Finding]:
     for (i, first), (j, second) in combinations(enumerate(config.discovery), 2):
         if _where(config, first) != _where(config, second):
             continue
+        if first == second:  # copied, and the edit that was meant (a region, most often) not made
+            yield Finding(
+                ("discovery", j),
+                f"discovery[{j}] is identical to discovery[{i}]; did you mean another region? "
+                f"(both list {_where(config, first)[0]}: add region: to one of them)",
+                "error",
+            )
+            continue
         shared = _shared_queue(first, second)
         if shared is None:
             continue
