@@ -24,7 +24,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNJUDGED, UNSERVED_JOBS
 from queuewatch.silences import SilenceRecord
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 
@@ -324,6 +324,7 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
         what = {
             COLLECTOR: "collection itself",
             UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
+            UNJUDGED: "watched runner types no rule judges (the monitor page lists them)",
         }.get(m.runner_type, m.runner_type)
         line = f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}"
         lines.append(line + (f": {m.reason}" if m.reason else ""))

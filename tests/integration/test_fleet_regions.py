@@ -257,7 +257,11 @@ def test_a_rule_for_a_key_selects_every_regions_copy_and_one_with_a_region_selec
     inbox = Inbox(stack.sns)
     stack.evaluate(tick(cfg), cfg)
     pages = {p["rule"]: sorted(rows(p)) for p in inbox.drain()}
-    assert pages == {"jobs-queueing": ["linux-x64", "linux-x64@eu-west-1"], "linux-p1": ["linux-x64"]}
+    assert pages == {
+        "jobs-queueing": ["linux-x64", "linux-x64@eu-west-1"],
+        "linux-p1": ["linux-x64"],
+        "queuewatch-health": ["rules:unjudged"],  # the fleet's other runner types: no rule selects them
+    }
 
 
 def test_a_silence_hides_one_regions_copy_as_the_page_names_it(aws: None) -> None:

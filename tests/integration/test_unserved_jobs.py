@@ -150,5 +150,6 @@ def test_status_names_jobs_no_runner_type_serves(aws: None) -> None:
     degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
     assert degraded == (
         "1\n  tracked jobs queued for labels no runner type serves (the monitor page lists them): "
-        "firing since 2026-11-21 18:06 UTC"
+        "firing since 2026-11-21 18:06 UTC: queued: 3 jobs for 40m for labels [gpu-a100, self-hosted], "
+        "that no runner type serves"
     )

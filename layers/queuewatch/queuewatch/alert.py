@@ -49,8 +49,9 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_seconds: float | None = Field(description="age of the oldest queued job")
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
-    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
-    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs"]]
+    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
+    # unjudged: the monitor's rules:unjudged, watched runner types no rule selects
+    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs", "unjudged"]]
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -165,6 +166,8 @@ class Alert(FrozenModel):
                 return [f"{state} queuewatch sees again"]
             if collector:
                 return [f"{state} collection failed", state]
+            if self.runner_types_affected == 1 and "unjudged" in self.runner_types[0].breached:
+                return [f"{state} runner types no rule judges", state]
             unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
             unseen = plural(self.runner_types_affected - len(unserved), "runner type")
             if unserved and self.runner_types_affected == 1:

@@ -15,6 +15,7 @@ HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
 COLLECTOR = "collector"
 UNSERVED_JOBS = "jobs:unserved"  # the monitor's instance for tracked jobs no runner type serves (":": no clash)
+UNJUDGED = "rules:unjudged"  # the monitor's instance for watched runner types no rule judges (evaluate/unjudged.py)
 """The health instance that stands for collection itself. Health instances share the runner types' key
 space (`queuewatch-health#<name>`), so no runner type may take this name. ("discovery:<region>" holds a
 ':', which no runner type name can.)"""

@@ -25,7 +25,8 @@ from queuewatch.alert_state import (
 )
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
+from queuewatch.evaluate.unjudged import unjudged_text
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNJUDGED, UNSERVED_JOBS, Priority, Rule, Verdict, judge
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
@@ -256,6 +257,7 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen.add(_step_unjudged(result, context.snapshot))
     return seen
 
 
@@ -272,6 +274,19 @@ def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
     if waiting:
         result.degraded.add(UNSERVED_JOBS)
     return _step(result, result.context.health, UNSERVED_JOBS, bool(waiting))
+
+
+def _step_unjudged(result: Plan, snapshot: Snapshot) -> InstanceKey:
+    """Watched runner types no rule selects, and rule globs that nearly select one: nothing pages for them."""
+    finding = unjudged_text(result.context.config, snapshot)
+    result.verdicts[InstanceKey(HEALTH_RULE, UNJUDGED)] = Verdict(
+        breached=finding is not None,
+        breached_signals=("unjudged",) if finding else (),
+        missing={"rules": finding} if finding else {},
+    )
+    if finding:
+        result.degraded.add(UNJUDGED)
+    return _step(result, result.context.health, UNJUDGED, finding is not None)
 
 
 def unserved_text(waiting: list[UnmatchedJobs]) -> str:
