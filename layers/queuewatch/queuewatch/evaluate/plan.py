@@ -218,12 +218,17 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     return key
 
 
+MAX_REASON = 300
+
+
 def _reason(missing: dict[str, str]) -> str:
     """What is missing and why, the signals that miss for one reason named together."""
     by_reason: dict[str, list[str]] = {}
     for what, why in sorted(missing.items()):
         by_reason.setdefault(why, []).append(what)
-    return "; ".join(f"{', '.join(whats)}: {why}" for why, whats in by_reason.items())
+    text = "; ".join(f"{', '.join(whats)}: {why}" for why, whats in by_reason.items())
+    # Stored on the instance's item, read at every tick: a long reason is cut, the page carries it whole.
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
 
 
 def _step_observed(result: Plan) -> set[InstanceKey]:
