@@ -404,3 +404,15 @@ def test_a_queue_whose_key_is_reserved_is_watched_once_named_and_then_only_shado
     assert [rt.name for rt in snap.runner_types] == ["collector-pool"]
     [queue] = snap.discovery[0].skipped_queues
     assert queue.shadowed and queue.reason == "watched as collector-pool, found first"
+
+
+def test_the_snapshot_names_the_discovered_runner_types_no_rule_selects(aws: None) -> None:
+    create_fleet()
+    only_linux_x64 = "  - {name: jobs-queueing, match: [linux-x64],"
+    text = DISCOVERY_ALONE.replace('  - {name: jobs-queueing, match: ["*"],', only_linux_x64)
+    judged_one = tick(config(text))
+    others = sorted({name.split("@")[0] for name in (r.name for r in judged_one.runner_types)} - {"linux-x64"})
+    assert others  # the fleet has runner types the rule leaves out
+    assert judged_one.unjudged == sorted(r.name for r in judged_one.runner_types if r.name.split("@")[0] != "linux-x64")
+    assert judged_one.unjudged_count == len(judged_one.unjudged)
+    assert tick(config()).unjudged == []  # match ["*"]: every runner type judged

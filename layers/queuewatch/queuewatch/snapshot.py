@@ -197,6 +197,10 @@ class Snapshot(FrozenModel):
     unmatched_jobs: list[UnmatchedJobs] = Field(default_factory=list, max_length=20)
     expired_jobs: Annotated[int, Field(ge=0)] = 0
     github_hosted_jobs: Annotated[int, Field(ge=0)] = 0  # queued for GitHub's hosted runners: not this fleet's
+    # Watched runner types no rule of the collector's config selects (the first 50, sorted; the count of all):
+    # nothing pages for them, and the evaluator's monitor says so (evaluate/unjudged.py).
+    unjudged: list[str] = Field(default_factory=list, max_length=50)
+    unjudged_count: Annotated[int, Field(ge=0)] = 0
 
     @property
     def failed_discovery_regions(self) -> set[str]:
