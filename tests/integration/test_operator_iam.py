@@ -95,7 +95,7 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
     since = (datetime.now(UTC) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
     runs: dict[str, list[list[str]]] = {
         "status": [["status", "--stack", STACK]],
-        "history": [["history", "--stack", STACK]],
+        "history": [["history", "--stack", STACK], ["history", "--stack", STACK, "--alert", "linux-x64"]],
         "silence add": [["silence", "add", "--stack", STACK, "--match", "linux*", "--for", "1h", "--comment", "x"]],
         "silence list": [["silence", "list", "--stack", STACK]],
         "silence extend": [["silence", "extend", "--stack", STACK, "SILENCE", "--by", "1h"]],

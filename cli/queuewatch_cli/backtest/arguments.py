@@ -21,7 +21,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--stack",
         action="append",
         metavar="NAME[@REGION]",
-        help="the stack (one): its region, and its jobs table where tracking is on",
+        help="the stack whose region and jobs table (JobsTableName output: its tracked jobs are replayed) to use; "
+        "one (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
     )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     backtest.add_argument(

@@ -50,8 +50,8 @@ class InstanceState:
     version: int = 0
     # The runner type's team when last observed: silences and pages keep it on a tick that does not see it.
     team: str | None = None
-    # A health instance's reason, as first observed (kept, not rewritten each tick: its figures move every
-    # minute, and each change would be a write): what `status` prints beside a degraded signal.
+    # The monitor's instances: what it could not see, and why, as of the tick it turned pending or firing
+    # (kept unchanged while it holds, so a steady tick writes nothing); `queuewatch status` shows it.
     reason: str | None = None
 
     @property

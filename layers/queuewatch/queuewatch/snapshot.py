@@ -18,6 +18,7 @@ from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
+from queuewatch.job_sources import SOURCES, JobSourceBeat
 from queuewatch.signals import RULE_SIGNALS, SignalName
 
 SNAPSHOT_VERSION: Literal[1] = 1
@@ -201,6 +202,9 @@ class Snapshot(FrozenModel):
     # nothing pages for them, and the evaluator's monitor says so (evaluate/unjudged.py).
     unjudged: list[str] = Field(default_factory=list, max_length=50)
     unjudged_count: Annotated[int, Field(ge=0)] = 0
+    # Where jobs are tracked: each job source's heartbeat (job_sources.py), or why they could not be read.
+    job_sources: list[JobSourceBeat] = Field(default_factory=list, max_length=len(SOURCES))
+    job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -45,6 +45,8 @@ def config_reach(config: Config) -> Reach:
     default_account = config.defaults.account_id
     regions: dict[str | None, set[str]] = {}
     for spec in config.runner_types:
+        if spec.queue is None:  # a lane with no build queue: judged on its tracked jobs alone, nothing to read
+            continue
         url = QUEUE_URL.match(spec.queue.url or "")
         account = spec.queue.account_id or (url["account"] if url else None) or default_account
         regions.setdefault(account, set()).add(spec.queue.region_or(config.defaults.region))
