@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
@@ -26,9 +27,10 @@ from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, default_refs, targets
+from queuewatch_cli.windows import window_lines
 
 
-def check_config(paths: Sequence[str], explain: bool = False) -> int:
+def check_config(paths: Sequence[str], explain: bool = False, now: datetime | None = None) -> int:
     failed = 0
     for path in paths:
         try:
@@ -47,6 +49,8 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
         print("\n".join(config_reach(config).lines()))
+        for line in window_lines(config, now or datetime.now(UTC)):
+            print(line)
         if explain:
             from queuewatch_cli.explain import explain as explained
 

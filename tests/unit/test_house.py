@@ -121,7 +121,7 @@ CLI = PACKAGE.parents[2] / "cli" / "queuewatch_cli"
 
 
 def cli_imports() -> dict[str, set[str]]:
-    """Each CLI module -> the CLI modules it imports, at the top or inside a function alike."""
+    """Each CLI module -> the CLI modules it imports when it runs, at the top or inside a function alike."""
     modules = {
         ".".join(("queuewatch_cli", *p.relative_to(CLI).with_suffix("").parts)).removesuffix(".__init__"): p
         for p in CLI.rglob("*.py")
@@ -129,7 +129,11 @@ def cli_imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for block in ast.walk(tree):  # `if TYPE_CHECKING:` imports never run: annotations only
+            if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING":
+                block.body = []
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 found |= {m for m in (node.module, *(f"{node.module}.{a.name}" for a in node.names)) if m in modules}
             elif isinstance(node, ast.Import):

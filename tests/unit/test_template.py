@@ -404,6 +404,21 @@ def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: 
     assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"
 
 
+def test_github_status_is_read_only_where_the_parameter_turns_it_on(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["GitHubStatus"]
+    assert parameter["Default"] == "off" and set(parameter["AllowedValues"]) == {"off", "on"}
+    assert template["Conditions"]["ReadGitHubStatus"] == {"Fn::Equals": [{"Ref": "GitHubStatus"}, "on"]}
+    env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
+    url = "https://www.githubstatus.com/api/v2/summary.json"
+    assert env["GITHUB_STATUS_URL"] == {"Fn::If": ["ReadGitHubStatus", url, ""]}
+    base = {
+        "STATE_TABLE": "state",
+        "ALERT_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:alerts",
+        "QUEUEWATCH_CONFIG": "c",
+    }
+    assert EvaluateSettings.model_validate({**base, "GITHUB_STATUS_URL": ""}).github_status_url is None
+
+
 # --- the collector's grant on other accounts' queues, evaluated as CloudFormation would --------------------
 
 

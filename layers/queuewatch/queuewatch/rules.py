@@ -53,6 +53,7 @@ class Rule:
     runbook_url: str | None
     dashboard_url: str | None
     group_by: Literal["all", "team", "runner_type"]
+    title: str | None = None  # the page's title; None: "Jobs are queueing (<rule>)"
 
     def applies_to(self, runner_type: str) -> bool:
         """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects

@@ -48,6 +48,7 @@ from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.github_status import GitHubStatus
 from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 
 WRITE_THREADS = 16  # instance writes in flight at once: independent conditional puts, I/O-bound
@@ -66,6 +67,7 @@ def evaluate(
     *,
     memory: EvaluatorMemory | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    github: GitHubStatus | None = None,
 ) -> EvaluationResult:
     """Apply one observation. `clock` is the wall clock, only to refuse observations implausibly far from it."""
     memory = EvaluatorMemory() if memory is None else memory
@@ -89,7 +91,7 @@ def evaluate(
         result.outcome = "stale"
         return result
 
-    planned = plan(config, state, observation, now)
+    planned = plan(config, state, observation, now, github)
     memory.judged(now)
     result.firing = planned.with_status(Status.FIRING)
     result.pending = planned.with_status(Status.PENDING)
