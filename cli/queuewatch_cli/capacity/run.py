@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
+from queuewatch.jobs import JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames, matches_without_case
-from queuewatch.track.routing import github_hosted
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start

@@ -101,6 +101,7 @@ def collect(
                     found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
                 )
     census_read = tracked if isinstance(tracked, JobCensus) else None
+    unjudged = sorted(found.name for found in runner_types if not config.rules_for(found.name))
     beats, beats_error = _beats(beats_future)
     return Snapshot(
         snapshot_id=snapshot_id,
@@ -112,6 +113,8 @@ def collect(
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
+        unjudged=unjudged[:50],
+        unjudged_count=len(unjudged),
         job_sources=beats,
         job_sources_error=beats_error,
     )

@@ -214,6 +214,17 @@ class DiscoverySpec(FrozenModel):
     match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
     exclude: list[RunnerTypeGlob] = Field(default_factory=list)
 
+    @field_validator("account_id")
+    @classmethod
+    def _own_account_only(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError(
+                f"found {value!r}: discovery lists queues with ListQueues, which lists only the stack's own "
+                "account, so it would find nothing there; name another account's queues under runner_types "
+                '(queue: {name: ..., account_id: "..."}) and deploy with WatchedAccountIds'
+            )
+        return value
+
     @field_validator("queue_name_pattern")
     @classmethod
     def _one_placeholder(cls, value: str) -> str:
