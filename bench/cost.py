@@ -548,9 +548,8 @@ def lambda_section(results: dict[str, Any]) -> str:
         f"Estimated from the handlers' own CPU per steady tick (not wall time, which moto's server and the "
         f"machine's load set), at the template's {memory:,} MB ({memory / VCPU_MB:.2f} vCPU), plus "
         f"{AWS_LATENCY_S * 1000:.0f} ms per "
-        "sequential round of calls. Tracking off, every queue is read every tick (its depth is what the rules "
-        "judge); tracking on, with the jobs judged, a warm collector reads the queues where jobs wait, waited "
-        "within the longest keep_firing_for, or whose turn it is (one in 10 a tick).\n",
+        "sequential round of calls. Every queue is read every tick, tracking off or on (with tracking the "
+        "jobs and the queue check each other, and a rule judges the worse of the two).\n",
         "| runner types | tracking off: collect | GetQueueAttributes | tracking on: collect | GetQueueAttributes "
         "| Lambda $ a month (collect, tracking off) |",
         "|---:|---:|---:|---:|---:|---:|",

@@ -141,7 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub = actions.add_parser(action)
         add_stack_arguments(sub)
         if action == "add":
-            sub.add_argument("--match", action="append", help="runner type name or glob; repeatable")
+            sub.add_argument(
+                "--match",
+                action="append",
+                help="runner type name or glob, as a rule's match: without @REGION, that key in every region; "
+                "repeatable",
+            )
             sub.add_argument(
                 "--all", action="store_true", help="every runner type instead of --match (never queuewatch's own page)"
             )
@@ -154,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--team", help="only this team's runner types")
             sub.add_argument("--for", dest="duration", required=True, help="how long, such as 2h or 30m")
+            sub.add_argument(
+                "--start",
+                help="when it starts: an ISO time (UTC unless it says) or +2h from now (default: now); the preview "
+                "shows what it would hold back then",
+            )
             sub.add_argument("--comment", required=True, help="why; shown to everyone who lists silences")
             sub.add_argument("--author", help="defaults to the current user")
         elif action == "list":
@@ -162,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--match", metavar="RUNNER_TYPE", help="only silences covering this runner type")
             sub.add_argument("--author", help="only this author's silences")
         else:
-            sub.add_argument("silence_id")
+            sub.add_argument("silence_id", help="the silence's id, or a prefix naming one")
             if action == "extend":
                 sub.add_argument("--by", required=True, help="how much longer, such as 2h (from now if expired)")
     return parser

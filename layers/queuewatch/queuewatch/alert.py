@@ -49,8 +49,25 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_seconds: float | None = Field(description="age of the oldest queued job")
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
-    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
-    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs"]]
+    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
+    # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued;
+    # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps
+    breached: list[
+        Literal[
+            "queue_size",
+            "queue_time",
+            "no_data",
+            "collection_failed",
+            "unserved_jobs",
+            "untracked_jobs",
+            "source_quiet",
+        ]
+    ]
+    shown_by: dict[str, Literal["jobs", "queue", "both"]] = Field(
+        default_factory=dict,
+        description="where jobs are tracked, per breached signal: which of the two that check each other is over "
+        "the threshold, the tracked jobs, the autoscaler's queue (scale-up requests), or both",
+    )
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -72,10 +89,15 @@ class RunnerTypeFigures(FrozenModel):
         size = "no data" if self.queue_size is None else f"{self.queue_size:g} queued"
         age = "no data" if self.queue_time_seconds is None else f"oldest {format_duration(self.queue_time_seconds)}"
         requests = self.signals.get(SignalName.SCALE_UP_REQUESTS)
+        shown = sorted(set(self.shown_by.values()))
+        seen = {"jobs": "shown by the jobs", "queue": "shown by the queue", "both": "shown by both"}
+        by = f" ({seen[shown[0]] if len(shown) == 1 else 'shown by the jobs and the queue'})" if shown else ""
         if requests is None:
-            return f"{size}, {age}"
+            return f"{size}, {age}{by}"
         noun = "request" if requests == 1 else "requests"
-        return f"{size}, {age}; {requests:g} scale-up {noun}"
+        jobs = self.signals.get(SignalName.JOBS_QUEUED)
+        tracked = f"; {jobs:g} jobs tracked" if jobs is not None else ""
+        return f"{size}, {age}{by}; {requests:g} scale-up {noun}{tracked}"
 
 
 class Silence(FrozenModel):
@@ -164,6 +186,11 @@ class Alert(FrozenModel):
             if collector:
                 return [f"{state} collection failed", state]
             unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
+            if any("source_quiet" in f.breached for f in self.runner_types):
+                return [f"{state} a job source went quiet", state]
+            if any("untracked_jobs" in f.breached for f in self.runner_types):
+                blind = f"{state} tracking blind"
+                return [f"{blind}: scale-up requests with no tracked job", blind, state]
             unseen = plural(self.runner_types_affected - len(unserved), "runner type")
             if unserved and self.runner_types_affected == 1:
                 return [f"{state} jobs queued that no runner type serves", state]

@@ -50,6 +50,9 @@ class InstanceState:
     version: int = 0
     # The runner type's team when last observed: silences and pages keep it on a tick that does not see it.
     team: str | None = None
+    # The monitor's instances: what it could not see, and why, as of the tick it turned pending or firing
+    # (kept unchanged while it holds, so a steady tick writes nothing); `queuewatch status` shows it.
+    reason: str | None = None
 
     @property
     def key(self) -> InstanceKey:

@@ -104,6 +104,8 @@ class WebhookSettings(_Settings):
     )
     webhook_queue_url: str = Field(alias="WEBHOOK_QUEUE_URL", pattern=r"^https?://\S+/\d{12}/[\w-]{1,80}$")
     region: str = Field(alias="AWS_REGION", default="us-east-1")
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
 
 
 @lru_cache(maxsize=4)

@@ -41,7 +41,7 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import list_queue_urls, queue_url
 from queuewatch.config import Config, DiscoverySpec, SignalSource
 from queuewatch.rules import RESERVED_RUNNER_TYPES
-from queuewatch.signals import SignalName
+from queuewatch.signals import SQS_SOURCE, SignalName
 from queuewatch.snapshot import (
     MAX_SKIPPED_LISTED,
     RUNNER_TYPE,
@@ -70,6 +70,11 @@ class WatchedQueue:
     @property
     def url(self) -> str:
         return queue_url(self.region, self.account_id, self.queue_name)
+
+    @property
+    def has_queue(self) -> bool:
+        """False for a runner type with no build queue (queue: none)."""
+        return bool(self.queue_name)
 
     @property
     def is_copy(self) -> bool:
@@ -110,6 +115,12 @@ def resolve_queues(
     targets: list[WatchedQueue] = []
     claims = _Claims()
     for named in config.runner_types:
+        if named.queue is None:  # queue: none: its tracked jobs alone (collect/jobs.py), no SQS signal
+            signals: dict[SignalName, SignalSource] = {
+                s: src for s, src in config.signals_for(named.signals).items() if src != SQS_SOURCE
+            }
+            targets.append(WatchedQueue(named.name, config.defaults.region, default_account, "", named.team, signals))
+            continue
         account = named.queue.account_id or _url_account(named.queue.url) or default_account
         target = WatchedQueue(
             runner_type=named.name,

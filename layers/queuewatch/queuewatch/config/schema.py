@@ -119,9 +119,16 @@ class LabelSet(FrozenModel):
         return _runner_labels(value)
 
 
+NO_QUEUE = "none"
+"""`queue: none`: a runner type with no build queue (a scale-set lane): judged on its tracked jobs alone."""
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
-    queue: QueueRef
+    queue: QueueRef | None = Field(
+        description="its build queue, by name or URL; 'none' for a runner type with no build queue (a scale-set "
+        "lane): judged on its tracked jobs alone, with nothing to cross-check them"
+    )
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
     labels: list[str] | None = Field(
@@ -150,6 +157,13 @@ class RunnerTypeSpec(FrozenModel):
     @classmethod
     def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _runner_labels(value)
+
+    @field_validator("queue", mode="before")
+    @classmethod
+    def _no_queue(cls, value: object) -> object:
+        if value is None:
+            raise ValueError(f"found null, expected a queue ({{name: ...}} or {{url: ...}}) or '{NO_QUEUE}'")
+        return None if value == NO_QUEUE else value  # any other single value: the config's own message says how
 
     @model_validator(mode="after")
     def _one_way_to_say_labels(self) -> RunnerTypeSpec:
@@ -304,6 +318,11 @@ class MonitorSettings(FrozenModel):
         default=600,
         description="how long a tracked job may wait for labels no runner type serves before the monitor page "
         "says so; null: never (a stack watching part of a fleet whose other runner types another stack watches)",
+    )
+    job_source_quiet_after: Duration | None = Field(
+        default=900,
+        description="where jobs are tracked: a job source (the bus, the webhook) silent longer than this and than "
+        "its own longest gap of the last 7 days pages the monitor (after `for`); null: never",
     )
 
 

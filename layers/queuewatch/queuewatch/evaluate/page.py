@@ -143,8 +143,13 @@ def _figures(
         queue_size_threshold=rule.queue_size_threshold,
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
+        shown_by=dict(verdict.shown_by) if verdict and not resolved else {},
         missing=dict(verdict.missing) if verdict else {},
-        console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
+        console_url=(  # a runner type with no queue (queue: none) and no metric has nothing to link
+            _metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found)
+            if found and found.queue_name
+            else None
+        ),
         signals=others,
         triage=explanation,
         oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],

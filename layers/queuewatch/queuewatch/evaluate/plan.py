@@ -25,7 +25,19 @@ from queuewatch.alert_state import (
 )
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
+from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
+from queuewatch.job_sources import quiet_for, quiet_text
+from queuewatch.rules import (
+    COLLECTOR,
+    HEALTH_RULE,
+    JOB_SOURCE,
+    UNSERVED_JOBS,
+    UNTRACKED_JOBS,
+    Priority,
+    Rule,
+    Verdict,
+    judge,
+)
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
@@ -207,6 +219,8 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     observed = result.context.by_name.get(runner_type)
     if new is not None and observed is not None and new.team != observed.team:
         new = replace(new, team=observed.team)
+    if new is not None and rule.name == HEALTH_RULE:
+        new = replace(new, reason=_reason(result.verdicts.get(key), previous, new))
     if new is not None:
         result.instances[key] = new
     if new != previous:
@@ -214,17 +228,36 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     return key
 
 
+REASON_LENGTH = 1000  # characters of the monitor's reason kept in the state: status shows it, a page has it all
+
+
+def _reason(verdict: Verdict | None, previous: InstanceState | None, new: InstanceState) -> str | None:
+    """What the monitor could not see and why, taken when the instance turns pending or firing, else kept."""
+    if previous is not None and previous.status is new.status:
+        return previous.reason
+    missing = verdict.missing if verdict else {}
+    text = "; ".join(f"{name}: {why}" for name, why in missing.items())
+    return text[:REASON_LENGTH] or None
+
+
 def _step_observed(result: Plan) -> set[InstanceKey]:
     """Step what this observation says something about; returns the instances it stepped."""
     context = result.context
     seen: set[InstanceKey] = set()
+    blind_jobs: list[RunnerTypeSnapshot] = []
     for runner_type in context.snapshot.runner_types if context.snapshot else []:
         missing: dict[str, str] = {}
+        verdicts = []
         for rule in context.config.rules_for(runner_type.name):
             verdict = judge(rule, runner_type)
+            verdicts.append(verdict)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
             seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        if verdicts:  # a cross-checked signal gone blind is said even while the other one pages
+            missing.update({k: v for k, v in blind_signals(runner_type).items() if k not in missing})
+        if untracked(runner_type, verdicts):
+            blind_jobs.append(runner_type)
         if missing:
             result.degraded.add(runner_type.name)
         result.verdicts[InstanceKey(HEALTH_RULE, runner_type.name)] = Verdict(
@@ -245,7 +278,57 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen.add(_step_untracked(result, blind_jobs))
+        seen |= _step_sources(result, context.snapshot)
     return seen
+
+
+def _step_sources(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
+    """A job source quiet past its own normal gaps (job_sources.py) is blind: `source:<name>` on the monitor.
+    A heartbeat read that failed leaves each source's state as it was, and says so under `source:heartbeats`."""
+    floor = result.context.config.monitor.job_source_quiet_after
+    seen: set[InstanceKey] = set()
+    for beat in snapshot.job_sources:
+        quiet = quiet_for(beat, result.context.now, floor) if floor is not None else None
+        name = f"{JOB_SOURCE}:{beat.source}"
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=quiet is not None,
+            breached_signals=("source_quiet",) if quiet is not None else (),
+            missing={"events": quiet_text(beat, quiet)} if quiet is not None else {},
+        )
+        if quiet is not None:
+            result.degraded.add(name)
+        seen.add(_step(result, result.context.health, name, quiet is not None))
+    if snapshot.job_sources_error is not None or InstanceKey(HEALTH_RULE, f"{JOB_SOURCE}:heartbeats") in (
+        result.context.state.instances
+    ):
+        failed = snapshot.job_sources_error
+        name = f"{JOB_SOURCE}:heartbeats"
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=failed is not None,
+            breached_signals=("no_data",) if failed else (),
+            missing={"heartbeats": failed} if failed else {},
+        )
+        if failed:
+            result.degraded.add(name)
+            for key, previous in result.context.state.instances.items():  # unknown is neither quiet nor heard: hold
+                if key.rule == HEALTH_RULE and key.runner_type.startswith(f"{JOB_SOURCE}:") and key not in seen:
+                    result.instances[key] = previous
+                    seen.add(key)
+        seen.add(_step(result, result.context.health, name, failed is not None))
+    return seen
+
+
+def _step_untracked(result: Plan, blind: list[RunnerTypeSnapshot]) -> InstanceKey:
+    """Scale-up requests paging on the queue alone while no job is tracked queued: the jobs are blind."""
+    result.verdicts[InstanceKey(HEALTH_RULE, UNTRACKED_JOBS)] = Verdict(
+        breached=bool(blind),
+        breached_signals=("untracked_jobs",) if blind else (),
+        missing={"jobs": untracked_text(blind)} if blind else {},
+    )
+    if blind:
+        result.degraded.add(UNTRACKED_JOBS)
+    return _step(result, result.context.health, UNTRACKED_JOBS, bool(blind))
 
 
 def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
