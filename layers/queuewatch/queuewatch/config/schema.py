@@ -149,6 +149,12 @@ class RunnerTypeSpec(FrozenModel):
         description="several label sets, each with its own exact_match (the upstream module's labelMatchers): "
         "a tracked job belongs to this runner type when one of them takes it",
     )
+    runners_maximum_count: int | None = Field(
+        default=None,
+        ge=1,
+        description="the autoscaler's runners_maximum_count for this runner type: `queuewatch capacity --config` "
+        "replays the history at it and says whether it binds",
+    )
 
     @field_validator("labels")
     @classmethod
