@@ -385,6 +385,7 @@ ITEM_OVERHEAD_BYTES = 100  # DynamoDB's per-item storage overhead, in the table 
 TRIAGE_SPAN_S = 900 + 10800  # the triage's window and baseline by default (15m, 3h): what its evidence reads
 BREACHING_SHARE = 0.01  # of runner types breaching a rule at a tick, on every tick (the benchmark's firing share)
 HISTORY_SHARDS = 16  # queuewatch/jobs.py
+LONG_HISTORY_DAYS = 90  # the longest history the docs price and the bench measures capacity over
 
 
 def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
@@ -482,6 +483,17 @@ def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
     ]
     rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in lines]
     rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in lines))}** | |", ""]
+    longer = [line for line in tracking_lines({**figures, "history_days": LONG_HISTORY_DAYS}) if "storage" in line[0]]
+    whole = figures["jobs_per_day"] * LONG_HISTORY_DAYS * figures["item_bytes"] / 4096 * 0.5  # eventually consistent
+    for item, usd, basis in longer:  # the one line a longer history changes: its reads are by day, not by range
+        rows += [
+            f"A longer history (`JobHistoryDays` {LONG_HISTORY_DAYS}, for 28-day backtests and capacity over a "
+            f"quarter) changes one line: {item}, {_usd(usd)} a month ({basis}). The collector and the "
+            "triage read by day, so their reads do not grow with it; a backtest or `capacity` over the whole history "
+            f"reads every job once: about {whole:,.0f} read units, {_usd(whole * PRICES['dynamodb_read'].usd)} a "
+            "reading (one `Query` per day and history shard).",
+            "",
+        ]
     return rows
 
 

@@ -22,13 +22,13 @@ from pydantic import ValidationError
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
-from queuewatch.telemetry import record_job
+from queuewatch.telemetry import record_job, record_webhook
 from queuewatch.track import Router
 from queuewatch.track.deliveries import apply_deliveries, received_at
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.stage import TrackResult, track
-from queuewatch.track.webhook import WebhookRequest, receive
+from queuewatch.track.webhook import WebhookRequest, WebhookResponse, receive
 
 logger = Logger()
 aws = AwsClients()
@@ -81,12 +81,14 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     try:
         request = WebhookRequest.from_function_url(event)
     except ValueError as error:
-        logger.warning("refused", extra={"status": 400, "reason": str(error)})
-        return {"statusCode": 400, "body": str(error)}
-    secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
-    response = receive(request, str(secret), aws.sqs(settings.region), settings.webhook_queue_url, datetime.now(UTC))
+        response = WebhookResponse(status=400, message=str(error), refused="parse")
+    else:
+        secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
+        sqs = aws.sqs(settings.region)
+        response = receive(request, str(secret), sqs, settings.webhook_queue_url, datetime.now(UTC))
+    record_webhook(response, settings.metrics_namespace, stack=settings.stack_name)  # every refusal, by reason
     log = logger.info if response.status < 400 else logger.warning
-    log("webhook", extra={"status": response.status, "reason": response.message})
+    log("webhook", extra={"status": response.status, "reason": response.message, "refused": response.refused})
     return response.for_function_url()
 
 

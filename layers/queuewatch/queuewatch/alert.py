@@ -18,9 +18,10 @@ from pydantic import AwareDatetime, Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.github_status import GitHubIncident
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import WaitingJob
+from queuewatch.snapshot import QUALIFIER, WaitingJob
 from queuewatch.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
 from queuewatch.triage import Triage
 from queuewatch.wording import plural
@@ -83,6 +84,14 @@ class RunnerTypeFigures(FrozenModel):
         """Where the queue is, as a page row names it: 'eu-west-1', or 'eu-west-1, account 111122223333'."""
         return f"{self.region}, account {self.account}" if self.account else self.region
 
+    @property
+    def label(self) -> str:
+        """The runner type as a page row names it: 'linux-x64 (eu-west-1)', or 'linux-x64@eu-west-1' alone when
+        its name says where it is already (a qualified identity names its region, and its account if not ours)."""
+        _, qualifier, where = self.runner_type.partition(QUALIFIER)
+        named = where.startswith(self.region) and (self.account is None or self.account in where)
+        return self.runner_type if qualifier and named else f"{self.runner_type} ({self.place})"
+
     def queue_text(self) -> str:
         """'14 queued, oldest 1h54m', as every body words a runner type's queue; where jobs are tracked,
         the autoscaler's requests beside them ('14 queued, oldest 1h54m; 0 scale-up requests')."""
@@ -100,12 +109,25 @@ class RunnerTypeFigures(FrozenModel):
         return f"{size}, {age}{by}; {requests:g} scale-up {noun}{tracked}"
 
 
+class NextWindow(FrozenModel):
+    """The config's maintenance window that holds back this alert soonest: open now, or the next to open."""
+
+    name: str
+    starts_at: AwareDatetime
+    ends_at: AwareDatetime
+    time_zone: str
+    local: str = Field(description="its span on the zone's clock: 'Tue 2026-12-01 02:00-04:00 Europe/Berlin'")
+
+
 class Silence(FrozenModel):
     command: str = Field(description="the exact command that silences this alert")
     match: list[str] = Field(
         description="the runner type names or globs the command silences; a few names, or '*' for a large alert"
     )
     team: str | None = Field(default=None, description="the team the command silences, for an alert grouped by team")
+    next_window: NextWindow | None = Field(
+        default=None, description="the next maintenance window (config) that holds this alert back, if any"
+    )
 
 
 class Alert(FrozenModel):
@@ -133,6 +155,9 @@ class Alert(FrozenModel):
     runner_types: list[RunnerTypeFigures] = Field(min_length=1)
     runner_types_affected: int
     max_queue_size: float | None
+    total_queue_size: float | None = Field(
+        default=None, description="jobs queued over every runner type of the page, listed or not"
+    )
     max_queue_size_runner_type: str | None
     max_queue_time_seconds: float | None
     max_queue_time_runner_type: str | None
@@ -145,6 +170,21 @@ class Alert(FrozenModel):
     )
     view_url: str | None = Field(
         default=None, description="the stack's CloudWatch dashboard over the time around this page"
+    )
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="on a page of a higher-priority rule: the dedup keys of the lower-priority pages it closes, "
+        "each resolved as superseded in the same tick",
+    )
+    github_incident: GitHubIncident | None = Field(
+        default=None,
+        description="GitHub's own Actions incident while this page fired (where the stack reads GitHub's status): "
+        "jobs queue everywhere, whatever the fleet does",
+    )
+    superseded_by: list[str] = Field(
+        default_factory=list,
+        description="on a resolve: the dedup keys of the higher-priority pages that cover its runner types; "
+        "empty when the queue recovered",
     )
 
     def to_json(self) -> str:
@@ -197,16 +237,22 @@ class Alert(FrozenModel):
             if unserved:
                 return [f"{state} {unseen} unseen, jobs no runner type serves", f"{state} {unseen} unseen", state]
             return [f"{state} {count} unseen", state]
+        if self.runner_types_affected == 1:  # a per-runner-type page names it before the figures
+            count = self.runner_types[0].runner_type
         if self.status == "resolved":
+            if self.superseded_by:
+                return [f"{state} {count} superseded", state]
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
+        # The short wordings say the page's total, never the worst runner type's as if it were all of it.
+        total = self.total_queue_size if self.total_queue_size is not None else size
         wordings = [
             (
                 f"max queue time {format_duration(time)}" if time is not None else None,
                 f"max queue size {size:g}" if size is not None else None,
             ),
-            (f"oldest {format_duration(time)}" if time is not None else None, f"{size:g} queued" if size else None),
-            (format_duration(time) if time is not None else None, f"{size:g} queued" if size else None),
+            (f"oldest {format_duration(time)}" if time is not None else None, f"{total:g} queued" if total else None),
+            (format_duration(time) if time is not None else None, f"{total:g} queued" if total else None),
         ]
         heads = []
         for wording in wordings:

@@ -52,12 +52,13 @@ class Rule:
     runbook_url: str | None
     dashboard_url: str | None
     group_by: Literal["all", "team", "runner_type"]
+    title: str | None = None  # the page's title; None: "Jobs are queueing (<rule>)"
 
     def applies_to(self, runner_type: str) -> bool:
         """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects
         `linux-x64@eu-west-1` too); one with '@' selects by the whole identity, one region's copy."""
-        return any(_selects(p, runner_type) for p in self.match) and not any(
-            _selects(p, runner_type) for p in self.exclude
+        return any(selects(p, runner_type) for p in self.match) and not any(
+            selects(p, runner_type) for p in self.exclude
         )
 
     def condition(self) -> str:
@@ -70,7 +71,8 @@ class Rule:
         return (" and " if self.breach_when == "all" else " or ").join(parts)
 
 
-def _selects(pattern: str, identity: str) -> bool:
+def selects(pattern: str, identity: str) -> bool:
+    """One meaning for a pattern, in a rule and a silence alike: without '@' it matches the key in every region."""
     name = identity if QUALIFIER in pattern else runner_type_key(identity)
     return fnmatch.fnmatchcase(name, pattern)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import CROSS_CHECKED, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
 from queuewatch.track.routing import github_hosted
@@ -50,13 +51,13 @@ def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCens
     for GitHub's own hosted runners, which are not this fleet's to serve."""
     by_runner_type: dict[str, Waiting] = defaultdict(Waiting)
     unmatched: dict[str, list[JobRecord]] = defaultdict(list)
-    watched = {name.lower(): name for name in sorted(fleet, reverse=True)}  # of two in different case: the first
+    watched = RunnerTypeNames(fleet)
     expired = hosted = 0
     for job in jobs:
         if now - job.queued_since > QUEUED_LIMIT:
             expired += 1  # GitHub cancelled it long ago: its in_progress or completed event was lost
             continue
-        runner_type = job.runner_type if job.runner_type in fleet else watched.get((job.runner_type or "").lower())
+        runner_type = watched.resolve(job.runner_type)
         if runner_type is not None:
             waiting = by_runner_type[runner_type]
             waiting.count += 1

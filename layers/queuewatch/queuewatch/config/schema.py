@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from queuewatch.config.github_status import GitHubStatusSettings
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.names import (
     QUEUE_NAME,
     QUEUE_URL,
@@ -89,6 +91,7 @@ class QueueRef(FrozenModel):
 
 
 FIFO_SUFFIX = ".fifo"
+TITLE_LIMIT = 120  # a rule's title: the SNS subject (under 100 characters) keeps its start
 JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
 
 
@@ -291,6 +294,18 @@ class RuleSpec(RuleSettings):
     name: str
     match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
     exclude: list[RunnerTypeGlob] = Field(default_factory=list)
+    title: str | None = Field(
+        default=None,
+        description="the page's title, which pagers show and key on; the group is added to it "
+        "('... on linux-x64', '... team gpu-infra'); default 'Jobs are queueing (<rule>)'",
+    )
+
+    @field_validator("title")
+    @classmethod
+    def _one_line_title(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or len(value) > TITLE_LIMIT or not value.isprintable()):
+            raise ValueError(f"found {value!r}, expected a title on one line, 1 to {TITLE_LIMIT} characters")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -370,6 +385,26 @@ class Config(FrozenModel):
     discovery: list[DiscoverySpec] = Field(default_factory=list)
     rules: list[RuleSpec] = Field(min_length=1)
     monitor: MonitorSettings = MonitorSettings()
+    maintenance_windows: list[MaintenanceWindow] = Field(
+        default_factory=list, description="weekly windows in which the pages they name are held back"
+    )
+    github_status: GitHubStatusSettings = GitHubStatusSettings()
+
+    @model_validator(mode="after")
+    def _windows_name_known_rules(self) -> Config:
+        known = {spec.name for spec in self.rules} | {HEALTH_RULE}
+        seen: set[str] = set()
+        for index, window in enumerate(self.maintenance_windows):
+            if window.name in seen:
+                raise ValueError(f"maintenance_windows[{index}].name: {window.name!r} is used twice; expected unique")
+            seen.add(window.name)
+            for name in window.rules:
+                if name not in known:
+                    raise ValueError(
+                        f"maintenance_windows[{index}] ({window.name}).rules: found {name!r}, "
+                        f"expected one of: {', '.join(sorted(known))}"
+                    )
+        return self
 
     @field_validator("version")
     @classmethod
@@ -422,6 +457,7 @@ class Config(FrozenModel):
             runbook_url=pick("runbook_url"),
             dashboard_url=pick("dashboard_url"),
             group_by=pick("group_by"),
+            title=spec.title,
         )
 
     def signals_for(self, own: Mapping[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:

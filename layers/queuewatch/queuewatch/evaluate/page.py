@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
+    NextWindow,
     RunnerTypeFigures,
     dashboard_view_url,
     dedup_key,
@@ -20,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.stack import Stack
@@ -62,14 +64,21 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     # A resolve reaches every team its page reached, whatever the config says now.
     paged_teams = set(record.paged_as.teams) if resolved and record.paged_as else set()
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
+    supersedes, superseded_by, escalation = _escalation(plan, group, stack)
+    summary = _summary(rule, figures, resolved and not decision.superseded)
+    summary = f"{escalation}. {summary}" if escalation else summary
+    github = plan.context.github
+    outage = github.first if github and github.degraded and not resolved and rule.name != HEALTH_RULE else None
+    if outage is not None:  # said first: every fleet queues when GitHub Actions itself does
+        summary = f"GitHub Actions incident: {outage.name} ({outage.url}). {summary}"
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
-        title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
-        summary=_summary(rule, figures, resolved),
+        title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
+        summary=summary,
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -84,12 +93,15 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         runner_types=figures[:MAX_LISTED],
         runner_types_affected=len(figures),
         max_queue_size=max_size,
+        total_queue_size=sum(f.queue_size or 0 for f in figures) if max_size is not None else None,
         max_queue_size_runner_type=max_size_at,
         max_queue_time_seconds=max_time,
         max_queue_time_runner_type=max_time_at,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
-        silence=silence_for(rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region),
+        silence=silence_for(
+            rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region
+        ).model_copy(update={"next_window": _next_window(plan, rule, list(decision.members))}),
         source={
             "stack": stack.name,
             "account": stack.account_id,
@@ -98,6 +110,26 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         },
         likely_cause=likely,
         view_url=_view_url(stack, decision.started_at, now),
+        supersedes=supersedes,
+        superseded_by=superseded_by,
+        github_incident=outage,
+    )
+
+
+def _next_window(plan: Plan, rule: Rule, members: list[str]) -> NextWindow | None:
+    """The page's silence hint: the soonest maintenance window that holds it back, open or next."""
+    context = plan.context
+    listed = [(name, context.team(rule, name)) for name in members[:MAX_LISTED]]
+    found = next_for(context.config.maintenance_windows, rule.name, listed, context.now)
+    if found is None:
+        return None
+    window, starts, ends = found
+    return NextWindow(
+        name=window.name,
+        starts_at=starts,
+        ends_at=ends,
+        time_zone=window.time_zone,
+        local=local_span(window, starts, ends),
     )
 
 
@@ -166,10 +198,10 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
     return queue_metrics_url(found.region, found.queue_name)
 
 
-def _title(rule: Rule, group: str) -> str:
+def title_of(rule: Rule, group: str) -> str:
     if rule.name == HEALTH_RULE:
         return "queuewatch monitor degraded"
-    title = f"Jobs are queueing ({rule.name})"
+    title = rule.title or f"Jobs are queueing ({rule.name})"
     if rule.group_by == "team":
         title += f" team {group}"
     elif rule.group_by == "runner_type":
@@ -185,6 +217,42 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         ]
         head = "queuewatch can see again" if resolved else "queuewatch cannot see"
         return f"{head}: " + " | ".join(parts[:5]) + more
-    lines = [f"{f.runner_type} ({f.place}): {f.queue_text()}" for f in figures[:5]]
+    lines = [f"{f.label}: {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
+
+
+def _held_by(plan: Plan, runner_type: str) -> str | None:
+    holder = plan.holders.get(runner_type)
+    return holder.name if holder else None
+
+
+def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], list[str], str | None]:
+    """(supersedes, superseded_by, the line that says so first): the dedup keys of the lower pages this one
+    closes in the same tick, or of the higher pages that close this one."""
+    decision, rule, context = group.decision, group.rule, plan.context
+    if decision.superseded:
+        higher = sorted(
+            {
+                (holder.priority.value, holder.name, context.group_of(holder, name))
+                for name in decision.members
+                if (holder := plan.holders.get(name)) is not None
+            }
+        )
+        keys = sorted({dedup_key(stack.name, name, group_key, stack.scope) for _, name, group_key in higher})
+        said = "; ".join(f"{priority} {title_of(context.rule(name), key)!r}" for priority, name, key in higher[:3])
+        return [], keys, f"Superseded by {said}"
+    if decision.page not in (PageKind.NEW, PageKind.UPDATE):
+        return [], [], None
+    members = set(decision.members)
+    closed = [
+        other
+        for other in plan.groups
+        if other.decision.superseded
+        and any(name in members and _held_by(plan, name) == rule.name for name in other.decision.members)
+    ]
+    if not closed:
+        return [], [], None
+    keys = sorted(dedup_key(stack.name, o.rule.name, o.record.group, stack.scope) for o in closed)
+    lower = sorted({o.rule.priority.value for o in closed})
+    return keys, [], f"Escalated from {', '.join(lower)}, which this page supersedes"

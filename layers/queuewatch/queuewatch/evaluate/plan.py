@@ -15,6 +15,7 @@ from typing import Literal, cast
 from queuewatch.alert_state import (
     GroupDecision,
     GroupRecord,
+    GroupStatus,
     InstanceKey,
     InstanceState,
     PageKind,
@@ -24,8 +25,10 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.durations import format_duration
 from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
+from queuewatch.github_status import GitHubStatus
 from queuewatch.job_sources import quiet_for, quiet_text
 from queuewatch.rules import (
     COLLECTOR,
@@ -98,9 +101,18 @@ class Context:
     health: Rule
     rules: dict[str, Rule]
     by_name: dict[str, RunnerTypeSnapshot]
+    windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
+    github: GitHubStatus | None = None  # GitHub's status page, where the stack reads it
 
     @classmethod
-    def of(cls, config: Config, state: StoredState, observation: Observation, now: datetime) -> Context:
+    def of(
+        cls,
+        config: Config,
+        state: StoredState,
+        observation: Observation,
+        now: datetime,
+        github: GitHubStatus | None = None,
+    ) -> Context:
         snapshot = observation if isinstance(observation, Snapshot) else None
         health = health_rule(config)
         return cls(
@@ -112,7 +124,28 @@ class Context:
             health=health,
             rules={rule.name: rule for rule in (*config.resolved_rules, health)},
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
+            windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
+            github=github,
         )
+
+    @property
+    def github_incident(self) -> bool:
+        return self.github is not None and self.github.degraded
+
+    def github_adjusted(self, rule: Rule) -> Rule:
+        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`."""
+        settings = self.config.github_status
+        if not self.github_incident or settings.on_incident != "lower" or rule.name == HEALTH_RULE:
+            return rule
+        return replace(rule, priority=max(rule.priority, settings.lower_to))
+
+    def lowered_before(self, rule: Rule, record: GroupRecord | None) -> bool:
+        """The group paged at a priority lowered for a GitHub incident that is known to be over: it pages again
+        at its own priority, rather than stay below the pager until its repeat."""
+        if self.config.github_status.on_incident != "lower" or record is None or record.paged_as is None:
+            return False
+        over = self.github is not None and self.github.actions != "unknown" and not self.github.degraded
+        return over and record.paged_as.priority != rule.priority.value
 
     def rule(self, name: str) -> Rule:
         """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
@@ -164,8 +197,13 @@ class Context:
         return "all"
 
     def silenced(self, rule: Rule, runner_type: str) -> bool:
+        """Held back by a silence or an open maintenance window: both end the same way, a page if it still fires."""
         team = self.team(rule, runner_type)
-        return any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences)
+        if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
+            return True
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            return True  # the team chose to wait GitHub's incident out: its end pages what still fires
+        return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
 
 
 @dataclass
@@ -178,6 +216,8 @@ class Plan:
     instance_changes: list[InstanceChange] = field(default_factory=list)
     groups: list[GroupPlan] = field(default_factory=list)
     degraded: set[str] = field(default_factory=set)
+    # Per runner type, the highest-priority rule paging it this tick: it holds back lower-priority rules' pages.
+    holders: dict[str, Rule] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -187,9 +227,11 @@ class Plan:
         return sorted(key for key, state in self.instances.items() if state.status is status)
 
 
-def plan(config: Config, state: StoredState, observation: Observation, now: datetime) -> Plan:
+def plan(
+    config: Config, state: StoredState, observation: Observation, now: datetime, github: GitHubStatus | None = None
+) -> Plan:
     """Step every (rule, runner type) instance on the observation, then decide each group's page."""
-    result = Plan(Context.of(config, state, observation, now))
+    result = Plan(Context.of(config, state, observation, now, github))
     seen = _step_observed(result)
     for key, previous in state.instances.items():
         if key in seen:
@@ -399,8 +441,30 @@ def health_place(name: str) -> tuple[str, str] | None:
     return (rest, "") if kind == DISCOVERY else None
 
 
+def _holders(context: Context, instances: dict[InstanceKey, InstanceState]) -> dict[str, Rule]:
+    """Per runner type, the highest-priority rule firing on it and not silenced (the health rule aside: the
+    monitor's page says what queuewatch cannot see, and neither holds back nor is held back by a queue's page)."""
+    holders: dict[str, Rule] = {}
+    for state in instances.values():
+        rule = context.rules.get(state.rule)
+        if rule is None or rule.name == HEALTH_RULE or state.status is not Status.FIRING:
+            continue
+        if context.silenced(rule, state.runner_type):
+            continue  # a silence holds back what it names, and only that: it never quiets a lower rule too
+        held = holders.get(state.runner_type)
+        if held is None or (rule.priority, rule.name) < (held.priority, held.name):
+            holders[state.runner_type] = rule
+    return holders
+
+
+def inhibits(holder: Rule | None, rule: Rule) -> bool:
+    """Whether the rule paging a runner type at `holder`'s priority holds back `rule`'s page of it."""
+    return holder is not None and rule.name != HEALTH_RULE and holder.priority < rule.priority
+
+
 def _decide_groups(result: Plan) -> None:
     context = result.context
+    result.holders = _holders(context, result.instances)
     firing: dict[tuple[str, str], set[str]] = defaultdict(set)
     for state in result.instances.values():
         if state.status is Status.FIRING:
@@ -414,6 +478,7 @@ def _decide_groups(result: Plan) -> None:
             continue  # a resolve page is still unsent; it goes out first
         members = firing.get((rule_name, group), set())
         silenced = {name for name in members if context.silenced(rule, name)}
+        inhibited = {name for name in members if inhibits(result.holders.get(name), rule)}
         decision = decide_group(
             record.status if record else None,
             record.started_at if record else None,
@@ -423,12 +488,17 @@ def _decide_groups(result: Plan) -> None:
             silenced,
             context.now,
             rule.repeat_interval,
+            inhibited,
         )
-        if decision.page is PageKind.RESOLVED:
-            rule = context.as_paged(rule, record)
+        if decision.page is None and decision.status is GroupStatus.FIRING and context.lowered_before(rule, record):
+            decision = replace(decision, page=PageKind.REPEAT)
+        resolving = decision.page is PageKind.RESOLVED
+        rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)
+    # The higher page first, then the close of what it supersedes: the pager never sees the problem unpaged.
+    result.groups.sort(key=lambda g: g.decision.superseded)
 
 
 def _plan_group(
