@@ -15,15 +15,20 @@ CONFIG ?= config/queuewatch.yaml
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
 
-.PHONY: help venv venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
+.PHONY: help venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-# Two steps into one .venv: the demo's (the package and moto), then the development tools on top.
-$(VENV)/.demo-installed: requirements-demo.txt pyproject.toml
+# Three steps into one .venv: the package alone (what `make build` needs: the queuewatch command), then
+# moto for the demo, then the development tools on top.
+$(VENV)/.package-installed: pyproject.toml
 	@test -n "$(PYTHON313)" || { echo "CPython 3.13 not found: set PYTHON313=/path/to/python3.13" >&2; exit 1; }
 	$(PYTHON313) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.demo-installed: $(VENV)/.package-installed requirements-demo.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-demo.txt
 	touch $@
 
@@ -44,6 +49,7 @@ $(VENV_SCAN)/.installed: requirements-scan.txt
 	touch $@
 
 venv: $(VENV)/.installed ## the project's virtual environment (.venv), with the development tools
+venv-package: $(VENV)/.package-installed ## the package alone (.venv): the queuewatch command, what `make build` needs
 venv-demo: $(VENV)/.demo-installed ## the package and moto alone (.venv): what the demo and the local stack need
 venv-sam: $(VENV_SAM)/.installed ## aws-sam-cli and cfn-lint, in their own environment (.venv-sam)
 venv-scan: $(VENV_SCAN)/.installed ## checkov, in its own environment (.venv-scan)
@@ -83,7 +89,7 @@ format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: venv venv-sam ## sam build of CONFIG (default config/queuewatch.yaml): the very bytes check-config passes are deployed
+build: venv-package venv-sam ## sam build of CONFIG (default config/queuewatch.yaml): the very bytes check-config passes are deployed
 	@# stage-config checks CONFIG and copies those bytes to the layer's one file (template.yaml: ConfigLayer); on any
 	@# problem it stages nothing and the build stops. stage-dashboard draws that file's thresholds on the dashboard.
 	$(VENV)/bin/queuewatch stage-config $(CONFIG) --into $(STAGED_CONFIG)

@@ -113,6 +113,7 @@ class Fleet:
         start, end = history_span(at, triage.window, triage.baseline)
         breaching: set[str | None] = {self.name(i) for i in self.indexes if self.firing(i)}
         floor["dynamodb.Query"] = 2 + (len(history_buckets(start, end, breaching)) if breaching else 0)
+        floor["dynamodb.BatchGetItem"] = 1  # the job sources' heartbeats
         return floor
 
     def tick_shape(self) -> TickShape:
@@ -183,6 +184,15 @@ def seed_jobs(fleet: Fleet, at: datetime) -> None:
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(put, [i for i in fleet.indexes if fleet.queued(i)]))
+    # AWS/SQS publishes a queue's age every minute while it holds requests: the datapoints put at T0 are past
+    # metric_lookback by now, and with tracking the requests' age is judged beside the jobs'.
+    for region in REGIONS:
+        indexes = [i for i in fleet.in_region(region) if fleet.queued(i)]
+        ages = {
+            fleet.queue(i): FIRING_AGE_SECONDS + (at - T0).total_seconds() if fleet.firing(i) else YOUNG_AGE_SECONDS
+            for i in indexes
+        }
+        put_queue_ages(boto3.client("cloudwatch", region_name=region, config=SEED_CLIENT), ages, at)
 
 
 def _enqueue(sqs: SQSClient, url: str, jobs: int) -> None:

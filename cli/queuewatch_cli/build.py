@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, check_config_bytes, load_config
+from queuewatch.config.reach import config_reach
 from queuewatch.config.schema import Config
 from queuewatch.durations import format_duration
 
@@ -141,12 +142,13 @@ def run(args: argparse.Namespace) -> int:
             for warning in checked.render_warnings():
                 print(warning, file=sys.stderr)
             print(f"{checked.source}: OK: staged as {args.into / DEPLOYED_NAME}")
+            print("\n".join(config_reach(checked.config).lines()))
             return 0
         stage_dashboard(args.template, load_config(args.config))
         print(f"{args.template}: the dashboard draws the thresholds of {args.config}")
         return 0
     except ConfigError as error:
-        print(f"{error}\nnothing was staged: the build stops here", file=sys.stderr)
+        print(f"{error.checked()}\nnothing was staged: the build stops here", file=sys.stderr)
         return 1
     except (OSError, ValueError, KeyError) as error:
         print(f"{args.template if args.command == 'stage-dashboard' else args.config}: {error}", file=sys.stderr)

@@ -6,16 +6,18 @@ part 1 put. Each prints a few lines: the demo's history is minutes long, so both
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch_cli.backtest.arguments import add_parser as add_backtest_parser
 from queuewatch_cli.backtest.run import run_backtest
+from queuewatch_cli.capacity.run import add_parser as add_capacity_parser
 from queuewatch_cli.capacity.run import run_capacity
 from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.main import build_parser
 
 BRIEF_LINES = 6
 
@@ -29,7 +31,7 @@ def show_decisions(out: Callable[[str], None], config: Path, jobs_table: str, re
     capacity = ["capacity", "--table", jobs_table, "--region", region, *when, "--target", "p90<5m"]
     out(f"\n=== queuewatch {' '.join(capacity)}\n(how many runners linux.2xlarge needed: its 14 jobs, tracked)")
     lines: list[str] = []
-    sized = run_capacity(build_parser().parse_args(capacity), now=end + timedelta(minutes=1), out=lines.append)
+    sized = run_capacity(_parser().parse_args(capacity), now=end + timedelta(minutes=1), out=lines.append)
     capacity_text = "\n".join(lines)
     shown = [line for line in capacity_text.splitlines() if not line.startswith("    arrivals")]
     for line in shown:
@@ -43,7 +45,7 @@ def show_decisions(out: Callable[[str], None], config: Path, jobs_table: str, re
         suggest += ["--to", f"{start + timedelta(minutes=8):%Y-%m-%dT%H:%M}", "--suggest", "--budget", "1/week"]
         suggest += ["--incidents", "incidents.txt", "--quiet"]
         out(f"\n=== queuewatch {' '.join(suggest)}\n(thresholds that page the demo's incident and nothing else)")
-        args = build_parser().parse_args(suggest)
+        args = _parser().parse_args(suggest)
         args.config, args.incidents = str(config), str(incidents)
         suggested = run_backtest(args, AwsClients(), now=end + timedelta(minutes=1), out=lines.append)
     text = "\n".join(lines).splitlines()
@@ -52,3 +54,12 @@ def show_decisions(out: Callable[[str], None], config: Path, jobs_table: str, re
         if line not in tried:
             out(line)
     return sized == 0 and "thin:" in capacity_text and suggested == 0 and any("chosen:" in line for line in text)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The two commands the demo runs on its own history, parsed as the command line parses them."""
+    parser = argparse.ArgumentParser(prog="queuewatch")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_capacity_parser(commands)
+    add_backtest_parser(commands)
+    return parser

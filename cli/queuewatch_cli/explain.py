@@ -6,6 +6,9 @@ so that nothing pages by a value nobody wrote down.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
+
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.durations import format_duration
 from queuewatch.rules import Rule
@@ -49,16 +52,58 @@ def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:
         lines.append(f"  selects {plural(len(named), 'named runner type')}: {', '.join(shown)}")
     else:
         lines.append("  selects no named runner type")
-    for entry in config.discovery:
+    for index, entry in enumerate(config.discovery):
         region = entry.region or config.defaults.region
         pattern = entry.queue_name_pattern.replace("{prefix}", entry.prefix)
         kept = f"match {list(entry.match)}" + (f", exclude {list(entry.exclude)}" if entry.exclude else "")
         team = f", team {entry.team}" if entry.team and entry.team != rule.team else ""
+        if not _common_keys(entry.match, entry.selects, entry.match, entry.selects):
+            lines.append(f"  not discovery[{index}] ({pattern} in {region}): its {kept} leaves no runner type to find")
+            continue
+        if not _common_keys(entry.match, entry.selects, rule.match, rule.applies_to):
+            lines.append(
+                f"  not discovery[{index}] ({pattern} in {region}): no runner type its {kept} keeps is one the "
+                f"rule's match {list(rule.match)}{exclude and ' minus' + exclude[1:]} selects"
+            )
+            continue
         lines.append(
             f"  and, when discovered, the runner types of {pattern} in {region} ({kept}{team}) that the rule's "
-            f"match {list(rule.match)}{exclude and ' minus' + exclude[1:]} selects"
+            f"match {list(rule.match)}{exclude and ' minus' + exclude[1:]} selects{_copies(config, index)}"
         )
     return lines
+
+
+def _common_keys(
+    first: Sequence[str], first_keeps: Callable[[str], bool], second: Sequence[str], second_keeps: Callable[[str], bool]
+) -> bool:
+    """Whether some runner type key both keep: tried on the likely names, each glob's own and each with the
+    other's put in place of its first '*' (a glob stands for 'x' where it is free)."""
+    candidates = {_sample(g) for g in (*first, *second)}
+    candidates |= {_sample(a.replace("*", b, 1)) for a in first for b in second}
+    candidates |= {_sample(b.replace("*", a, 1)) for a in first for b in second}
+    return any(first_keeps(key) and second_keeps(key) for key in candidates)
+
+
+def _sample(glob: str) -> str:
+    return re.sub(r"\[!?([^\]]).*?\]", r"\1", glob).replace("*", "x").replace("?", "x")
+
+
+def _copies(config: Config, index: int) -> str:
+    """How a later region's (or account's) copies of a key are named: `<key>@<region>` where an earlier entry
+    elsewhere finds the same key (docs/config.md: a runner key in several regions or accounts)."""
+    entry = config.discovery[index]
+    here = (entry.region or config.defaults.region, entry.account_id or config.defaults.account_id)
+    earlier = [
+        (i, other)
+        for i, other in enumerate(config.discovery[:index])
+        if (other.region or config.defaults.region, other.account_id or config.defaults.account_id) != here
+        and _common_keys(entry.match, entry.selects, other.match, other.selects)
+    ]
+    if not earlier:
+        return ""
+    region, account = here
+    named = ", ".join(f"discovery[{i}]" for i, _ in earlier)
+    return f"; a key {named} also finds is named <key>@{region}{'.' + account if account else ''} here"
 
 
 def _monitor(config: Config) -> list[str]:

@@ -12,9 +12,11 @@ from datetime import UTC, datetime
 from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
+from queuewatch.config.reach import config_reach
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
+from queuewatch_cli.backtest.arguments import add_parser as add_backtest_parser
 from queuewatch_cli.build import add_parsers as add_build_parsers
 from queuewatch_cli.build import run as run_build
 from queuewatch_cli.capacity.run import add_parser as add_capacity_parser
@@ -35,7 +37,7 @@ def check_config(paths: Sequence[str], explain: bool = False, now: datetime | No
         try:
             checked = check_config_file(path)
         except ConfigError as error:
-            print(error, file=sys.stderr)
+            print(error.checked(), file=sys.stderr)
             failed += 1
             continue
         config = checked.config
@@ -51,6 +53,7 @@ def check_config(paths: Sequence[str], explain: bool = False, now: datetime | No
             from queuewatch_cli.slo_check import slo_lines
 
             print("\n".join(slo_lines(config)))
+        print("\n".join(config_reach(config).lines()))
         for line in window_lines(config, now or datetime.now(UTC)):
             print(line)
         if explain:
@@ -107,39 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_history_parser(commands)
 
-    backtest = commands.add_parser(
-        "backtest", help="replay the tracked jobs' or CloudWatch's history through the rules: what would have paged"
-    )
-    backtest.add_argument("--config", required=True, metavar="FILE")
-    backtest.add_argument("--compare", metavar="OTHER_FILE", help="a second config: pages only one would send")
-    backtest.add_argument("--from", dest="start", required=True, help="ISO time (UTC), or a duration ago: 14d")
-    backtest.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
-    backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
-    backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
-    backtest.add_argument(
-        "--stack",
-        action="append",
-        metavar="NAME[@REGION]",
-        help="the stack whose region and jobs table (JobsTableName output: its tracked jobs are replayed) to use; "
-        "one (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
-    )
-    backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    backtest.add_argument(
-        "--jobs-table", metavar="TABLE", help="the stack's jobs table (JobsTable output): replay the tracked jobs"
-    )
-    backtest.add_argument(
-        "--source",
-        choices=("jobs", "cloudwatch"),
-        help="the history replayed: the tracked jobs (the default with --jobs-table, as the live rules judge "
-        "them) or CloudWatch's queue metrics (the default without)",
-    )
-    backtest.add_argument(
-        "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
-    )
-    backtest.add_argument("--budget", help="--suggest: pages allowed per span, such as 3/day (default 1/week)")
-    backtest.add_argument(
-        "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
-    )
+    add_backtest_parser(commands)
     add_track_parser(commands)
     add_build_parsers(commands)
     add_capacity_parser(commands)

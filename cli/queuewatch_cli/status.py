@@ -24,7 +24,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNSERVED_JOBS, UNTRACKED_JOBS
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import SilenceRecord
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
@@ -340,6 +340,7 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             COLLECTOR: "collection itself",
             UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
             UNTRACKED_JOBS: "scale-up requests with no tracked job: tracking blind",
+            UNJUDGED: "watched runner types no rule judges (the monitor page lists them)",
             f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
             f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
         }.get(m.runner_type, m.runner_type)

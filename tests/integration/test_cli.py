@@ -18,6 +18,41 @@ def test_check_config_passes_the_shipped_config(capsys: pytest.CaptureFixture[st
     assert "OK" in capsys.readouterr().out
 
 
+OTHER_ACCOUNT_FLEET = """\
+version: 1
+defaults: {region: us-east-1}
+discovery:
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds"}
+  - {queue_name_pattern: "gh-ci-{runner_type}-queued-builds", region: eu-west-1}
+runner_types:
+  - {name: gpu.a100, queue: {name: gpu-a100-queued-builds, account_id: "444455556666", region: us-west-2}}
+rules:
+  - {name: jobs-queueing, team: ci-infra, thresholds: {queue_time: 5m}}
+"""
+
+
+def test_check_config_and_the_build_say_which_accounts_and_regions_are_read_and_the_deploy_parameter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(OTHER_ACCOUNT_FLEET)
+    expected = [
+        "  reads the stack's own account in eu-west-1, us-east-1",
+        "  reads account 444455556666 in us-west-2",
+        "  deploy with WatchedAccountIds=444455556666 (leave out the stack's own account)",
+    ]
+    assert main(["check-config", str(fleet)]) == 0
+    said = capsys.readouterr().out
+    assert all(line in said for line in expected), said
+    assert main(["stage-config", str(fleet), "--into", str(tmp_path / "staged")]) == 0
+    said = capsys.readouterr().out
+    assert all(line in said for line in expected), said
+    fleet.write_text(OTHER_ACCOUNT_FLEET.replace(', account_id: "444455556666"', ""))
+    assert main(["check-config", str(fleet)]) == 0
+    said = capsys.readouterr().out
+    assert "WatchedAccountIds stays empty" in said and "444455556666" not in said
+
+
 def test_check_config_names_every_problem_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(

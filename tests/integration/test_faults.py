@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import count
 from typing import Any
 
@@ -357,8 +357,7 @@ def test_an_evaluator_fault_at_any_call_never_loses_or_doubles_a_page(
     for call in QUERY_CALLS if operation == "Query" else range(reference.calls[operation]):
         run = run_observations(operation, kind, call, applied)
         where = f"{operation} call {call}"
-        # notification_id restarts with each episode; with started_at it names one page.
-        ids = [(page["notification_id"], page["started_at"]) for _, page in run.received]
+        ids = [page["notification_id"] for _, page in run.received]  # unique per message, across episodes
         assert len(ids) == len(set(ids)), f"{where}: a page was sent twice"
         assert [(s, n) for s, _, n in run.episodes()] == [(s, n) for s, _, n in reference.episodes()], where
         # A write that took effect and lost its answer is recognised by the evaluator's writer token as its own,
@@ -370,6 +369,15 @@ def test_an_evaluator_fault_at_any_call_never_loses_or_doubles_a_page(
         if applied:
             assert run.failures == [], f"{where}: its own retried write was taken for a conflict: {run.failures}"
         assert run.leftover == (0, 0), f"{where}: state left behind"
+
+
+def test_each_message_has_its_own_notification_id_though_each_episode_counts_from_one(reference: Run) -> None:
+    pages = [page for _, page in reference.received]
+    firsts = [page for page in pages if page["page"] == "new"]
+    assert len(firsts) == 2 and all(page["sequence"] == 1 for page in firsts)  # two outages, each its page 1
+    assert firsts[0]["dedup_key"] == firsts[1]["dedup_key"]
+    ids = [page["notification_id"] for page in pages]
+    assert len(ids) == len(set(ids)), ids  # a consumer deduplicating on it keeps the second outage
 
 
 @pytest.mark.parametrize("kind", FAULTS)
@@ -413,7 +421,8 @@ def test_after_a_cold_start_the_unconfirmed_page_is_resent_with_the_same_notific
     pages = evaluator.inbox.drain()
     # At least once: the repeat is identical, so a pager deduplicating on notification_id pages once.
     key = pages[0]["dedup_key"]
-    assert [p["notification_id"] for p in pages] == [f"{key}#1", f"{key}#1", f"{key}#2"]
+    episode = f"{key}@{datetime.fromisoformat(pages[0]['started_at']).astimezone(UTC):%Y%m%dT%H%M%SZ}"
+    assert [p["notification_id"] for p in pages] == [f"{episode}#1", f"{episode}#1", f"{episode}#2"]
     assert pages[0] == pages[1]
 
 

@@ -257,7 +257,11 @@ def test_a_rule_for_a_key_selects_every_regions_copy_and_one_with_a_region_selec
     inbox = Inbox(stack.sns)
     stack.evaluate(tick(cfg), cfg)
     pages = {p["rule"]: sorted(rows(p)) for p in inbox.drain()}
-    assert pages == {"jobs-queueing": ["linux-x64", "linux-x64@eu-west-1"], "linux-p1": ["linux-x64"]}
+    assert pages == {
+        "jobs-queueing": ["linux-x64", "linux-x64@eu-west-1"],
+        "linux-p1": ["linux-x64"],
+        "queuewatch-health": ["rules:unjudged"],  # the fleet's other runner types: no rule selects them
+    }
 
 
 def test_a_silence_hides_one_regions_copy_as_the_page_names_it(aws: None) -> None:
@@ -400,3 +404,15 @@ def test_a_queue_whose_key_is_reserved_is_watched_once_named_and_then_only_shado
     assert [rt.name for rt in snap.runner_types] == ["collector-pool"]
     [queue] = snap.discovery[0].skipped_queues
     assert queue.shadowed and queue.reason == "watched as collector-pool, found first"
+
+
+def test_the_snapshot_names_the_discovered_runner_types_no_rule_selects(aws: None) -> None:
+    create_fleet()
+    only_linux_x64 = "  - {name: jobs-queueing, match: [linux-x64],"
+    text = DISCOVERY_ALONE.replace('  - {name: jobs-queueing, match: ["*"],', only_linux_x64)
+    judged_one = tick(config(text))
+    others = sorted({name.split("@")[0] for name in (r.name for r in judged_one.runner_types)} - {"linux-x64"})
+    assert others  # the fleet has runner types the rule leaves out
+    assert judged_one.unjudged == sorted(r.name for r in judged_one.runner_types if r.name.split("@")[0] != "linux-x64")
+    assert judged_one.unjudged_count == len(judged_one.unjudged)
+    assert tick(config()).unjudged == []  # match ["*"]: every runner type judged

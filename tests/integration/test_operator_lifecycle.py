@@ -78,20 +78,30 @@ def test_a_team_the_deployed_config_names_is_accepted_before_it_ever_pages(
     assert "which is not in the config queuewatch@us-east-1 runs" in err and "ci-infra, gpu-infra" in err
 
 
-def test_the_evaluator_publishes_the_names_once_per_process_and_config(moto: StackInMoto) -> None:
-    memory, config = EvaluatorMemory(), parse_config(CONFIG, source="qw.yaml")
-    quiet_tick(moto, now_minute(), memory, config)
+def test_the_evaluator_publishes_the_names_when_they_change_and_a_steady_tick_writes_nothing(
+    moto: StackInMoto,
+) -> None:
+    puts: list[str] = []
+    moto.dynamodb.meta.events.register(
+        "provide-client-params.dynamodb.PutItem", lambda params, **_: puts.append(params["Item"]["pk"]["S"])
+    )
+    config = parse_config(CONFIG, source="qw.yaml")
+    quiet_tick(moto, now_minute(), EvaluatorMemory(), config)
     published = read_known(moto.dynamodb, "state")
     assert published is not None
     names, _ = published
     assert names.teams == {"ci-infra", "gpu-infra"}
     assert names.rules == {"jobs-queueing", "gpu-waiting", "queuewatch-health"}
     assert names.runner_types == {"linux.2xlarge", "linux-x64", "gpu.a100"}
-    moto.dynamodb.delete_item(TableName="state", Key={"pk": {"S": "known"}, "sk": {"S": "config"}})
-    quiet_tick(moto, now_minute() + timedelta(minutes=1), memory, config)  # the same process and config: no write
-    assert read_known(moto.dynamodb, "state") is None
-    quiet_tick(moto, now_minute() + timedelta(minutes=2), memory)  # a config deployed: written again
-    assert read_known(moto.dynamodb, "state") is not None
+    assert puts == ["known", "queuewatch"]  # the names, then the marker the evaluator's Query reads
+    puts.clear()
+    quiet_tick(moto, now_minute() + timedelta(minutes=1), EvaluatorMemory(), config)  # a new container, same names
+    assert puts == []
+    deployed = parse_config(CONFIG.replace("team: gpu-infra", "team: gpu-platform"), source="qw.yaml")
+    quiet_tick(moto, now_minute() + timedelta(minutes=2), EvaluatorMemory(), deployed)
+    assert puts == ["known", "queuewatch"]
+    published = read_known(moto.dynamodb, "state")
+    assert published is not None and published[0].teams == {"ci-infra", "gpu-platform"}
 
 
 # --- scheduled silences ---------------------------------------------------------------------------------------------

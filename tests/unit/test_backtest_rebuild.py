@@ -122,14 +122,19 @@ def test_the_plot_under_compare_names_each_config_and_draws_both_thresholds_and_
             replay.tick(snapshot, snapshot.collected_at)
         timeline.close_spans(replay.episodes)
         timelines.append(timeline)
-    [axes] = timelines[0].figure(timelines[1]).axes
+    figure = timelines[0].figure(timelines[1])
+    [axes] = figure.axes
     texts = [t.get_text() for t in axes.texts]
-    assert "A a.yaml: r: queue time > 1m" in texts and "B b.yaml: slow: queue time > 20m" in texts
+    assert "A: r: queue time > 1m" in texts and "B: slow: queue time > 20m" in texts
     levels = sorted(float(line.get_ydata()[0]) for line in axes.lines if str(line.get_label()).startswith("_"))  # type: ignore[index,arg-type]
     assert levels == [1, 20]  # each config's threshold, in minutes
-    assert "a.yaml" in axes.get_title() and "b.yaml" in axes.get_title()
+    # A and B on the plot; the files named once, in the footnote, never in the title, legend or labels
+    assert axes.get_title().endswith(": A against B") and "yaml" not in axes.get_title()
+    assert [t.get_text() for t in figure.texts] == ["A: a.yaml   B: b.yaml"]
+    assert not [text for text in texts if "yaml" in text]
     legend = axes.get_legend()
-    assert legend is not None and "A a.yaml: firing" in [t.get_text() for t in legend.get_texts()]
+    assert legend is not None and "A: firing" in [t.get_text() for t in legend.get_texts()]
+    assert not [t.get_text() for t in legend.get_texts() if "yaml" in t.get_text()]
 
     [empty] = Timeline(CONFIG, T, T + timedelta(minutes=10), "a.yaml").figure().axes
     assert "no data" in [t.get_text() for t in empty.texts] and empty.get_legend() is None

@@ -52,6 +52,18 @@ def test_the_build_stages_the_given_config_before_sam_build_and_draws_its_dashbo
     )
 
 
+def test_the_build_installs_the_package_and_the_sam_cli_and_no_development_tool() -> None:
+    out = subprocess.run(
+        ["make", "-n", "-B", "--no-print-directory", "build", "PYTHON313=python3.13"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    installs = [line for line in out.splitlines() if " pip install " in line]
+    assert any(line.endswith("pip install --quiet --disable-pip-version-check -e .") for line in installs), installs
+    assert any(line.endswith("-r requirements-sam.txt") for line in installs), installs
+    assert len(installs) == 2, installs  # no moto, no linters, type checkers or test tools
+    assert not [line for line in installs if "requirements-dev.txt" in line or "requirements-demo.txt" in line]
+
+
 def test_the_functions_read_only_the_staged_file_and_no_parameter_names_another() -> None:
     template = load_template()
     layer = template["Resources"]["ConfigLayer"]["Properties"]

@@ -7,6 +7,7 @@ import argparse
 import math
 import random
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from queuewatch.jobs import JobRecord
 from queuewatch.runner_names import RunnerTypeNames
@@ -146,3 +147,21 @@ def test_the_launch_rate_binds_when_the_fleet_asks_for_more_runners_a_minute_tha
     assert f"in 1 minute(s) (at most 300); a runner ask waited up to {round(late)}s" in out
     code, out = answer_of(minute[:100])
     assert "asked for at most 100 runner(s) in a minute, under the 166 a minute" in out
+
+
+def test_the_maximum_is_read_from_the_config_for_each_runner_type(tmp_path: Path) -> None:
+    config = tmp_path / "fleet.yaml"
+    config.write_text(
+        "version: 1\ndefaults: {region: us-east-1}\n"
+        "runner_types: [{name: Linux-ARM64, queue: {name: q-arm}, runners_maximum_count: 4}]\n"
+        "rules: [{name: r, team: ci-infra, match: ['*'], thresholds: {queue_time: 5m}}]\n"
+    )
+    t = START.timestamp() + 3600
+    burst = [JobTimes(name, t, t + STARTUP, t + STARTUP + RUN) for name in ["linux-arm64"] * 10 + ["gpu"] * 10]
+    code, out = answer_of(burst, "--config", str(config), "--startup", "60s")
+    assert code == 0 and out.count("with the autoscaler's maximum") == 1  # gpu has none configured
+    assert "with the autoscaler's maximum 4:" in out and "the maximum: 6 job(s)" in out
+    code, out = answer_of(burst, "--config", str(config), "--max", "10", "--startup", "60s")
+    assert out.count("with the autoscaler's maximum 10:") == 2  # --max overrides, for every runner type
+    config.write_text("version: 1\nrunner_types: [{name: a, queue: {name: q}, runners_maximum_count: 0}]\n")
+    assert answer_of(burst, "--config", str(config))[0] == 2

@@ -11,6 +11,7 @@ from queuewatch.config.load import ConfigError, load_config, parse_config
 from queuewatch.config.schema import QueueRef
 from queuewatch.rules import Rule
 from queuewatch.signals import SignalName
+from queuewatch_cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (REPO_ROOT / "config" / "examples").glob("*") if p.suffix in {".yaml", ".yml"})
@@ -87,7 +88,7 @@ def test_every_shipped_config_loads(path: Path) -> None:
         (edit("name: gh-ci-linux-2xlarge-queued-builds", "name: gh-ci/linux-2xlarge"), "qw.yaml:10: runner_types[0].queue.name: found 'gh-ci/linux-2xlarge', expected an SQS queue name"),
         (edit("name: gh-ci-linux-2xlarge-queued-builds", "url: https://sqs.us-east-1.amazonaws.com/1234/q"), "qw.yaml:10: runner_types[0].queue.url: found 'https://sqs.us-east-1.amazonaws.com/1234/q', expected a queue URL such as"),
         (edit("region: us-east-1", "region: europe"), "qw.yaml:11: runner_types[0].queue.region: found 'europe', expected an AWS region such as us-east-1"),
-        (edit("  rule:", "  region: US-EAST-1\n  rule:"), "qw.yaml:4: defaults.region: found 'US-EAST-1', expected an AWS region such as us-east-1"),
+        (edit("  rule:", "  region: US-EAST-1\n  rule:"), "qw.yaml:4: defaults.region: found 'US-EAST-1'; did you mean 'us-east-1'? expected an AWS region such as us-east-1"),
         (edit("version: 1", "version: 2"), "qw.yaml:2: version: found 2, expected version 1"),
         (edit("version: 1\n", "") + "version: one\n", "qw.yaml:19: version: found 'one', expected a whole number"),
         (edit("version: 1\n", ""), "version: required key is missing"),
@@ -97,13 +98,14 @@ def test_every_shipped_config_loads(path: Path) -> None:
         (edit("    breach_when: all", "    priority: P5"), "qw.yaml:16: rules[0].priority: found 'P5'"),
         (edit("    breach_when: all", "    repeat_interval: 30s"), "qw.yaml:16: rules[0].repeat_interval: found 30s, expected at least 1m"),
         (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-{runner_type}\n    account_id: '12345'\nrules:"), "qw.yaml:16: discovery[0].account_id: found '12345', expected a 12-digit AWS account id"),
+        (edit("rules:", "discovery:\n  - queue_name_pattern: gh-ci-{runner_type}\n    account_id: '444455556666'\nrules:"), "qw.yaml:16: discovery[0].account_id: found '444455556666': discovery lists queues with ListQueues, which lists only the stack's own account"),
     ],
     ids=[
         "yaml-syntax", "unknown-key", "unknown-threshold-key", "unknown-signal", "wrong-type", "unparseable-threshold",
         "negative-threshold", "bad-breach-when", "duplicate-yaml-key", "malformed-queue-name", "malformed-queue-url",
         "bad-region", "bad-default-region", "wrong-version", "non-integer-version", "missing-version",
         "signal-not-from-sqs", "discovery-without-placeholder", "queue-name-and-url", "bad-priority",
-        "short-repeat-interval", "bad-discovery-account",
+        "short-repeat-interval", "bad-discovery-account", "discovery-in-another-account",
     ],
 )  # fmt: skip
 def test_each_mistake_is_named_with_file_line_key_and_expectation(text: str, expected: str) -> None:
@@ -126,15 +128,45 @@ def test_each_mistake_is_named_with_file_line_key_and_expectation(text: str, exp
         (edit("      queue_time: 1m", "      queue_time: 90"), "qw.yaml:18: rules[0].thresholds.queue_time: 90: add a unit, such as 90s or 90m"),
         (edit("    breach_when: all", '    for: "90"'), "qw.yaml:16: rules[0].for: 90: add a unit, such as 90s or 90m"),
         (edit("    keep_firing_for: 5m", "    keep_firing_for: 300"), "qw.yaml:6: defaults.rule.keep_firing_for: 300: add a unit, such as 300s or 300m"),
+        (edit("    signals:", "    labels: self-hosted,linux,x64\n    signals:"), "qw.yaml:12: runner_types[0].labels: found 'self-hosted,linux,x64', a single value where a list goes; write labels: [self-hosted, linux, x64]"),
+        (edit("      region: us-east-1", "      region: us-east-1\n      account_id: 444455556666"), "qw.yaml:12: runner_types[0].queue.account_id: found 444455556666, a number; write account_id: \"444455556666\" (quoted)"),
+        (edit("    signals:", "    labels: [self-hosted]\n    label_sets:\n      - {labels: [self-hosted, linux]}\n    signals:"), "qw.yaml:8: runner_types[0]: labels and label_sets both given: write one set as labels"),
+        (edit("region: us-east-1", "region: us-west2"), "qw.yaml:11: runner_types[0].queue.region: found 'us-west2'; did you mean 'us-west-2'? expected an AWS region such as us-east-1"),
+        (edit("rules:", "discovery:\n  - {queue_name_pattern: 'gh-{runner_type}-queued-builds'}\n  - {queue_name_pattern: 'gh-{runner_type}-queued-builds'}\nrules:"), "qw.yaml:16: discovery[1]: discovery[1] is identical to discovery[0]; did you mean another region? (both list us-east-1: add region: to one of them)"),
     ],
     ids=["queue-as-a-name", "queue-as-a-url", "match-as-a-string", "priority-lower-case", "breach-when-capital",
          "team-as-a-list", "thresholds-as-a-duration", "match-empty", "queue-time-without-unit", "for-without-unit",
-         "keep-firing-without-unit"],
+         "keep-firing-without-unit", "labels-as-one-string", "account-id-unquoted", "labels-and-label-sets",
+         "region-typo", "discovery-copied-without-region"],
 )  # fmt: skip
 def test_a_type_mistake_is_answered_in_yaml_with_the_fix(text: str, expected: str) -> None:
     message = problems(text)
     assert expected in message
     assert "Input should" not in message and "instance of" not in message
+    assert "found {" not in message  # never the whole entry's mapping dumped
+
+
+def test_problems_come_in_the_order_of_the_files_lines_whichever_check_found_them() -> None:
+    # The second runner type's duplicate name (line 14) is found by a check across entries, after the field
+    # error on line 19.
+    duplicate = SECOND_RUNNER_TYPE.replace("linux.4xlarge", "linux.2xlarge")
+    text = edit("rules:", duplicate, text=edit("    breach_when: all", "    breach_when: both"))
+    lines = problems(text).splitlines()[1:]
+    numbers = [int(line.split(":")[1]) for line in lines]
+    assert len(numbers) == 2 and numbers == sorted(numbers), lines
+
+
+def test_check_config_does_not_say_the_config_was_not_applied_and_the_loader_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(edit("    breach_when: all", "    breach_when: both"))
+    assert main(["check-config", str(bad)]) == 1
+    said = capsys.readouterr().err
+    assert f"{bad}: 1 problem\n  {bad}:16: rules[0].breach_when" in said and "not applied" not in said
+    with pytest.raises(ConfigError) as caught:
+        load_config(bad)
+    assert "the config was not applied" in str(caught.value)
 
 
 @pytest.mark.parametrize("text", ["", "\n", "# only a comment\n"], ids=["empty", "newline", "comment"])

@@ -89,6 +89,27 @@ SHARED = (
 )
 
 
+DISCOVERY_ONLY = """\
+version: 1
+defaults: {rule: {team: ci-infra}}
+discovery:
+  - {queue_name_pattern: "gh-{runner_type}-queued-builds", match: ["*-nvidia-gpu-*"], team: gpu}
+  - {queue_name_pattern: "gh-{runner_type}-queued-builds", match: ["linux-*"], region: eu-west-1}
+rules:
+  - {name: gpu-queueing, match: ["*-nvida-gpu-*"], thresholds: {queue_time: 30m}}
+  - {name: linux-queueing, match: ["linux-*", "windows-*"], thresholds: {queue_time: 5m}}
+"""
+
+
+def test_with_discovery_alone_a_glob_that_nearly_spells_a_discovery_glob_is_a_warning_with_the_fix() -> None:
+    [warning] = warnings(DISCOVERY_ONLY)  # 'windows-*' is no near miss: it may be meant for names found later
+    assert warning.startswith(
+        "fleet.yaml:7: rules[0].match[0]: warning: rule 'gpu-queueing': '*-nvida-gpu-*' selects none of "
+        "runner_types and nearly spells discovery's glob '*-nvidia-gpu-*'; did you mean '*-nvidia-gpu-*'?"
+    )
+    assert warnings(DISCOVERY_ONLY.replace("*-nvida-gpu-*", "*-nvidia-gpu-*")) == []
+
+
 def test_two_runner_types_on_one_queue_page_one_backlog_twice_in_sqs_mode() -> None:
     shared = SHARED.replace("defaults: {", "defaults: {account_id: '123456789012', ")
     [problem] = errors(shared.replace("QS", "sqs"))

@@ -71,3 +71,34 @@ def test_a_rule_with_no_team_from_anywhere_is_an_error_naming_it_and_the_fix() -
     )  # the line of the rule, in the file without the team
     assert problem.message.startswith("rule 'jobs-queueing' has no team: queuewatch has no built-in one")
     assert "expected team: in this rule, or defaults.rule.team for every rule" in problem.message
+
+
+REGIONS = """\
+version: 1
+defaults: {region: us-east-1, rule: {team: ci-infra}}
+discovery:
+  - {queue_name_pattern: "acme-{runner_type}-queued-builds"}
+  - {queue_name_pattern: "acme-{runner_type}-queued-builds", region: eu-west-1}
+  - {queue_name_pattern: "gpu-{runner_type}-queued-builds", match: ["gpu-*"], exclude: ["gpu-*"]}
+  - {queue_name_pattern: "win-{runner_type}-queued-builds", match: ["windows-*"]}
+rules:
+  - {name: linux-queueing, match: ["linux-*"], thresholds: {queue_time: 5m}}
+"""
+
+
+def test_explain_names_the_entries_a_rule_cannot_reach_and_the_names_a_second_region_gets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = explained(tmp_path, capsys, REGIONS)
+    assert (
+        "  not discovery[2] (gpu-{runner_type}-queued-builds in us-east-1): its match ['gpu-*'], exclude ['gpu-*'] "
+        "leaves no runner type to find"
+    ) in out
+    assert (
+        "  not discovery[3] (win-{runner_type}-queued-builds in us-east-1): no runner type its match ['windows-*'] "
+        "keeps is one the rule's match ['linux-*'] selects"
+    ) in out
+    [first] = [line for line in out if "acme-{runner_type}-queued-builds in us-east-1" in line]
+    [second] = [line for line in out if "acme-{runner_type}-queued-builds in eu-west-1" in line]
+    assert "@" not in first  # the first region keeps the plain names
+    assert second.endswith("; a key discovery[0] also finds is named <key>@eu-west-1 here")

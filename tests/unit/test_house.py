@@ -115,3 +115,53 @@ def test_the_layer_holds_the_runtime_alone() -> None:
         imported = imports_of(".".join(path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__"))
         assert not {m for m in imported if m.split(".")[0] in ("moto", "queuewatch_cli", "pytest")}, path
         assert "REPO_ROOT" not in text and "parents[" not in text, f"{path} assumes a checkout"
+
+
+CLI = PACKAGE.parents[2] / "cli" / "queuewatch_cli"
+
+
+def cli_imports() -> dict[str, set[str]]:
+    """Each CLI module -> the CLI modules it imports when it runs, at the top or inside a function alike."""
+    modules = {
+        ".".join(("queuewatch_cli", *p.relative_to(CLI).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in CLI.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for block in ast.walk(tree):  # `if TYPE_CHECKING:` imports never run: annotations only
+            if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING":
+                block.body = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {m for m in (node.module, *(f"{node.module}.{a.name}" for a in node.names)) if m in modules}
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name in modules}
+        graph[name] = found - {name}
+    return graph
+
+
+def test_the_command_line_has_no_import_circle() -> None:
+    graph = cli_imports()
+    assert "queuewatch_cli.main" in graph and graph["queuewatch_cli.demo"]  # the walk sees the modules
+    circles = []
+    for start in graph:
+        todo: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
+        seen = {start}
+        while todo:
+            current, path = todo.pop()
+            for imported in graph[current]:
+                if imported == start:
+                    circles.append(" -> ".join((*path, start)))
+                elif imported not in seen:
+                    seen.add(imported)
+                    todo.append((imported, (*path, imported)))
+    assert circles == [], circles
+
+
+@pytest.mark.parametrize(("stage", "sibling"), [("collect", "track"), ("track", "collect")])
+def test_a_stage_reaches_no_sibling_stage_what_both_need_is_in_the_core(stage: str, sibling: str) -> None:
+    for path in (PACKAGE / stage).glob("*.py"):
+        imported = imports_of(f"{stage}.{path.stem}" if path.stem != "__init__" else stage)
+        assert not [m for m in imported if m.startswith(f"queuewatch.{sibling}")], f"{stage}/{path.name}"

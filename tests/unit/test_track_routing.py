@@ -9,8 +9,8 @@ import hmac
 import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
+from queuewatch.jobs import github_hosted
 from queuewatch.track import Router
-from queuewatch.track.routing import github_hosted
 from queuewatch.track.signature import signature_valid
 
 # The upstream module's own runner configs (examples/multi-runner/templates/runner-configs): one runner

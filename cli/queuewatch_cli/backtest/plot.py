@@ -102,7 +102,7 @@ class Timeline:
             axes.plot(times, minutes, label=name, linewidth=1.2)  # type: ignore[arg-type]
         timelines = [self] if other is None else [self, other]
         for which, (timeline, colour) in enumerate(zip(timelines, COLOURS, strict=False)):
-            named = f"{'AB'[which]} {timeline.label}: " if other is not None else ""
+            named = f"{'AB'[which]}: " if other is not None else ""  # the files are named once, in the footnote
             thresholds = [r for r in timeline.config.resolved_rules if r.queue_time_threshold is not None]
             for rule in thresholds:
                 assert rule.queue_time_threshold is not None
@@ -134,11 +134,13 @@ class Timeline:
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
         title = f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC"
         if other is not None:
-            title += f": A {self.label} against B {other.label}"
+            title += ": A against B"
+            # Whole paths clip in a title or a legend: named once, below the plot.
+            figure.text(0.01, 0.005, f"A: {self.label}   B: {other.label}", fontsize=7, va="bottom", wrap=True)
         axes.set_title(title)
         axes.grid(alpha=0.3)
         if drawn:
             axes.legend(loc="best", fontsize=8)
         figure.autofmt_xdate()
-        figure.tight_layout()
+        figure.tight_layout(rect=(0, 0.03, 1, 1) if other is not None else (0, 0, 1, 1))
         return figure

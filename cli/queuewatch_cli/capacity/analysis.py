@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -112,7 +112,7 @@ def analyse(
     target: Target,
     startup: float | None = None,
     plotted: Sequence[str] = (),
-    maximum: int | None = None,
+    maximum: int | Callable[[str], int | None] | None = None,
     pool: bool = False,
     pool_size: int | None = None,
 ) -> list[Capacity]:
@@ -131,11 +131,12 @@ def analyse(
         if sizing.runners is not None:
             answer.days_over = sum(1 for _, peak in seen.daily_peaks if peak > sizing.runners)
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
-        if maximum is not None and arrivals:
-            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, maximum, target)
+        most = maximum(name) if callable(maximum) else maximum  # --max, or the config's for this runner type
+        if most is not None and arrivals:
+            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, most, target)
         if (pool or pool_size is not None) and arrivals:
             # Without a maximum, room enough that none binds: twice the pool past which more change nothing.
-            runners = maximum or 2 * max(sizing.unlimited, 1)
+            runners = most or 2 * max(sizing.unlimited, 1)
             answer.pool_asked = True
             answer.pool = propose(arrivals, runs, chosen.seconds, runners, target, end - start)
             if name in plotted:  # --plot: each entry's cost against its queue time, at sizes 0 to twice its own

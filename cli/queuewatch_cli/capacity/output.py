@@ -10,11 +10,11 @@ from typing import Any
 from queuewatch.durations import format_duration
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
+from queuewatch_cli.capacity.plot import MAX_PLOTTED
 from queuewatch_cli.capacity.pool import PoolEntry
 from queuewatch_cli.capacity.simulate import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-MAX_PLOTTED = 12
 
 
 def _time(seconds: float) -> str:
@@ -205,31 +205,10 @@ def _answer(a: Capacity) -> dict[str, Any]:
 
 
 def draw(answers: Sequence[Capacity], target: Target, path: str) -> None:
-    """Queue time at the target's percentile (solid) and the median (dashed) against N, one colour per runner
-    type; the target as a grey line."""
-    import matplotlib
+    """--plot's picture (capacity/plot.py), written to `path`."""
+    from queuewatch_cli.capacity.plot import draw as draw_plot
 
-    matplotlib.use("Agg")  # files only: no display needed
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(10, 5), dpi=100)
-    for a in [a for a in answers if a.curve][:MAX_PLOTTED]:
-        sizes = [r.runners for r in a.curve]
-        (line,) = axes.plot(sizes, [r.target_value / 60 for r in a.curve], label=f"{a.name} p{target.percentile:g}")
-        axes.plot(sizes, [r.p50 / 60 for r in a.curve], linestyle="--", color=line.get_color(), linewidth=0.8)
-        if a.sizing.runners is not None:
-            axes.axvline(a.sizing.runners, color=line.get_color(), linestyle=":", linewidth=0.8)
-    axes.axhline(target.seconds / 60, color="grey", linestyle="--", linewidth=0.8, label=f"target {target}")
-    axes.set_xlabel("runners (N)")
-    axes.set_ylabel("queue time (minutes)")
-    axes.set_yscale("symlog", linthresh=1.0)  # minutes to days on one axis, zero included
-    axes.set_ylim(bottom=0)
-    axes.set_title("queuewatch capacity: queue time against the pool's size (dashed: the median)")
-    axes.grid(alpha=0.3)
-    axes.legend(loc="best", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+    draw_plot(answers, target, path)
 
 
 def draw_pool(answers: Sequence[Capacity], target: Target, path: str) -> None:

@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
+from queuewatch.jobs import JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames, matches_without_case
-from queuewatch.track.routing import github_hosted
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
@@ -69,6 +68,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="N",
         help="the autoscaler's runners_maximum_count: replay the history with at most N runners and say what binds",
+    )
+    capacity.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the stack's config: each runner type's runners_maximum_count is replayed as its maximum "
+        "(--max overrides)",
     )
     capacity.add_argument(
         "--launch-rate",
@@ -148,6 +153,7 @@ def run_capacity(
             raise QueuewatchError(f"--pool-size: found {args.pool_size}, expected 0 or more runners")
         if args.plot:
             _check_plot(args)
+        maxima = configured_maxima(args.config, args.max)
         reader = read or TableReader(args)
         # The one resolver the collector uses: `--runner-type Linux-X64` is the jobs stored as `linux-x64`.
         names = RunnerTypeNames(name for name in args.runner_type if not any(c in name for c in "*?["))
@@ -175,7 +181,7 @@ def run_capacity(
         notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
     launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), args.launch_rate)
     plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, args.max, args.pool, args.pool_size)
+    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, maxima, args.pool, args.pool_size)
     launch = launch_note(launches, bool(args.runner_type))
     if args.json:
         whole = document(answers, held_from, end.timestamp(), target, notes)
@@ -192,6 +198,22 @@ def run_capacity(
         if not args.json:
             out(f"queue time against N written to {args.plot}")
     return 0
+
+
+def configured_maxima(path: str | None, given: int | None) -> int | Callable[[str], int | None] | None:
+    """--max for every runner type; else, with --config, each runner type's runners_maximum_count (its name
+    resolved as the collector resolves it); else none."""
+    if given is not None or path is None:
+        return given
+    from queuewatch.config.load import ConfigError, load_config
+
+    try:
+        config = load_config(path)
+    except ConfigError as error:
+        raise QueuewatchError(str(error)) from None
+    maxima = {spec.name: spec.runners_maximum_count for spec in config.runner_types}
+    names = RunnerTypeNames(maxima)
+    return lambda name: maxima.get(names.resolve(name) or "")
 
 
 def launch_note(launches: LaunchLimit, some: bool) -> str:

@@ -52,7 +52,8 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_threshold_seconds: int | None
     # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
     # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued;
-    # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps
+    # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps;
+    # unjudged: its rules:unjudged, watched runner types no rule selects
     breached: list[
         Literal[
             "queue_size",
@@ -62,6 +63,7 @@ class RunnerTypeFigures(FrozenModel):
             "unserved_jobs",
             "untracked_jobs",
             "source_quiet",
+            "unjudged",
         ]
     ]
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = Field(
@@ -147,7 +149,9 @@ class Alert(FrozenModel):
     group_by: Literal["all", "team", "runner_type"]
     group: str
     dedup_key: str = Field(description="stable for the alert; downstream systems deduplicate on it")
-    notification_id: str = Field(description="unique per notification: dedup_key#sequence")
+    notification_id: str = Field(
+        description="unique per notification: dedup_key@<the episode's start, UTC, YYYYMMDDTHHMMSSZ>#sequence"
+    )
     sequence: int
     started_at: AwareDatetime
     evaluated_at: AwareDatetime
@@ -225,6 +229,8 @@ class Alert(FrozenModel):
                 return [f"{state} queuewatch sees again"]
             if collector:
                 return [f"{state} collection failed", state]
+            if self.runner_types_affected == 1 and "unjudged" in self.runner_types[0].breached:
+                return [f"{state} runner types no rule judges", state]
             unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
             if any("source_quiet" in f.breached for f in self.runner_types):
                 return [f"{state} a job source went quiet", state]

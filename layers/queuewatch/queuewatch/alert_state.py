@@ -216,3 +216,4 @@ class StoredState:
     groups: dict[str, GroupRecord] = field(default_factory=dict)
     silences: list[SilenceRecord] = field(default_factory=list)
     read_units: float = 0.0
+    names_digest: str | None = None  # of the config names last published for the commands (known_names.py)

@@ -18,7 +18,9 @@ approval is in neither: it waits for a person, not for a runner.
 
 from __future__ import annotations
 
+import re
 import zlib
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -150,3 +152,17 @@ class StoredJob(FrozenModel):
     progress: int
     status: str
     queued_at: datetime | None
+
+
+GITHUB_HOSTED_LABEL = re.compile(
+    r"^(ubuntu-(latest|slim|\d+\.\d+)(-arm)?|windows-(latest|\d{4}|11-arm)|macos-(latest|\d+)(-large|-xlarge|-intel)?)$"
+)
+"""The labels of GitHub's standard hosted runners (ubuntu-24.04, windows-2022, macos-14-large, ...)."""
+
+
+def github_hosted(labels: Iterable[str]) -> bool:
+    """A job for GitHub's own hosted runners: every label one of theirs, and none says self-hosted.
+    Not a job this fleet failed to serve. A larger hosted runner's label is a name its owner chose:
+    that cannot be told from a self-hosted label, and counts as unserved."""
+    lowered = [label.lower() for label in labels]
+    return bool(lowered) and all(GITHUB_HOSTED_LABEL.match(label) for label in lowered)

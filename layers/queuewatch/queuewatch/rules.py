@@ -15,6 +15,7 @@ HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
 COLLECTOR = "collector"
 UNSERVED_JOBS = "jobs:unserved"  # the monitor's instance for tracked jobs no runner type serves (":": no clash)
+UNJUDGED = "rules:unjudged"  # the monitor's instance for watched runner types no rule judges (evaluate/unjudged.py)
 JOB_SOURCE = "source"  # and "source:<bus|webhook>" for a job source gone quiet
 UNTRACKED_JOBS = "jobs:untracked"  # and for scale-up requests aging while no job is tracked queued for them
 """The health instance that stands for collection itself. Health instances share the runner types' key

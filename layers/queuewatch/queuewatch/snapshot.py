@@ -220,6 +220,10 @@ class Snapshot(FrozenModel):
     expired_jobs: Annotated[int, Field(ge=0)] = 0
     github_hosted_jobs: Annotated[int, Field(ge=0)] = 0  # queued for GitHub's hosted runners: not this fleet's
     slos: list[SloReading] = Field(default_factory=list, max_length=50)  # with tracking and SLOs configured
+    # Watched runner types no rule of the collector's config selects (the first 50, sorted; the count of all):
+    # nothing pages for them, and the evaluator's monitor says so (evaluate/unjudged.py).
+    unjudged: list[str] = Field(default_factory=list, max_length=50)
+    unjudged_count: Annotated[int, Field(ge=0)] = 0
     # Where jobs are tracked: each job source's heartbeat (job_sources.py), or why they could not be read.
     job_sources: list[JobSourceBeat] = Field(default_factory=list, max_length=len(SOURCES))
     job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None

@@ -7,10 +7,10 @@ from __future__ import annotations
 from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 
 from queuewatch.evaluate import EvaluationResult
+from queuewatch.jobs import github_hosted
 from queuewatch.settings import RunnerTypeMetrics
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
-from queuewatch.track.routing import github_hosted
 from queuewatch.track.stage import TrackResult
 from queuewatch.track.webhook import WebhookResponse
 

@@ -1,10 +1,11 @@
 """The config's names as the evaluator runs it (config/known.py), published in the state table for the commands.
 
 One item, `pk = known`, `sk = config`, outside the `queuewatch` partition, so the evaluator's one Query per
-tick never reads it. The evaluator puts it once per process and config (a cold start after each deploy),
-so the commands learn a deployed config's rules and teams within a tick, with nothing more than the
-GetItem they need on the table they already read; the names of 5,000 runner types are compressed, as a
-group's members are.
+tick never reads it (the names of 5,000 runner types are compressed, as a group's members are), and beside
+it in that partition a marker of a few bytes, `sk = known`, holding the names' digest, which that Query
+does read. The evaluator puts both only when the digest of the config it runs differs from the marker's
+(the first tick after a deploy that changes them), so steady ticks write nothing and the commands learn
+a deployed config's rules and teams within a tick, with one GetItem on the table they already read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import zlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from queuewatch.adapters.state_table import PARTITION
 from queuewatch.config.known import KnownNames
 
 if TYPE_CHECKING:
@@ -47,6 +49,9 @@ def put_known(client: DynamoDBClient, table: str, names: KnownNames, now: dateti
     if len(packed) <= MAX_NAMES_BYTES:
         item["runner_types_z"] = {"B": packed}
     client.put_item(TableName=table, Item=item)
+    # The marker last: one that says the names are published is never ahead of them.
+    marker = {"pk": {"S": PARTITION}, "sk": {"S": "known"}, "digest": item["digest"]}
+    client.put_item(TableName=table, Item=marker)
 
 
 def _unpacked(raw: Any) -> frozenset[str]:

@@ -109,6 +109,8 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
     kind, _, key = sort_key.partition("#")
     if kind == CURSOR:
         state.applied_at = _dt(item.get("applied_at"))
+    elif kind == "known":  # the digest of the names published for the commands (known_names.py)
+        state.names_digest = item.get("digest")
     elif kind == "instance":
         state.instances[InstanceKey.parse(key)] = InstanceState(
             rule=item["rule"],

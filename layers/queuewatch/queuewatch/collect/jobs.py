@@ -18,11 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.jobs import QUEUED_LIMIT, JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import CROSS_CHECKED, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
-from queuewatch.track.routing import github_hosted
 
 LISTED_PER_RUNNER_TYPE = 5
 LISTED_RUNNER_TYPES = 50  # as many as a page lists: the snapshot stays small at any fleet size

@@ -109,6 +109,7 @@ def collect(
             else []
         )
     census_read = tracked if isinstance(tracked, JobCensus) else None
+    unjudged = sorted(found.name for found in runner_types if not config.rules_for(found.name))
     beats, beats_error = _beats(beats_future)
     return Snapshot(
         snapshot_id=snapshot_id,
@@ -121,6 +122,8 @@ def collect(
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
         slos=slos,
+        unjudged=unjudged[:50],
+        unjudged_count=len(unjudged),
         job_sources=beats,
         job_sources_error=beats_error,
     )

@@ -80,6 +80,17 @@ def _globs_selecting_nothing(config: Config) -> Iterator[Finding]:
                 continue
             hint = near_miss(pattern, names)
             if config.discovery and not hint:
+                # Discovery's own match globs are what check-config knows of the names it will find: a rule glob
+                # that nearly spells one ('*-nvida-gpu-*' beside discovery's '*-nvidia-gpu-*') is a typo too.
+                meant = _near_a_discovery_glob(pattern, config)
+                if meant:
+                    yield Finding(
+                        ("rules", index, "match", position),
+                        f"rule {rule.name!r}: {pattern!r} selects none of runner_types and nearly spells discovery's "
+                        f"glob {meant!r}; did you mean {meant!r}? Otherwise the runner types discovery finds with "
+                        "it have no such rule",
+                        "warning",
+                    )
                 continue
             where = ("rules", index, "match", position)
             if config.discovery:
@@ -97,6 +108,13 @@ def _globs_selecting_nothing(config: Config) -> Iterator[Finding]:
                     f"{hint}; expected a name or glob of a configured runner type",
                     "error",
                 )
+
+
+def _near_a_discovery_glob(pattern: str, config: Config) -> str:
+    globs = sorted({g for entry in config.discovery for g in entry.match if g.strip("*?")})
+    if any(fnmatch.fnmatchcase(_sample(glob), pattern) for glob in globs):
+        return ""  # the rule selects some of what that entry finds
+    return next((glob for glob in globs if near_miss(pattern, [_sample(glob)])), "")
 
 
 _SEPARATORS = str.maketrans("-_", "..")
@@ -204,6 +222,14 @@ def _overlapping_discovery(config: Config) -> Iterator[Finding]:
     # signals silently lose to the other's; an exclude on one of them says which is meant.
     for (i, first), (j, second) in combinations(enumerate(config.discovery), 2):
         if _where(config, first) != _where(config, second):
+            continue
+        if first == second:  # copied, and the edit that was meant (a region, most often) not made
+            yield Finding(
+                ("discovery", j),
+                f"discovery[{j}] is identical to discovery[{i}]; did you mean another region? "
+                f"(both list {_where(config, first)[0]}: add region: to one of them)",
+                "error",
+            )
             continue
         shared = _shared_queue(first, second)
         if shared is None:

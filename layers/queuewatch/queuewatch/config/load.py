@@ -48,11 +48,19 @@ class ConfigError(QueuewatchError):
 
     def __init__(self, source: str, problems: list[ConfigProblem]) -> None:
         self.source = source
-        self.problems = problems
-        super().__init__(self._render())
+        # In the order of the file's lines (stable: one line's problems keep the order they were found in).
+        self.problems = sorted(problems, key=lambda problem: (problem.line is None, problem.line or 0))
+        super().__init__(self._render() + "; the config was not applied" + self._listed())
+
+    def checked(self) -> str:
+        """The problems as a check reports them: a check applies nothing, so it says nothing of applying."""
+        return self._render() + self._listed()
 
     def _render(self) -> str:
-        lines = [f"{self.source}: {plural(len(self.problems), 'problem')}; the config was not applied"]
+        return f"{self.source}: {plural(len(self.problems), 'problem')}"
+
+    def _listed(self) -> str:
+        lines = [""]
         for problem in self.problems:
             where = f"{self.source}:{problem.line}" if problem.line else self.source
             lines.append(f"  {where}: {problem.key_path or '(top level)'}: {problem.message}")
@@ -272,6 +280,8 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
     if translated:
         return ConfigProblem(_render_path(loc), translated, line)
     message = str(error["msg"]).removeprefix("Value error, ")
-    if "found" not in message and not message.startswith(f"{str(error.get('input')).strip()[:12]}"):
+    # A check across a list entry's keys names those keys: the whole entry is not repeated back.
+    whole_entry = isinstance(error.get("input"), Mapping) and bool(loc) and isinstance(loc[-1], int)
+    if not whole_entry and "found" not in message and not message.startswith(str(error.get("input")).strip()[:12]):
         message = f"found {error.get('input')!r}: {message}"
     return ConfigProblem(_render_path(loc), message, line)

@@ -74,6 +74,10 @@ def _one_of(error: Mapping[str, Any], key: str) -> str:
 
 def _a_list(error: Mapping[str, Any], key: str) -> str:
     found = error.get("input")
+    if isinstance(found, str) and "," in found:  # 'self-hosted,linux,x64': one item each
+        items = [item.strip() for item in found.split(",") if item.strip()]
+        written = "[" + ", ".join(yaml_value(item) if item[:1] != "*" else _quoted(item) for item in items) + "]"
+        return f"found {found!r}, a single value where a list goes; write {key}: {written}"
     if isinstance(found, (str, int, float, bool)):
         return f"found {found!r}, a single value where a list goes; write {key}: {yaml_value([found])}"
     return f"found {_found(found)}, expected a list, such as {key}: ['a', 'b']"
@@ -99,6 +103,13 @@ def _a_mapping(models: Mapping[str, type[BaseModel]]) -> Callable[[Mapping[str, 
     return message
 
 
+def _text(error: Mapping[str, Any], key: str) -> str:
+    found = error.get("input")
+    if isinstance(found, (int, float)) and not isinstance(found, bool):  # YAML read digits as a number
+        return f'found {found!r}, a number; write {key}: "{found}" (quoted)'
+    return f"found {_found(found)}, expected text: one value, not a list or a mapping"
+
+
 def _fixed(expected: str) -> Callable[[Mapping[str, Any], str], str]:
     return lambda error, key: f"found {_found(error.get('input'))}, {expected}"
 
@@ -117,7 +128,7 @@ def translator(models: Sequence[type[BaseModel]]) -> Callable[[Mapping[str, Any]
         "model_type": _a_mapping(by_name),
         "dict_type": _a_mapping(by_name),
         "model_attributes_type": _a_mapping(by_name),
-        "string_type": _fixed("expected text: one value, not a list or a mapping"),
+        "string_type": _text,
         "int_type": _fixed("expected a whole number"),
         "int_parsing": _fixed("expected a whole number"),
         "int_from_float": _fixed("expected a whole number"),

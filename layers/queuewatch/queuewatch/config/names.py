@@ -22,8 +22,17 @@ ACCOUNT = re.compile(r"^\d{12}$")
 
 def _check_region(value: str) -> str:
     if not REGION.match(value):
-        raise ValueError(f"found {value!r}, expected an AWS region such as us-east-1")
+        meant = _region_meant(value)
+        hint = f"; did you mean {meant!r}?" if meant else ","
+        raise ValueError(f"found {value!r}{hint} expected an AWS region such as us-east-1")
     return value
+
+
+def _region_meant(value: str) -> str | None:
+    """The region a near miss stands for: a hyphen left out or doubled, capitals, spaces (`us-west2`)."""
+    parts = re.fullmatch(r"([a-z]{2}(?:-gov|-iso[a-z]*)?)[-_ ]*([a-z]+?)[-_ ]*(\d)", value.strip().lower())
+    meant = f"{parts[1]}-{parts[2]}-{parts[3]}" if parts else None
+    return meant if meant and meant != value and REGION.match(meant) else None
 
 
 def _check_account(value: str) -> str:

@@ -151,6 +151,12 @@ class RunnerTypeSpec(FrozenModel):
         description="several label sets, each with its own exact_match (the upstream module's labelMatchers): "
         "a tracked job belongs to this runner type when one of them takes it",
     )
+    runners_maximum_count: int | None = Field(
+        default=None,
+        ge=1,
+        description="the autoscaler's runners_maximum_count for this runner type: `queuewatch capacity --config` "
+        "replays the history at it and says whether it binds",
+    )
 
     @field_validator("labels")
     @classmethod
@@ -215,6 +221,17 @@ class DiscoverySpec(FrozenModel):
     signals: Signals = Field(default_factory=dict)
     match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
     exclude: list[RunnerTypeGlob] = Field(default_factory=list)
+
+    @field_validator("account_id")
+    @classmethod
+    def _own_account_only(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError(
+                f"found {value!r}: discovery lists queues with ListQueues, which lists only the stack's own "
+                "account, so it would find nothing there; name another account's queues under runner_types "
+                '(queue: {name: ..., account_id: "..."}) and deploy with WatchedAccountIds'
+            )
+        return value
 
     @field_validator("queue_name_pattern")
     @classmethod

@@ -7,7 +7,7 @@ queueing runner type of a firing page, likely cause first.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
@@ -38,6 +38,13 @@ MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 # after this page (what the on-call sees first when they open it minutes later).
 VIEW_BEFORE = timedelta(hours=1)
 VIEW_AFTER = timedelta(minutes=15)
+
+
+def notification_id(key: str, started_at: datetime, sequence: int) -> str:
+    """Unique per message: the sequence counts the pages of one episode, and the episode's start tells two
+    episodes apart (the stored record, with its sequence, is removed once an episode's resolve is sent).
+    A repeat of the same page (a retried publish) keeps the same id."""
+    return f"{key}@{started_at.astimezone(UTC):%Y%m%dT%H%M%SZ}#{sequence}"
 
 
 def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
@@ -87,7 +94,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         group_by=rule.group_by,
         group=record.group,
         dedup_key=key,
-        notification_id=f"{key}#{record.sequence}",
+        notification_id=notification_id(key, decision.started_at, record.sequence),
         sequence=record.sequence,
         started_at=decision.started_at,
         evaluated_at=now,

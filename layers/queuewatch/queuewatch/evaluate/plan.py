@@ -30,12 +30,14 @@ from queuewatch.durations import format_duration
 from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
 from queuewatch.evaluate.slo import PREFIX as SLO_PREFIX
 from queuewatch.evaluate.slo import judge_slos, slo_rules
+from queuewatch.evaluate.unjudged import unjudged_text
 from queuewatch.github_status import GitHubStatus
 from queuewatch.job_sources import quiet_for, quiet_text
 from queuewatch.rules import (
     COLLECTOR,
     HEALTH_RULE,
     JOB_SOURCE,
+    UNJUDGED,
     UNSERVED_JOBS,
     UNTRACKED_JOBS,
     Priority,
@@ -323,6 +325,7 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen.add(_step_unjudged(result, context.snapshot))
         seen.add(_step_untracked(result, blind_jobs))
         seen |= _step_sources(result, context.snapshot)
         seen |= _step_slos(result, context.snapshot)
@@ -413,6 +416,19 @@ def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
     if waiting:
         result.degraded.add(UNSERVED_JOBS)
     return _step(result, result.context.health, UNSERVED_JOBS, bool(waiting))
+
+
+def _step_unjudged(result: Plan, snapshot: Snapshot) -> InstanceKey:
+    """Watched runner types no rule selects, and rule globs that nearly select one: nothing pages for them."""
+    finding = unjudged_text(result.context.config, snapshot)
+    result.verdicts[InstanceKey(HEALTH_RULE, UNJUDGED)] = Verdict(
+        breached=finding is not None,
+        breached_signals=("unjudged",) if finding else (),
+        missing={"rules": finding} if finding else {},
+    )
+    if finding:
+        result.degraded.add(UNJUDGED)
+    return _step(result, result.context.health, UNJUDGED, finding is not None)
 
 
 def unserved_text(waiting: list[UnmatchedJobs]) -> str:

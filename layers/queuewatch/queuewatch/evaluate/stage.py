@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from queuewatch.adapters.errors import DeadlineExceeded
-from queuewatch.adapters.known_names import put_known
+from queuewatch.adapters.known_names import digest, put_known
 from queuewatch.adapters.state_table import (
     WriteConflict,
     advance_cursor,
@@ -77,7 +77,7 @@ def evaluate(
     check_plausible(observation, wall)  # before the first read: a refused observation changes nothing
     implausible_after = wall + MAX_AHEAD
     state = load_state(dynamodb, stack.table)
-    _publish_names(dynamodb, stack.table, config, memory, wall)
+    _publish_names(dynamodb, stack.table, config, state.names_digest, wall)
     result = EvaluationResult(
         outcome="applied", evaluated_at=now, observation=observation_label(observation), read_units=state.read_units
     )
@@ -132,18 +132,16 @@ def evaluate(
     return result
 
 
-def _publish_names(
-    dynamodb: DynamoDBClient, table: str, config: Config, memory: EvaluatorMemory, now: datetime
-) -> None:
-    """The config's rules, teams and runner types for the commands (adapters/known_names.py): once per process
-    and config. A failed write never costs the tick its pages; the next tick tries again."""
-    if memory.published_config is config:
+def _publish_names(dynamodb: DynamoDBClient, table: str, config: Config, published: str | None, now: datetime) -> None:
+    """The config's rules, teams and runner types for the commands (adapters/known_names.py), when they differ
+    from those published. A failed write never costs the tick its pages; the next tick tries again."""
+    names = known_names(config)
+    if digest(names) == published:
         return
     try:
-        put_known(dynamodb, table, known_names(config), now)
+        put_known(dynamodb, table, names, now)
     except (ClientError, BotoCoreError, DeadlineExceeded):
         return
-    memory.published_config = config
 
 
 def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:

@@ -15,7 +15,6 @@ GitHub compares them; a candidate is kept in lower case for that reason.
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,23 +24,10 @@ from queuewatch.rules import RESERVED_RUNNER_TYPES
 GENERIC_LABELS = frozenset({"self-hosted", "linux", "windows", "macos", "x64", "arm", "arm64"})
 """Labels every self-hosted runner of an OS or architecture carries: they name no runner type."""
 
-GITHUB_HOSTED_LABEL = re.compile(
-    r"^(ubuntu-(latest|slim|\d+\.\d+)(-arm)?|windows-(latest|\d{4}|11-arm)|macos-(latest|\d+)(-large|-xlarge|-intel)?)$"
-)
-"""The labels of GitHub's standard hosted runners (ubuntu-24.04, windows-2022, macos-14-large, ...)."""
-
 
 def label_set(labels: Iterable[str]) -> str:
     """One stable text for a set of labels: how unmatched jobs are counted."""
     return ",".join(sorted({label.lower() for label in labels}))
-
-
-def github_hosted(labels: Iterable[str]) -> bool:
-    """A job for GitHub's own hosted runners: every label one of theirs, and none says self-hosted.
-    Not a job this fleet failed to serve. A larger hosted runner's label is a name its owner chose:
-    that cannot be told from a self-hosted label, and counts as unserved."""
-    lowered = [label.lower() for label in labels]
-    return bool(lowered) and all(GITHUB_HOSTED_LABEL.match(label) for label in lowered)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,43 @@
+"""`queuewatch backtest`'s arguments: the command line's, and the demo's (demo_decisions), without the
+whole command line's parser (which would import the demo back)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`backtest` under `commands` (an argparse subparsers action)."""
+    backtest = commands.add_parser(
+        "backtest", help="replay the tracked jobs' or CloudWatch's history through the rules: what would have paged"
+    )
+    backtest.add_argument("--config", required=True, metavar="FILE")
+    backtest.add_argument("--compare", metavar="OTHER_FILE", help="a second config: pages only one would send")
+    backtest.add_argument("--from", dest="start", required=True, help="ISO time (UTC), or a duration ago: 14d")
+    backtest.add_argument("--to", dest="end", default="now", help="ISO time (UTC), 'now' (default), or a duration ago")
+    backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
+    backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
+    backtest.add_argument(
+        "--stack",
+        action="append",
+        metavar="NAME[@REGION]",
+        help="the stack whose region and jobs table (JobsTableName output: its tracked jobs are replayed) to use; "
+        "one (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
+    )
+    backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    backtest.add_argument(
+        "--jobs-table", metavar="TABLE", help="the stack's jobs table (JobsTable output): replay the tracked jobs"
+    )
+    backtest.add_argument(
+        "--source",
+        choices=("jobs", "cloudwatch"),
+        help="the history replayed: the tracked jobs (the default with --jobs-table, as the live rules judge "
+        "them) or CloudWatch's queue metrics (the default without)",
+    )
+    backtest.add_argument(
+        "--suggest", action="store_true", help="per rule, propose thresholds and a pending period within --budget"
+    )
+    backtest.add_argument("--budget", help="--suggest: pages allowed per span, such as 3/day (default 1/week)")
+    backtest.add_argument(
+        "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
+    )

@@ -1,0 +1,212 @@
+"""The README's deploy commands, read from the README and run as written by the SAM CLI against a moto server.
+
+Each `sam deploy` line of the README's Deploy section runs in a copy of the repository's template, code and
+samconfig.toml, with the config staged as `make build` stages it (the source tree is packaged as it is:
+`sam build` would need the network for the layer's dependencies). SAM must accept the command line, resolve
+its managed bucket (`--resolve-s3`), upload every artifact and the packaged template under the environment's
+prefix, and call CreateChangeSet with the capabilities. moto stops there: it answers CreateChangeSet with
+NoSuchBucket, since it cannot read a template from the S3 URL SAM hands it; the test asserts that exact point,
+so a moto that gets further fails here and the test can be taken further.
+
+moto has one gap before that point, which the test fills: a stack it creates through a change set has no
+Outputs, and SAM's managed-bucket stack is made that way, so SAM would refuse it as not its own. The test
+creates that stack as SAM does on a first deploy (a bucket, its name as the `SourceBucket` output, SAM's tag)
+with CreateStack, in each region the README deploys to.
+
+It needs the SAM CLI's environment (`make venv-sam`, which `make lint` builds before `make test`):
+`.venv-sam/bin/sam` in the repository, or the path in QUEUEWATCH_SAM_CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from bench.motoserver import MotoServer
+from queuewatch_cli.build import stage_config
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+SAM_IN_README = ".venv-sam/bin/sam"
+DEPLOY_TIMEOUT_SECONDS = 300
+MANAGED_STACK = "aws-sam-cli-managed-default"
+GUIDED_QUESTION = "WebhookFunction Function Url has no authentication. Is this okay?"
+
+
+def client(service: str, region: str, endpoint: str) -> Any:
+    """A client of the moto server, with its fake credentials (a module fixture runs before the tests' own)."""
+    session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=region)
+    return session.client(service, endpoint_url=endpoint)  # type: ignore[call-overload]
+
+
+def sam_cli() -> Path | None:
+    given = os.environ.get("QUEUEWATCH_SAM_CLI")
+    candidate = Path(given) if given else REPO / SAM_IN_README
+    return candidate if candidate.is_file() else None
+
+
+def deploy_section(readme: str) -> str:
+    start = readme.index("\n## Deploy\n")
+    end = readme.index("\n## ", start + 1)
+    return readme[start:end]
+
+
+def deploy_commands(section: str) -> list[str]:
+    """Every `sam deploy` command in the section's shell blocks, continuation lines joined."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL):
+        joined = block.replace("\\\n", " ")
+        commands += [line.strip() for line in joined.splitlines() if line.strip().startswith(f"{SAM_IN_README} deploy")]
+    return commands
+
+
+@dataclass(frozen=True)
+class Deploy:
+    command: str
+    stack_name: str
+    region: str
+    s3_prefix: str
+    output: str
+    returncode: int
+
+
+def environment_of(argv: list[str], samconfig: dict[str, dict[str, dict[str, dict[str, object]]]]) -> dict[str, object]:
+    name = argv[argv.index("--config-env") + 1] if "--config-env" in argv else "default"
+    assert name in samconfig, f"{name!r} is not an environment of samconfig.toml"
+    return samconfig[name]["deploy"]["parameters"]
+
+
+def create_managed_bucket_stack(endpoint: str, region: str) -> None:
+    """SAM's managed stack as a first deploy makes it; by CreateStack: moto gives a change set's stack no Outputs."""
+    template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {"SamCliSourceBucket": {"Type": "AWS::S3::Bucket"}},
+        "Outputs": {"SourceBucket": {"Value": {"Ref": "SamCliSourceBucket"}}},
+    }
+    client("cloudformation", region, endpoint).create_stack(
+        StackName=MANAGED_STACK,
+        TemplateBody=json.dumps(template),
+        Tags=[{"Key": "ManagedStackSource", "Value": "AwsSamCli"}],
+    )
+
+
+def managed_bucket(endpoint: str, region: str) -> str:
+    stack = client("cloudformation", region, endpoint).describe_stacks(StackName=MANAGED_STACK)["Stacks"][0]
+    return str(next(output["OutputValue"] for output in stack["Outputs"] if output["OutputKey"] == "SourceBucket"))
+
+
+@pytest.fixture(scope="module")
+def deploys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MotoServer, list[Deploy]]]:
+    sam = sam_cli()
+    if sam is None:
+        pytest.skip(f"no SAM CLI: {REPO / SAM_IN_README} is missing (make venv-sam) and QUEUEWATCH_SAM_CLI is unset")
+    project = tmp_path_factory.mktemp("clone")
+    for name in ("template.yaml", "samconfig.toml"):
+        shutil.copy2(REPO / name, project / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for folder in ("functions", "layers"):
+        shutil.copytree(REPO / folder, project / folder, ignore=ignore)
+    stage_config(REPO / "config" / "queuewatch.yaml", project / ".aws-sam" / "config")  # make build's first step
+    samconfig = tomllib.loads((project / "samconfig.toml").read_text())
+    commands = deploy_commands(deploy_section(README.read_text()))
+    with MotoServer() as moto:
+        topic = client("sns", "us-east-1", moto.endpoint).create_topic(Name="queuewatch-use1-alerts")["TopicArn"]
+        plans = []
+        for command in commands:
+            argv = shlex.split(command.replace("$TOPIC", topic))
+            parameters = environment_of(argv, samconfig)
+            plans.append((command, [str(sam), *argv[1:]], parameters))
+        for region in sorted({str(parameters["region"]) for _, _, parameters in plans}):
+            create_managed_bucket_stack(moto.endpoint, region)
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(project),
+            "AWS_ENDPOINT_URL": moto.endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "SAM_CLI_TELEMETRY": "0",
+        }
+
+        def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                argv,
+                cwd=project,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=DEPLOY_TIMEOUT_SECONDS,
+                check=False,
+            )
+
+        with ThreadPoolExecutor(max_workers=len(plans) or 1) as pool:
+            finished = list(pool.map(run, [argv for _, argv, _ in plans]))
+        yield (
+            moto,
+            [
+                Deploy(
+                    command,
+                    str(parameters["stack_name"]),
+                    str(parameters["region"]),
+                    str(parameters["s3_prefix"]),
+                    result.stdout + result.stderr,
+                    result.returncode,
+                )
+                for (command, _, parameters), result in zip(plans, finished, strict=True)
+            ],
+        )
+
+
+def test_the_readme_deploys_one_stack_and_two_stacks_each_with_the_bucket_and_the_capabilities() -> None:
+    commands = deploy_commands(deploy_section(README.read_text()))
+    assert len(commands) == 3, commands  # one stack; the two of "Several stacks"
+    for command in commands:
+        argv = shlex.split(command)
+        assert "--resolve-s3" in argv, command
+        assert argv[argv.index("--capabilities") + 1] == "CAPABILITY_IAM", command
+        assert "--config-env" in argv, command
+
+
+def test_the_guided_deploys_question_on_the_webhook_url_is_answered_in_the_readme() -> None:
+    assert f"`{GUIDED_QUESTION}`" in " ".join(deploy_section(README.read_text()).split())
+
+
+def test_sam_accepts_each_command_uploads_the_artifacts_and_stops_at_moto_create_change_set(
+    deploys: tuple[MotoServer, list[Deploy]],
+) -> None:
+    moto, results = deploys
+    assert len({deploy.stack_name for deploy in results}) == len(results), "each command deploys its own stack"
+    for deploy in results:
+        assert "Error: No such option" not in deploy.output and "Usage:" not in deploy.output, deploy.output
+        assert "S3 Bucket not specified" not in deploy.output, deploy.output
+        assert f"Stack name                   : {deploy.stack_name}" in deploy.output, deploy.output
+        assert 'Capabilities                 : ["CAPABILITY_IAM"]' in deploy.output, deploy.output
+        s3 = client("s3", deploy.region, moto.endpoint)
+        bucket = managed_bucket(moto.endpoint, deploy.region)
+        keys = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix=f"{deploy.s3_prefix}/")["Contents"]]
+        [packaged_key] = [key for key in keys if key.endswith(".template")]
+        packaged = s3.get_object(Bucket=bucket, Key=packaged_key)["Body"].read().decode()
+        for artifact in ("CodeUri: s3://", "ContentUri: s3://"):
+            assert artifact in packaged, f"{deploy.command}: the packaged template has no {artifact}"
+        # every function's code and both layers: the code of collect, evaluate, track and the two layers
+        assert len(keys) >= 5, keys
+        # Where moto stops: CreateChangeSet, which cannot read the uploaded template. Everything before it ran.
+        expected = (
+            f"Error: Failed to create changeset for the stack: {deploy.stack_name}, An error occurred (NoSuchBucket) "
+            "when calling the CreateChangeSet operation"
+        )
+        assert expected in deploy.output, deploy.output
+        assert deploy.returncode == 1
