@@ -50,7 +50,20 @@ class RunnerTypeFigures(FrozenModel):
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
     # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
-    breached: list[Literal["queue_size", "queue_time", "no_data", "collection_failed", "unserved_jobs"]]
+    # job_retry_*, dead_letter*: the autoscaler's job-retry and dead-letter queues (rules job-retry, dead-letter)
+    breached: list[
+        Literal[
+            "queue_size",
+            "queue_time",
+            "no_data",
+            "collection_failed",
+            "unserved_jobs",
+            "job_retry_checks",
+            "job_retry_age",
+            "dead_lettered",
+            "dead_letter_age",
+        ]
+    ]
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -58,7 +71,12 @@ class RunnerTypeFigures(FrozenModel):
     )
     triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
     oldest_jobs: list[WaitingJob] = Field(
-        default_factory=list, description="where jobs are tracked: the jobs waiting longest, with their links"
+        default_factory=list,
+        description="where jobs are tracked: the jobs waiting longest, with their links; on a dead-letter page, "
+        "the jobs its requests likely stood for (see jobs_note)",
+    )
+    jobs_note: str | None = Field(
+        default=None, description="a dead-letter page: whether its jobs are inferred or unknown, and why"
     )
 
     @property

@@ -34,6 +34,13 @@ class SignalName(StrEnum):
     # Where jobs are tracked but the rules judge the requests (queue_source: sqs): the jobs as evidence.
     JOBS_QUEUED = "jobs_queued"
     OLDEST_JOB_AGE = "oldest_job_age"
+    # The autoscaler's other queues beside a runner type's build queue (demand_paths.py): the job-retry
+    # queue's checks waiting (GetQueueAttributes) and its oldest one's age (AWS/SQS); the build queue's
+    # dead-letter queue likewise, each message a scale-up request the autoscaler gave up on.
+    JOB_RETRY_CHECKS = "job_retry_checks"
+    JOB_RETRY_AGE = "job_retry_age"
+    DEAD_LETTERED = "dead_lettered"
+    DEAD_LETTER_AGE = "dead_letter_age"
 
 
 COUNT_SIGNALS = frozenset(
@@ -70,3 +77,8 @@ SQS_METRICS: Mapping[SignalName, tuple[str, str]] = {
     SignalName.JOB_ARRIVALS: ("NumberOfMessagesSent", "Sum"),
     SignalName.JOBS_DEQUEUED: ("NumberOfMessagesDeleted", "Sum"),
 }
+
+PATH_SIGNAL_NAMES = frozenset(
+    {SignalName.JOB_RETRY_CHECKS, SignalName.JOB_RETRY_AGE, SignalName.DEAD_LETTERED, SignalName.DEAD_LETTER_AGE}
+)
+"""Read from the autoscaler's other queues beside the build queue (demand_paths.py), never configured."""

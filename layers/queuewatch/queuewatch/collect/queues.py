@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import list_queue_urls, queue_url
 from queuewatch.config import Config, DiscoverySpec, SignalSource
+from queuewatch.demand_paths import beside
 from queuewatch.rules import RESERVED_RUNNER_TYPES
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import (
@@ -66,10 +67,22 @@ class WatchedQueue:
     team: str | None
     signals: dict[SignalName, SignalSource]
     foreign: bool = False  # in another account than the collector's: its metrics are read with AccountId
+    # The autoscaler's job-retry and dead-letter queues beside the build queue (demand_paths.py), where
+    # found: a discovery listing holds them, or the config names the runner type (its own names, or
+    # upstream's beside its build queue). None: that path is not deployed, or not read.
+    job_retry_queue: str | None = None
+    dead_letter_queue: str | None = None
+    # Of those, the names taken from upstream's naming for a named runner type, unconfirmed by any listing:
+    # SQS saying such a queue does not exist means that path is not deployed (upstream's default), not a fault.
+    assumed_paths: frozenset[str] = frozenset()
 
     @property
     def url(self) -> str:
         return queue_url(self.region, self.account_id, self.queue_name)
+
+    def url_of(self, queue_name: str) -> str:
+        """A queue beside this one, in its region and account."""
+        return queue_url(self.region, self.account_id, queue_name)
 
     @property
     def is_copy(self) -> bool:
@@ -109,8 +122,11 @@ def resolve_queues(
     default_account = config.defaults.account_id or account_id
     targets: list[WatchedQueue] = []
     claims = _Claims()
+    retry_on = config.defaults.job_retry.max_age is not None
+    dead_on = config.defaults.dead_letter.max_messages is not None
     for named in config.runner_types:
         account = named.queue.account_id or _url_account(named.queue.url) or default_account
+        paths = beside(named.queue.queue_name)
         target = WatchedQueue(
             runner_type=named.name,
             region=named.queue.region_or(config.defaults.region),
@@ -119,6 +135,16 @@ def resolve_queues(
             team=named.team,
             signals=config.signals_for(named.signals),
             foreign=account != account_id,
+            job_retry_queue=(named.job_retry_queue or paths.job_retry) if retry_on else None,
+            dead_letter_queue=(named.dead_letter_queue or paths.dead_letter) if dead_on else None,
+            assumed_paths=frozenset(
+                name
+                for name, own in (
+                    (paths.job_retry, named.job_retry_queue),
+                    (paths.dead_letter, named.dead_letter_queue),
+                )
+                if name is not None and own is None
+            ),
         )
         targets.append(target)
         claims.owners.setdefault((target.account_id, target.region, target.queue_name), target.runner_type)
@@ -133,6 +159,7 @@ def resolve_queues(
             continue
         found: list[WatchedQueue] = []
         skipped: list[SkippedQueue] = []
+        listed = {(_url_account(url), url.rsplit("/", 1)[-1]) for url in urls}  # the paths found beside
         for url in sorted(urls):
             name = url.rsplit("/", 1)[-1]
             key = spec.key_of(name)
@@ -143,6 +170,7 @@ def resolve_queues(
             if isinstance(outcome, SkippedQueue):
                 skipped.append(outcome)
                 continue
+            paths = beside(name)
             found.append(
                 WatchedQueue(
                     runner_type=outcome,
@@ -152,17 +180,19 @@ def resolve_queues(
                     team=spec.team,
                     signals=config.signals_for(spec.signals),
                     foreign=account != account_id,
+                    job_retry_queue=_if_listed(paths.job_retry, _url_account(url), listed, retry_on),
+                    dead_letter_queue=_if_listed(paths.dead_letter, _url_account(url), listed, dead_on),
                 )
             )
         targets += found
-        listed = sorted(skipped, key=lambda q: (q.shadowed, q.queue))[:MAX_SKIPPED_LISTED]  # the unwatched first
+        shown = sorted(skipped, key=lambda q: (q.shadowed, q.queue))[:MAX_SKIPPED_LISTED]  # the unwatched first
         results.append(
             DiscoveryResult(
                 region=region,
                 pattern=spec.queue_name_pattern,
                 found=len(found),
                 skipped=len(skipped),
-                skipped_queues=listed,
+                skipped_queues=shown,
             )
         )
     return targets, results
@@ -201,6 +231,12 @@ def _place(
     claims.identities[identity] = queue
     claims.plain.add(key)
     return identity
+
+
+def _if_listed(name: str | None, account: str | None, listed: set[tuple[str | None, str]], on: bool) -> str | None:
+    """A path's queue where the same listing holds it (ListQueues' prefix is the build queue's, so it lists
+    them too, at no call more); else that path is not deployed for the runner type."""
+    return name if on and name is not None and (account, name) in listed else None
 
 
 def _url_account(url: str | None) -> str | None:

@@ -27,9 +27,11 @@ from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metr
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.depth_reads import TICK, CollectorMemory, queues_to_read
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
+from queuewatch.collect.paths import aged_paths, read_paths, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
@@ -78,21 +80,31 @@ def collect(
             for index in sized_by_queue
             if index in to_read
         }
+        path_results = read_paths(targets, lambda region: clients.queue_depths(region).read, pool)
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        path_depths = path_results()
         # No AWS/SQS age for an empty queue (its oldest job is 0 old), nor for one not read this tick.
         no_age = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
         no_age |= set(sized_by_queue) - to_read
-        judged = _read_metrics(clients, metric_requests(targets, no_age), spans, pool)
+        judged = _read_metrics(
+            clients, metric_requests(targets, no_age, path_ages=aged_paths(targets, path_depths)), spans, pool
+        )
         if jobs_future and tracked is None:
             tracked = _census(jobs_future, {t.runner_type for t in targets}, now)
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
-            runner_type = assemble(targets[index], depths.get(index), series, spans)
+            runner_type = with_paths(
+                assemble(targets[index], depths.get(index), series, spans), targets[index], index, path_depths
+            )
+            runner_type = with_dead_letter_jobs(runner_type, queued_records(), now)
             # Jobs are routed to a key, not a region: their figures go to the key's plain identity alone.
             copy = targets[index].is_copy
             return (
                 runner_type if tracked is None or copy else with_jobs(runner_type, tracked, now, judge_jobs=judge_jobs)
             )
+
+        def queued_records() -> list[JobRecord] | None:
+            return jobs_future.result() if jobs_future and not jobs_future.exception() else None
 
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
@@ -122,6 +134,7 @@ def collect(
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
+        jobs_tracked=census_read is not None,
     )
 
 

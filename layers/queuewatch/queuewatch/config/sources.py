@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, field_validator
 from queuewatch.config.names import STAT, Region
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.signals import SQS_METRICS, SQS_SOURCE, SignalName
+from queuewatch.signals import PATH_SIGNAL_NAMES, SQS_METRICS, SQS_SOURCE, SignalName
 
 EXCEPTION_PLACEHOLDER = "{exception}"
 
@@ -94,6 +94,11 @@ SignalSource = Literal["sqs"] | MetricQuery
 
 def _check_signal_sources(signals: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
     for name, source in signals.items():
+        if name in PATH_SIGNAL_NAMES:
+            raise ValueError(
+                f"signal {name.value!r} is read from the autoscaler's job-retry or dead-letter queue found beside "
+                "the build queue; expected no source for it (name the queue with job_retry_queue or dead_letter_queue)"
+            )
         if source == SQS_SOURCE and name not in SQS_METRICS and name != SignalName.QUEUE_SIZE:
             raise ValueError(
                 f"signal {name.value!r} cannot come from 'sqs'; expected a metric query "

@@ -21,11 +21,13 @@ from queuewatch.alert import (
 )
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.config.sources import MetricQuery, Signals
+from queuewatch.demand_paths import DEAD_LETTER_RULE
+from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
 from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.stack import Stack
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
 from queuewatch.triage import triage
 from queuewatch.wording import plural
 
@@ -69,7 +71,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
-        summary=_summary(rule, figures, resolved),
+        summary=path_summary(rule, figures, resolved, now) if rule.path else _summary(rule, figures, resolved),
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -127,9 +129,11 @@ def _figures(
         }
         queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
         snapshot = context.snapshot
-        if snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
+        if snapshot is not None and not resolved and rule.name != HEALTH_RULE and not rule.path and queueing:
             explanation = triage(found, window=snapshot.triage_window_seconds, baseline=snapshot.baseline_seconds)
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
+    if found is not None and rule.path:
+        queue = path_queue(rule, found) or queue
     return RunnerTypeFigures(
         runner_type=runner_type,
         region=region,
@@ -138,8 +142,8 @@ def _figures(
         team=context.team(rule, runner_type),
         status="resolved" if resolved or instance is None else "firing",
         since=instance.since if instance else None,
-        queue_size=found.value(SignalName.QUEUE_SIZE) if found else None,
-        queue_time_seconds=found.value(SignalName.QUEUE_TIME) if found else None,
+        queue_size=found.value(rule.size_signal) if found else None,
+        queue_time_seconds=found.value(rule.time_signal) if found else None,
         queue_size_threshold=rule.queue_size_threshold,
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
@@ -147,8 +151,14 @@ def _figures(
         console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
         signals=others,
         triage=explanation,
-        oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
+        oldest_jobs=_jobs(rule, found) if found and not resolved else [],
+        jobs_note=dead_letter_note(rule, found, context.snapshot) if found and not resolved else None,
     )
+
+
+def _jobs(rule: Rule, found: RunnerTypeSnapshot) -> list[WaitingJob]:
+    """The jobs a page row lists: a dead-letter page, the jobs its requests likely stood for."""
+    return list(found.dead_letter_jobs if rule.name == DEAD_LETTER_RULE else found.oldest_jobs)
 
 
 def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeSnapshot) -> str:
@@ -164,7 +174,7 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
 def _title(rule: Rule, group: str) -> str:
     if rule.name == HEALTH_RULE:
         return "queuewatch monitor degraded"
-    title = f"Jobs are queueing ({rule.name})"
+    title = PATH_TITLES.get(rule.name, "Jobs are queueing") + f" ({rule.name})"
     if rule.group_by == "team":
         title += f" team {group}"
     elif rule.group_by == "runner_type":

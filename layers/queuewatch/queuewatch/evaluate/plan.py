@@ -98,7 +98,7 @@ class Context:
             snapshot=snapshot,
             failure=observation if isinstance(observation, CollectorFailure) else None,
             health=health,
-            rules={rule.name: rule for rule in (*config.resolved_rules, health)},
+            rules={rule.name: rule for rule in (*config.resolved_rules, *config.path_rules, health)},
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
         )
 
@@ -220,7 +220,8 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     seen: set[InstanceKey] = set()
     for runner_type in context.snapshot.runner_types if context.snapshot else []:
         missing: dict[str, str] = {}
-        for rule in context.config.rules_for(runner_type.name):
+        # The autoscaler's other queues are judged beside the build queue (demand_paths.py).
+        for rule in (*context.config.rules_for(runner_type.name), *context.config.path_rules):
             verdict = judge(rule, runner_type)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
