@@ -46,11 +46,3 @@ def describe(error: Exception) -> str:
     if isinstance(error, BotoCoreError):
         return f"{type(error).__name__}: {error}"
     return f"{type(error).__name__}: {error}"
-
-
-QUEUE_MISSING_CODES = frozenset({"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"})
-
-
-def queue_missing(error: Exception) -> bool:
-    """Whether SQS said the queue does not exist (its query-protocol code, or its JSON one)."""
-    return isinstance(error, ClientError) and error.response.get("Error", {}).get("Code") in QUEUE_MISSING_CODES

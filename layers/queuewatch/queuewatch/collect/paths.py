@@ -4,23 +4,21 @@ Each found queue costs one GetQueueAttributes a tick (the lean reader, beside th
 and where it holds messages, one AWS/SQS ApproximateAgeOfOldestMessage query in the first GetMetricData
 round, which asks for it at no call more. So a stuck check or a dead-lettered request shows on the tick
 SQS counts it, and its age as CloudWatch publishes it. A queue that cannot be read gives its signals the
-reason (a degraded signal on the monitor page), never a 0; a queue upstream's naming only assumed and
-SQS does not know is a path not deployed: no signal at all (demand_paths.py).
+reason (a degraded signal on the monitor page), never a 0. A runner type with no such queue found has no
+such signal at all: that path is not deployed (demand_paths.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from queuewatch.adapters.errors import describe, queue_missing
+from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import QueueDepth
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
-
-NOT_DEPLOYED = "not deployed"
 
 
 @dataclass(frozen=True)
@@ -42,26 +40,26 @@ def path_queues(target: WatchedQueue) -> list[PathQueue]:
 
 
 PathDepths = dict[tuple[int, SignalName], QueueDepth | str]
-"""(runner index, count signal) -> the depth read, its failure's reason, or NOT_DEPLOYED."""
+"""(runner index, count signal) -> the depth read, or its failure's reason."""
 
 
 def read_paths(
     targets: list[WatchedQueue], reader: Callable[[str], Callable[[str], QueueDepth]], pool: ThreadPoolExecutor
 ) -> Callable[[], PathDepths]:
     """Start every path queue's read; the returned function waits for them. `reader(region)` reads a URL."""
-    futures: dict[tuple[int, SignalName], tuple[WatchedQueue, str, Future[QueueDepth]]] = {}
+    futures: dict[tuple[int, SignalName], Future[QueueDepth]] = {}
     for index, target in enumerate(targets):
         for path in path_queues(target):
             read = reader(target.region)
-            futures[(index, path.count)] = (target, path.queue_name, pool.submit(read, target.url_of(path.queue_name)))
+            futures[(index, path.count)] = pool.submit(read, target.url_of(path.queue_name))
 
     def results() -> PathDepths:
         out: PathDepths = {}
-        for key, (target, name, future) in futures.items():
+        for key, future in futures.items():
             try:
                 out[key] = future.result()
             except Exception as error:  # noqa: BLE001 - a failed read degrades that path's signals only
-                out[key] = NOT_DEPLOYED if queue_missing(error) and name in target.assumed_paths else describe(error)
+                out[key] = describe(error)
         return out
 
     return results
@@ -83,18 +81,8 @@ def with_paths(
 ) -> RunnerTypeSnapshot:
     """The runner type with its path queues' names and counts; an empty queue's oldest age is 0."""
     signals = dict(runner_type.signals)
-    names: Mapping[SignalName, str | None] = {
-        SignalName.JOB_RETRY_CHECKS: target.job_retry_queue,
-        SignalName.DEAD_LETTERED: target.dead_letter_queue,
-    }
-    found: dict[str, str | None] = {"job_retry_queue": None, "dead_letter_queue": None}
     for path in path_queues(target):
         depth = depths.get((index, path.count))
-        field = "job_retry_queue" if path.count == SignalName.JOB_RETRY_CHECKS else "dead_letter_queue"
-        if depth == NOT_DEPLOYED:
-            signals.pop(path.age, None)
-            continue
-        found[field] = names[path.count]
         if isinstance(depth, QueueDepth):
             signals[path.count] = Reading.of(depth.total)
             if depth.total == 0:
@@ -102,4 +90,9 @@ def with_paths(
         else:
             reason = f"GetQueueAttributes of {path.queue_name} failed: {depth or 'not read'}"
             signals[path.count] = signals[path.age] = Reading.missing(reason)
-    return runner_type.model_copy(update={"signals": signals, **found})
+    update = {
+        "signals": signals,
+        "job_retry_queue": target.job_retry_queue,
+        "dead_letter_queue": target.dead_letter_queue,
+    }
+    return runner_type.model_copy(update=update)

@@ -72,9 +72,6 @@ class WatchedQueue:
     # upstream's beside its build queue). None: that path is not deployed, or not read.
     job_retry_queue: str | None = None
     dead_letter_queue: str | None = None
-    # Of those, the names taken from upstream's naming for a named runner type, unconfirmed by any listing:
-    # SQS saying such a queue does not exist means that path is not deployed (upstream's default), not a fault.
-    assumed_paths: frozenset[str] = frozenset()
 
     @property
     def url(self) -> str:
@@ -122,29 +119,32 @@ def resolve_queues(
     default_account = config.defaults.account_id or account_id
     targets: list[WatchedQueue] = []
     claims = _Claims()
+    # Every queue the listings hold, by place: where the paths beside a build queue are found, at no call more
+    # (ListQueues' prefix is the build queues', so it lists their job-retry and dead-letter queues too).
+    listed = {
+        (_url_account(url) or default_account, region, url.rsplit("/", 1)[-1])
+        for _, region, urls in answers
+        if isinstance(urls, list)
+        for url in urls
+    }
     retry_on = config.defaults.job_retry.max_age is not None
     dead_on = config.defaults.dead_letter.max_messages is not None
     for named in config.runner_types:
         account = named.queue.account_id or _url_account(named.queue.url) or default_account
         paths = beside(named.queue.queue_name)
+        place = named.queue.region_or(config.defaults.region)
         target = WatchedQueue(
             runner_type=named.name,
-            region=named.queue.region_or(config.defaults.region),
+            region=place,
             account_id=account,
             queue_name=named.queue.queue_name,
             team=named.team,
             signals=config.signals_for(named.signals),
             foreign=account != account_id,
-            job_retry_queue=(named.job_retry_queue or paths.job_retry) if retry_on else None,
-            dead_letter_queue=(named.dead_letter_queue or paths.dead_letter) if dead_on else None,
-            assumed_paths=frozenset(
-                name
-                for name, own in (
-                    (paths.job_retry, named.job_retry_queue),
-                    (paths.dead_letter, named.dead_letter_queue),
-                )
-                if name is not None and own is None
-            ),
+            job_retry_queue=(named.job_retry_queue if retry_on else None)
+            or _if_listed(paths.job_retry, account, place, listed, retry_on),
+            dead_letter_queue=(named.dead_letter_queue if dead_on else None)
+            or _if_listed(paths.dead_letter, account, place, listed, dead_on),
         )
         targets.append(target)
         claims.owners.setdefault((target.account_id, target.region, target.queue_name), target.runner_type)
@@ -159,7 +159,6 @@ def resolve_queues(
             continue
         found: list[WatchedQueue] = []
         skipped: list[SkippedQueue] = []
-        listed = {(_url_account(url), url.rsplit("/", 1)[-1]) for url in urls}  # the paths found beside
         for url in sorted(urls):
             name = url.rsplit("/", 1)[-1]
             key = spec.key_of(name)
@@ -180,8 +179,8 @@ def resolve_queues(
                     team=spec.team,
                     signals=config.signals_for(spec.signals),
                     foreign=account != account_id,
-                    job_retry_queue=_if_listed(paths.job_retry, _url_account(url), listed, retry_on),
-                    dead_letter_queue=_if_listed(paths.dead_letter, _url_account(url), listed, dead_on),
+                    job_retry_queue=_if_listed(paths.job_retry, account, region, listed, retry_on),
+                    dead_letter_queue=_if_listed(paths.dead_letter, account, region, listed, dead_on),
                 )
             )
         targets += found
@@ -233,10 +232,9 @@ def _place(
     return identity
 
 
-def _if_listed(name: str | None, account: str | None, listed: set[tuple[str | None, str]], on: bool) -> str | None:
-    """A path's queue where the same listing holds it (ListQueues' prefix is the build queue's, so it lists
-    them too, at no call more); else that path is not deployed for the runner type."""
-    return name if on and name is not None and (account, name) in listed else None
+def _if_listed(name: str | None, account: str, region: str, listed: set[tuple[str, str, str]], on: bool) -> str | None:
+    """A path's queue under upstream's name where a listing of its place holds it; else none is known."""
+    return name if on and name is not None and (account, region, name) in listed else None
 
 
 def _url_account(url: str | None) -> str | None:

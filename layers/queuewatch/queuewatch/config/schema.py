@@ -136,12 +136,12 @@ class RunnerTypeSpec(FrozenModel):
     job_retry_queue: str | None = Field(
         default=None,
         description="the runner type's job-retry queue, in the build queue's region and account; by default "
-        "upstream's name beside the build queue (<prefix>-<key>-job-retry), where the build queue has upstream's name",
+        "upstream's name beside the build queue (<prefix>-<key>-job-retry) where a discovery listing holds it",
     )
     dead_letter_queue: str | None = Field(
         default=None,
         description="the build queue's dead-letter queue; by default upstream's name "
-        "(<prefix>-<key>-queued-builds_dead_letter, .fifo for a FIFO build queue)",
+        "(<prefix>-<key>-queued-builds_dead_letter, .fifo for a FIFO build queue) where a discovery listing holds it",
     )
     label_sets: list[LabelSet] | None = Field(
         default=None,
