@@ -11,15 +11,17 @@ from typing import Any
 
 import boto3
 import pytest
-from support import T0, StackInMoto, arriving_now
+from support import T0, StackInMoto, arriving_now, runner_type, snapshot, with_signals
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
+from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.snapshot import Reading, Snapshot
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+from queuewatch_cli.status import show_status
 
 JOBS = "jobs"
 ACCOUNT = "123456789012"
@@ -184,3 +186,32 @@ def test_paths_switched_off_are_not_read(fleet: dict[str, str]) -> None:
     snap = snap_of(off, calls)
     assert calls.calls["GetQueueAttributes"] == 3
     assert all(rt.job_retry_queue is None and rt.dead_letter_queue is None for rt in snap.runner_types)
+
+
+def test_status_lists_a_path_alert_under_its_runner_type_with_that_queues_figures(aws: None) -> None:
+    config = parse_config(CONFIG, source="t.yaml")
+    linux = with_signals(
+        runner_type("linux-x64", 14, 114 * 60), dead_lettered=Reading.of(2), dead_letter_age=Reading.of(42 * 60)
+    ).model_copy(update={"dead_letter_queue": LINUX_DEAD})
+    stack = StackInMoto.create()
+    stack.evaluate(snapshot(T0, linux), config)
+    cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+    # What the evaluator's EMF lines give CloudWatch (moto does not extract them): the build queue's and the
+    # dead-letter queue's figures of linux-x64
+    cloudwatch.put_metric_data(
+        Namespace="Queuewatch",
+        MetricData=[
+            {
+                "MetricName": metric,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in runner_type_dimensions("queuewatch", "linux-x64")],
+                "Timestamp": T0,
+                "Value": value,
+            }
+            for metric, value in (("QueueSize", 14), ("QueueTime", 6840), ("DeadLettered", 2), ("DeadLetterAge", 2520))
+        ],
+    )
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    text = show_status(dynamodb, "state", T0 + timedelta(seconds=30), False, cloudwatch, "Queuewatch", "queuewatch")
+    [line] = [line for line in text.splitlines() if "linux-x64" in line and "dead-lettered" in line]
+    assert "dead-lettered requests 2, oldest dead-lettered request 42m" in line
+    assert "dead-letter / all" in text  # the rule's page, listing the runner type
