@@ -267,3 +267,40 @@ def emitted_dimensions() -> set[str]:
     [blob] = [json.loads(line) for line in buffer.getvalue().splitlines()]
     [dimensions] = blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
     return set(dimensions)
+
+
+# --- upstream with job retry and redrive: every path a scale-up request takes --------------------
+
+
+def test_upstream_job_retry_and_dead_letter_queues_page_under_their_own_rules(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-job-retry-dead-letter.yaml")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    urls = {
+        name: sqs.create_queue(QueueName=name)["QueueUrl"]
+        for name in (
+            "multi-runner-linux-x64-queued-builds",
+            "multi-runner-linux-x64-job-retry",
+            "multi-runner-linux-x64-queued-builds_dead_letter",
+            "multi-runner-windows-x64-queued-builds",
+            "windows-builds-redrive",
+        )
+    }
+    sqs.send_message(QueueUrl=urls["multi-runner-linux-x64-job-retry"], MessageBody='{"id": 1}')
+    sqs.send_message(QueueUrl=urls["windows-builds-redrive"], MessageBody='{"id": 2}')
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "multi-runner-linux-x64-job-retry"},
+        {1: 50 * 60})  # fmt: skip
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "windows-builds-redrive"}, {1: 600})
+    moto = StackInMoto.create(name="prod", region="eu-west-1")
+    inbox = moto.subscribe_queue("inbox")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    moto.evaluate(snap, config)
+    messages = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages", [])
+    pages = {page["rule"]: page for page in (json.loads(json.loads(m["Body"])["Message"]) for m in messages)}
+    assert set(pages) == {"job-retry", "dead-letter"}
+    [stuck] = pages["job-retry"]["runner_types"]
+    assert (stuck["runner_type"], stuck["queue"], stuck["queue_time_seconds"]) == (
+        "linux-x64", "multi-runner-linux-x64-job-retry", 3000
+    )  # fmt: skip
+    [dead] = pages["dead-letter"]["runner_types"]
+    assert (dead["runner_type"], dead["queue"], dead["team"]) == ("windows-x64", "windows-builds-redrive", "windows-ci")
+    assert pages["dead-letter"]["priority"] == "P1" and pages["job-retry"]["priority"] == "P2"
