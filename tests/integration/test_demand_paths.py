@@ -66,6 +66,10 @@ def fleet(aws: None) -> dict[str, str]:
     return urls
 
 
+def message_subject(message: dict[str, Any]) -> str:
+    return str(json.loads(message["Body"])["Subject"])
+
+
 def snap_of(config_text: str = CONFIG, calls: SqsCalls | None = None, jobs_table: str | None = None) -> Snapshot:
     clients = clients_counting(calls or SqsCalls())
     config = parse_config(config_text, source="t.yaml")
@@ -137,12 +141,15 @@ def test_a_dead_lettered_request_pages_with_the_job_it_likely_names(fleet: dict[
     assert [str(key) for key in result.firing] == ["dead-letter#linux-x64"]
     [message] = sqs.receive_message(QueueUrl=inbox)["Messages"]
     alert = json.loads(json.loads(message["Body"])["Message"])
-    assert alert["title"] == "Scale-up requests were dead-lettered (dead-letter)"
+    assert alert["title"] == "Scale-up requests dead-lettered (dead-letter)"
     [row] = alert["runner_types"]
     assert row["queue"] == LINUX_DEAD and row["breached"] == ["dead_lettered"]
     assert [(job["repo"], job["run_id"]) for job in row["oldest_jobs"]] == [("pytorch/pytorch", 10_000_007)]
     assert row["jobs_note"].startswith("jobs inferred, not read")
     assert "likely pytorch/pytorch run 10000007, queued 42m ago" in alert["summary"]
+    assert message_subject(message) == (
+        "ALARM: P2 1 runner type, 1 dead-lettered, oldest 42m: Scale-up requests dead-lettered (dead-letter)"
+    )
 
 
 def test_with_tracking_off_the_page_says_the_job_is_unknown(fleet: dict[str, str]) -> None:

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import AwareDatetime, Field
 
+from queuewatch.demand_paths import PATH_COUNTED, PATH_RULES
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE
@@ -191,6 +192,15 @@ class Alert(FrozenModel):
         if self.status == "resolved":
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
+        if self.rule in PATH_RULES:  # the job-retry or dead-letter queue's figures, named as such
+            held = f"{size:g} {PATH_COUNTED[self.rule]}" if size is not None else None
+            oldest = f"oldest {format_duration(time)}" if time is not None else None
+            return [
+                ", ".join([f"{state} {count}", *(text for text in (held, oldest) if text)]),
+                ", ".join([f"{state} {count}", *(text for text in (oldest,) if text)]),
+                f"{state} {count}",
+                state,
+            ]
         wordings = [
             (
                 f"max queue time {format_duration(time)}" if time is not None else None,

@@ -69,3 +69,6 @@ PATH_METRICS: dict[str, tuple[str, str]] = {
     DEAD_LETTER_RULE: ("DeadLettered", "DeadLetterAge"),
 }
 """The evaluator's per-runner-type metrics of each path (count, oldest age in seconds), while it holds messages."""
+
+PATH_COUNTED = {JOB_RETRY_RULE: "job-retry checks", DEAD_LETTER_RULE: "dead-lettered"}
+"""How a page's subject counts what each path's queue holds: "2 dead-lettered, oldest 42m"."""

@@ -12,8 +12,8 @@ from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
 from queuewatch.wording import plural
 
 PATH_TITLES = {
-    JOB_RETRY_RULE: "Job-retry checks are stuck",
-    DEAD_LETTER_RULE: "Scale-up requests were dead-lettered",
+    JOB_RETRY_RULE: "Job-retry checks stuck",
+    DEAD_LETTER_RULE: "Scale-up requests dead-lettered",
 }
 NOUNS = {JOB_RETRY_RULE: "job-retry check", DEAD_LETTER_RULE: "dead-lettered request"}
 
