@@ -131,6 +131,12 @@ class Alert(FrozenModel):
     runner_types_affected: int
     max_queue_size: float | None
     max_queue_size_runner_type: str | None
+    jobs_queued: float | None = Field(
+        default=None,
+        description="jobs queued across every runner type of the page, each job counted once however many "
+        "queues hold its scale-up request; null when that cannot be known (see jobs_queued_basis)",
+    )
+    jobs_queued_basis: str | None = Field(default=None, description="how jobs_queued was counted, or why it was not")
     max_queue_time_seconds: float | None
     max_queue_time_runner_type: str | None
     runbook_url: str | None
@@ -209,9 +215,12 @@ class Alert(FrozenModel):
             (f"oldest {format_duration(time)}" if time is not None else None, f"{size:g} queued" if size else None),
             (format_duration(time) if time is not None else None, f"{size:g} queued" if size else None),
         ]
+        # Across several runner types, the jobs each counted once (a job's request may sit in several queues).
+        several = self.runner_types_affected > 1 and self.jobs_queued is not None
+        jobs = plural(int(self.jobs_queued or 0), "job") if several else None
         heads = []
         for wording in wordings:
-            figures = [text for text in wording if text]
+            figures = [text for text in (jobs, *wording) if text]
             heads += [", ".join([f"{state} {count} queueing", *figures]), ", ".join([f"{state} {count}", *figures])]
         return [*heads, f"{state} {count}", state]
 

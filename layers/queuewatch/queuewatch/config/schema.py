@@ -378,6 +378,12 @@ class Defaults(FrozenModel):
     signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()
+    queue_selection_strategy: Literal["first", "random", "all"] = Field(
+        default="first",
+        description="the upstream webhook's queue_selection_strategy: with 'all' (v7.9) one job's scale-up request "
+        "goes to every matching queue, so summed requests count it once per queue; a page's jobs total is then "
+        "the tracked jobs', or not summed",
+    )
     job_retry: JobRetrySettings = JobRetrySettings()
     dead_letter: DeadLetterSettings = DeadLetterSettings()
 

@@ -25,6 +25,7 @@ from queuewatch.demand_paths import DEAD_LETTER_RULE
 from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
 from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.totals import jobs_total
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
@@ -63,6 +64,15 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     # Every team whose runner types the page names, listed or not, so each team's routing sees it.
     # A resolve reaches every team its page reached, whatever the config says now.
     paged_teams = set(record.paged_as.teams) if resolved and record.paged_as else set()
+    counted = rule.name != HEALTH_RULE and not rule.path and not resolved
+    total, basis = (
+        jobs_total(plan.context.config, snapshot, decision.members, plan.context.by_name)
+        if counted
+        else (
+            None,
+            None,
+        )
+    )
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     return Alert(
         status="resolved" if resolved else "firing",
@@ -71,7 +81,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
-        summary=path_summary(rule, figures, resolved, now) if rule.path else _summary(rule, figures, resolved),
+        summary=path_summary(rule, figures, resolved, now)
+        if rule.path
+        else _summary(rule, figures, resolved) + _total_text(total, basis, len(figures)),
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -89,6 +101,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         max_queue_size_runner_type=max_size_at,
         max_queue_time_seconds=max_time,
         max_queue_time_runner_type=max_time_at,
+        jobs_queued=total,
+        jobs_queued_basis=basis,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
         silence=silence_for(rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region),
@@ -169,6 +183,15 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
         values = [value.replace("{runner_type}", runner_type) for value in source.dimensions.values()]
         return metric_url(source.region or found.region, source.namespace, source.metric, values)
     return queue_metrics_url(found.region, found.queue_name)
+
+
+def _total_text(total: float | None, basis: str | None, listed: int) -> str:
+    """Across several runner types, the jobs each counted once, or the bounds where they cannot be."""
+    if listed < 2 or basis is None:
+        return ""
+    if total is not None:
+        return f"; {plural(int(total), 'job')} in all, each counted once"
+    return f"; jobs in all {basis}" if basis.startswith("between") else ""
 
 
 def _title(rule: Rule, group: str) -> str:
