@@ -304,3 +304,23 @@ def test_upstream_job_retry_and_dead_letter_queues_page_under_their_own_rules(aw
     [dead] = pages["dead-letter"]["runner_types"]
     assert (dead["runner_type"], dead["queue"], dead["team"]) == ("windows-x64", "windows-builds-redrive", "windows-ci")
     assert pages["dead-letter"]["priority"] == "P1" and pages["job-retry"]["priority"] == "P2"
+
+
+# --- upstream with several GitHub Apps: the rate limit is per app -------------------------------
+
+
+def test_upstream_several_apps_the_spent_app_is_named_beside_the_healthy_ones(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-several-apps.yaml")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName=UPSTREAM_QUEUE)["QueueUrl"]
+    for job in range(6):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job}))
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": UPSTREAM_QUEUE}, {1: 20 * 60})
+    # The primary app is spent; the two additional apps are not: their figure alone would hide it.
+    for app, left in (("123456", 12), ("234567", 4100), ("345678", 4800)):
+        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", {"AppId": app}, {1: left, 2: left + 40})
+    page = page_for(config, "eu-west-1")
+    cause, detail = findings(page, "linux-x64")[0]
+    assert cause == "rate_limited"
+    assert detail.startswith("app 123456: 12 requests left (fleet-wide)")
+    assert "the other apps have app 234567: 4100, app 345678: 4800" in detail

@@ -22,6 +22,9 @@ class SignalName(StrEnum):
     JOBS_DEQUEUED = "jobs_dequeued"  # the scale-up consumer's throughput
     JOB_DURATION = "job_duration"
     EC2_EXCEPTIONS = "ec2_exceptions"  # RunInstances errors, one query per exception name
+    # Requests left in each GitHub App's rate limit, one query per app (upstream's GitHubAppRateLimitRemaining,
+    # by AppId; v7.11's additional_github_apps spreads the control plane's calls over several apps).
+    GITHUB_APP_RATE_LIMIT = "github_app_rate_limit"
     # The runners' own resources, in percent used (AWS/EC2 CPUUtilization, the CloudWatch agent's
     # mem_used_percent and disk_used_percent): a runner short of one takes jobs slower, or fails them.
     CPU_USED = "cpu_used"

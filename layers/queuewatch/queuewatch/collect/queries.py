@@ -28,6 +28,7 @@ class MetricSlot:
     missing_as_zero: bool
     fleet_wide: bool = False
     exception: str | None = None  # ec2_exceptions: the exception name this query reads
+    app: str | None = None  # github_app_rate_limit: the GitHub App id this query reads
     depth_history: bool = False  # the queue-depth series behind an SQS queue size, for the triage
 
 
@@ -101,6 +102,9 @@ def _queries(index: int, target: WatchedQueue, empty: bool) -> Iterator[tuple[bo
                 for name in query.exceptions:
                     slot = MetricSlot(index, signal, 1, zero, fleet, exception=name)
                     yield is_evidence, region, query.for_exception(name), slot
+            elif signal == SignalName.GITHUB_APP_RATE_LIMIT:
+                for app in query.apps:  # one query per app: each app's limit is its own
+                    yield is_evidence, region, query.for_app(app), MetricSlot(index, signal, 1, zero, fleet, app=app)
             else:
                 yield is_evidence, region, query, MetricSlot(index, signal, query.seconds_per_unit, zero, fleet)
             continue
