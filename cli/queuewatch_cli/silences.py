@@ -78,7 +78,7 @@ def duration_problems(text: str) -> list[str]:
 
 def config_teams(config: Config) -> set[str]:
     """Every team the config can page: the rules' (defaults applied), the runner types', discovery's, the monitor's."""
-    teams = {rule.team for rule in config.resolved_rules}
+    teams = {rule.team for rule in (*config.resolved_rules, *config.path_rules)}
     teams |= {spec.team for spec in config.runner_types if spec.team}
     teams |= {found.team for found in config.discovery if found.team}
     return teams | ({config.monitor.team} if config.monitor.team else set())
@@ -96,7 +96,8 @@ def known(config_path: str | None, state: StoredState, target: Target) -> Known:
     if config_path:
         config = load_config(config_path)
         source = f"the config {config_path}"
-        return Known({r.name for r in config.resolved_rules} | {HEALTH_RULE}, config_teams(config), source)
+        rules = {r.name for r in (*config.resolved_rules, *config.path_rules)}  # job-retry, dead-letter: pages too
+        return Known(rules | {HEALTH_RULE}, config_teams(config), source)
     rules = {key.rule for key in state.instances} | {record.rule for record in state.groups.values()}
     teams = {i.team for i in state.instances.values() if i.team}
     teams |= {t for g in state.groups.values() if g.paged_as for t in g.paged_as.teams}

@@ -189,7 +189,7 @@ def build_view(
     path_figures: dict[str, Figures] | None = None,
 ) -> StatusView:
     """What status shows; the silences in the table are applied now, not when the evaluator next writes."""
-    rules = config.resolved_rules if config else ()
+    rules = (*config.resolved_rules, *config.path_rules) if config else ()
     pending_for = {r.name: r.pending_for for r in rules}
     if config is not None:
         pending_for[HEALTH_RULE] = config.monitor.for_

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -15,11 +16,13 @@ from support import T0, StackInMoto, arriving_now, runner_type, snapshot, with_s
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.state_table import create_table, load_state
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, Snapshot
+from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import show_status
 
@@ -222,3 +225,29 @@ def test_status_lists_a_path_alert_under_its_runner_type_with_that_queues_figure
     [line] = [line for line in text.splitlines() if "linux-x64" in line and "dead-lettered" in line]
     assert "dead-lettered requests 2, oldest dead-lettered request 42m" in line
     assert "dead-letter / all" in text  # the rule's page, listing the runner type
+
+
+def test_the_silence_a_dead_letter_page_prints_is_taken_against_the_config(
+    aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
+    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    config_file = tmp_path / "queuewatch.yaml"
+    config_file.write_text(CONFIG)
+    flags = ["--table", "state", "--region", "us-east-1", "--config", str(config_file)]
+    silence = [
+        "silence",
+        "add",
+        *flags,
+        "--rule",
+        "dead-letter",
+        "--match",
+        "linux-x64",
+        "--for",
+        "2h",
+        "--comment",
+        "x",
+    ]
+    assert main(silence) == 0
+    [stored] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences
+    assert stored.rule == "dead-letter"
