@@ -222,6 +222,9 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
         missing: dict[str, str] = {}
         # The autoscaler's other queues are judged beside the build queue (demand_paths.py).
         for rule in (*context.config.rules_for(runner_type.name), *context.config.path_rules):
+            absent = rule.path and rule.size_signal not in runner_type.signals
+            if absent and InstanceKey(rule.name, runner_type.name) not in context.state.instances:
+                continue  # no such queue, and no alert on it to resolve: nothing to step (5,000 stay cheap)
             verdict = judge(rule, runner_type)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
