@@ -251,3 +251,19 @@ def test_the_silence_a_dead_letter_page_prints_is_taken_against_the_config(
     assert main(silence) == 0
     [stored] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences
     assert stored.rule == "dead-letter"
+
+
+def test_a_dead_letter_alert_resolves_when_its_queue_is_emptied_or_removed(aws: None) -> None:
+    config = parse_config(CONFIG, source="t.yaml")
+    stack = StackInMoto.create()
+    inbox = stack.subscribe_queue("inbox")
+    plain = runner_type("linux-x64")
+    dead = with_signals(plain, dead_lettered=Reading.of(1), dead_letter_age=Reading.of(60))
+    assert [str(k) for k in stack.evaluate(snapshot(T0, dead), config).firing] == ["dead-letter#linux-x64"]
+    # The queue is deleted (redrive switched off): no such path any more, and the alert on it resolves.
+    stack.evaluate(snapshot(T0 + timedelta(minutes=1), plain), config)  # clear: keeps firing 5 minutes
+    later = stack.evaluate(snapshot(T0 + timedelta(minutes=7), plain), config)
+    assert later.firing == [] and not later.degraded
+    messages = boto3.client("sqs", region_name="us-east-1").receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)
+    statuses = sorted(json.loads(json.loads(m["Body"])["Message"])["status"] for m in messages["Messages"])
+    assert statuses == ["firing", "resolved"]
