@@ -64,12 +64,12 @@ def fleet(aws: None) -> dict[str, str]:
     sqs = boto3.client("sqs", region_name="us-east-1")
     urls = {name: sqs.create_queue(QueueName=name)["QueueUrl"] for name in (LINUX, LINUX_RETRY, LINUX_DEAD, WINDOWS)}
     for name in (ARM, ARM_DEAD):
-        fifo = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
-        urls[name] = sqs.create_queue(QueueName=name, Attributes=fifo)["QueueUrl"]
+        attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+        urls[name] = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]  # type: ignore[arg-type]
     return urls
 
 
-def message_subject(message: dict[str, Any]) -> str:
+def message_subject(message: Any) -> str:
     return str(json.loads(message["Body"])["Subject"])
 
 
