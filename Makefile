@@ -112,6 +112,7 @@ bench: venv ## the benchmark: real ticks against a moto server per fleet size; t
 	$(PY) -m bench.track
 	$(PY) -m bench.backtest_jobs
 	$(PY) -m bench.capacity
+	$(PY) -m bench.capacity 50000 90
 	$(PY) -m bench.run --fleets $(FLEETS)
 
 cost: venv ## docs/COST.md again from bench/results.json (the figures of the last full `make bench`)

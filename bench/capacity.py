@@ -1,6 +1,8 @@
-"""`queuewatch capacity` and `queuewatch backtest --suggest` at 14 days x 50,000 jobs a day: time and peak memory.
+"""`queuewatch capacity` and `queuewatch backtest --suggest` at 14 (or 90) days x 50,000 jobs a day: time and peak
+memory, each with its verdict: whether it fits a laptop (LAPTOP_CPU_SECONDS of one core, LAPTOP_MIB resident).
 
 Run: .venv/bin/python -m bench.capacity [jobs a day, default 50000] [days, default 14] [runner types, default 10]
+(`make bench` runs 14 days and 90 days, the longest `JobHistoryDays` the docs price.)
 
 The history: jobs spread over the runner types (the first few take most, as in real fleets), arriving by a
 daily and weekly pattern, each run a log-normal time (median 12 minutes) after a start-up of 40-90 s; two
@@ -42,6 +44,20 @@ START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday
 DAY = 86400
 INCIDENTS = ((0, 2 * DAY + 10 * 3600), (1, 6 * DAY + 15 * 3600), (0, 11 * DAY + 3 * 3600))  # (runner type, at)
 NOISY = 2  # the runner type that spikes twice a day
+
+
+LAPTOP_CPU_SECONDS = 600.0  # ten minutes of one core: past it, a user waits for an answer at the desk no longer
+LAPTOP_MIB = 4096.0  # what one command may take on a 16 GB laptop beside a browser and an IDE
+
+
+def verdict(figures: dict[str, float]) -> str:
+    """Whether one command's run fits a laptop, and if not, which of the two it passes."""
+    past = []
+    if figures["cpu_seconds"] > LAPTOP_CPU_SECONDS:
+        past.append(f"CPU over {LAPTOP_CPU_SECONDS / 60:.0f} minutes")
+    if figures["peak_rss_mib"] > LAPTOP_MIB:
+        past.append(f"memory over {LAPTOP_MIB / 1024:.0f} GiB")
+    return "fits a laptop" if not past else "past a laptop: " + " and ".join(past)
 
 
 def shares(runner_types: int) -> list[float]:
@@ -244,7 +260,7 @@ def main() -> None:
         print(
             f"{command} over {shape}: {figures['seconds']:.1f} s ({figures['cpu_seconds']:.1f} s of CPU), "
             f"peak RSS {figures['peak_rss_mib']:.0f} MiB "
-            f"(before it ran {figures['before_mib']:.0f} MiB); {rest}"
+            f"(before it ran {figures['before_mib']:.0f} MiB); {rest}; verdict: {verdict(figures)}"
         )
 
 

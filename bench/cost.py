@@ -385,6 +385,7 @@ ITEM_OVERHEAD_BYTES = 100  # DynamoDB's per-item storage overhead, in the table 
 TRIAGE_SPAN_S = 900 + 10800  # the triage's window and baseline by default (15m, 3h): what its evidence reads
 BREACHING_SHARE = 0.01  # of runner types breaching a rule at a tick, on every tick (the benchmark's firing share)
 HISTORY_SHARDS = 16  # queuewatch/jobs.py
+LONG_HISTORY_DAYS = 90  # the longest history the docs price and the bench measures capacity over
 
 
 def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
@@ -482,6 +483,17 @@ def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
     ]
     rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in lines]
     rows += [f"| **total** | **{_usd(sum(usd for _, usd, _ in lines))}** | |", ""]
+    longer = [line for line in tracking_lines({**figures, "history_days": LONG_HISTORY_DAYS}) if "storage" in line[0]]
+    whole = figures["jobs_per_day"] * LONG_HISTORY_DAYS * figures["item_bytes"] / 4096 * 0.5  # eventually consistent
+    for item, usd, basis in longer:  # the one line a longer history changes: its reads are by day, not by range
+        rows += [
+            f"A longer history (`JobHistoryDays` {LONG_HISTORY_DAYS}, for 28-day backtests and capacity over a "
+            f"quarter) changes one line: {item}, {_usd(usd)} a month ({basis}). The collector and the "
+            "triage read by day, so their reads do not grow with it; a backtest or `capacity` over the whole history "
+            f"reads every job once: about {whole:,.0f} read units, {_usd(whole * PRICES['dynamodb_read'].usd)} a "
+            "reading (one `Query` per day and history shard).",
+            "",
+        ]
     return rows
 
 
@@ -536,9 +548,8 @@ def lambda_section(results: dict[str, Any]) -> str:
         f"Estimated from the handlers' own CPU per steady tick (not wall time, which moto's server and the "
         f"machine's load set), at the template's {memory:,} MB ({memory / VCPU_MB:.2f} vCPU), plus "
         f"{AWS_LATENCY_S * 1000:.0f} ms per "
-        "sequential round of calls. Tracking off, every queue is read every tick (its depth is what the rules "
-        "judge); tracking on, with the jobs judged, a warm collector reads the queues where jobs wait, waited "
-        "within the longest keep_firing_for, or whose turn it is (one in 10 a tick).\n",
+        "sequential round of calls. Every queue is read every tick, tracking off or on (with tracking the "
+        "jobs and the queue check each other, and a rule judges the worse of the two).\n",
         "| runner types | tracking off: collect | GetQueueAttributes | tracking on: collect | GetQueueAttributes "
         "| Lambda $ a month (collect, tracking off) |",
         "|---:|---:|---:|---:|---:|---:|",

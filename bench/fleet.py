@@ -23,7 +23,6 @@ from botocore.config import Config as BotoConfig
 from bench.floor import TickShape
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
-from queuewatch.collect.depth_reads import in_rotation
 from queuewatch.collect.history import history_span
 from queuewatch.config.schema import TriageSettings
 from queuewatch.jobs import history_buckets
@@ -104,16 +103,12 @@ class Fleet:
         return 1 + index % 3
 
     def tracked_minimum_calls(self, at: datetime) -> dict[str, int]:
-        """The floor for a steady tick with tracking on, the jobs judged (collect/depth_reads.py): the queues
-        where jobs wait (the triage compares them with the jobs) and, our choice of staleness bound, the
-        rotation's turn at `at`; the jobs in one Query more; and the triage's evidence for the runner types
-        that breach, from the jobs' history: one Query per UTC day and history shard their names hash to
-        over the triage's window and baseline (the config names no other source of arrivals or run times).
-        The rest as without tracking."""
+        """The floor for a steady tick with tracking on, the jobs judged: every queue read, as without
+        tracking (the jobs and the queue check each other every tick); the jobs in one Query more; and the
+        triage's evidence for the runner types that breach, from the jobs' history: one Query per UTC day and
+        history shard their names hash to over the triage's window and baseline (the config names no other
+        source of arrivals or run times). The rest as without tracking."""
         floor = self.minimum_calls()
-        floor["sqs.GetQueueAttributes"] = sum(
-            1 for i in self.indexes if self.queued(i) or in_rotation(self.name(i), at)
-        )
         triage = TriageSettings()
         start, end = history_span(at, triage.window, triage.baseline)
         breaching: set[str | None] = {self.name(i) for i in self.indexes if self.firing(i)}

@@ -134,12 +134,6 @@ class Functions:
         module = self.modules["evaluate"]
         setattr(module, "memory", type(module.memory)())  # noqa: B010 - the handler module's own global
 
-    def new_collector_container(self) -> None:
-        """Forget what the collector remembers between warm invocations (its CollectorMemory): its next
-        tick is a new container's first, which reads every queue."""
-        module = self.modules["collect"]
-        setattr(module, "memory", type(module.memory)())  # noqa: B010 - the handler module's own global
-
     def invoke(self, stage: str, event: dict[str, Any]) -> Invocation:
         module = self.modules[stage]
         if stage == "evaluate":

@@ -292,12 +292,11 @@ def run_fleet(
 def run_tracked(
     fleet: Fleet, yardstick: Yardstick, functions: Functions, say: report.Printer, first_minute: int
 ) -> dict[str, Any]:
-    """The same fleet with tracking on, the jobs judged (queue_source: jobs): a new collector container,
-    whose first tick reads every queue, then steady ticks that read where jobs wait and the rotation's turn."""
+    """The same fleet with tracking on, the jobs judged (queue_source: jobs): every tick reads every queue
+    beside the jobs, the first tick as the steady ones."""
     at = T0 + timedelta(minutes=first_minute)
     seed_jobs(fleet, at)
     os.environ["JOBS_TABLE"] = JOBS_TABLE
-    functions.new_collector_container()
     try:
         first = _tick(functions, yardstick, at)
         direct = steady_ticks(fleet.size)

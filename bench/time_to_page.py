@@ -57,6 +57,7 @@ class Scenario:
     lag_s: int
     pending_s: int
     tracked: bool = False  # the rule judges the tracked job's queue time (its event arrives lag_s after it)
+    blind: bool = False  # tracking on, and the job's events never arrive: the request in the queue alone shows it
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ SCENARIOS = (
     Scenario("SQS age, rule for 3m", 60, 180),
     Scenario("SQS age, 15-minute lag, for 0s", 900, 0),
     Scenario("tracked jobs, rule for 0s", EVENT_LAG_S, 0, tracked=True),
+    Scenario("tracking blind: request, no job event", 60, 0, tracked=True, blind=True),
 )
 
 
@@ -128,6 +130,7 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
     t = enqueued + THRESHOLD_S
     first_breach = first_breaching_sample(enqueued)
     sample_lag = 60 if scenario.tracked else scenario.lag_s  # the AWS/SQS age, beside a tracked job too
+    hears = scenario.tracked and not scenario.blind
     with mock_aws():
         os.environ.update(QUEUEWATCH_CONFIG=str(config), JOBS_TABLE=JOBS_TABLE if scenario.tracked else "")
         if scenario.tracked:
@@ -147,7 +150,7 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
             if now_s >= enqueued and not waiting:
                 sqs.send_message(QueueUrl=url, MessageBody='{"id": 1}')  # the job, in the queue from now on
                 waiting = True
-            if scenario.tracked and now_s >= enqueued + scenario.lag_s and not tracked:
+            if hears and now_s >= enqueued + scenario.lag_s and not tracked:
                 functions.invoke("track", queued_event(ORIGIN + timedelta(seconds=enqueued), scenario.lag_s))
                 tracked = True
             while published * SAMPLE_S + sample_lag <= now_s:
@@ -174,7 +177,8 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
             if f"jobs-queueing#{RUNNER_TYPE}" in result["firing"] and result["pages_sent"]:
                 # A tracked job's age is computed at each tick from when it was queued: over the threshold
                 # from t on, once its event is stored.
-                visible = max(t, enqueued + scenario.lag_s) if scenario.tracked else first_breach + scenario.lag_s
+                # Blind, the request's age in AWS/SQS is all there is: visible once its sample is readable.
+                visible = max(t, enqueued + scenario.lag_s) if hears else first_breach + sample_lag
                 page = now_s + EVALUATE_AFTER_S
                 return Timeline(
                     source=scenario.source,
@@ -187,6 +191,68 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
                     met=within_a_tick(page, visible, scenario.pending_s),
                 )
     raise RuntimeError(f"{scenario.source}: no page within two hours of the breach")
+
+
+QUIET_FOR_S = 300  # the monitor's `for`
+QUIET_AFTER_S = 900  # monitor.job_source_quiet_after
+EVENT_EVERY_S = 120  # the bus delivers an event every 2 minutes for an hour, then nothing
+
+
+def dead_source(work: Path) -> dict[str, Any]:
+    """A job source that stops: TrackFunction gets a bus event every 2 minutes for an hour, then none. The
+    silence is visible once it is longer than both the source's longest gap and job_source_quiet_after;
+    the monitor must page within its `for` and a tick after that."""
+    import boto3
+    from moto import mock_aws
+
+    from bench.functions import Functions
+    from queuewatch.adapters.job_store import create_jobs_table
+    from queuewatch.adapters.state_table import create_table
+    from queuewatch_cli.localrun import destination_record, scheduled_event
+
+    config = work / "ttp-dead-source.yaml"
+    config.write_text(
+        "version: 1\ndefaults: {region: us-east-1, rule: {team: ci-infra}}\n"
+        f"runner_types:\n  - {{name: {RUNNER_TYPE}, queue: {{name: {QUEUE}}}}}\n"
+        "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}}\n"
+        f"monitor: {{for: {QUIET_FOR_S}s, job_source_quiet_after: {QUIET_AFTER_S}s}}\n",
+        encoding="utf-8",
+    )
+    with mock_aws():
+        os.environ.update(QUEUEWATCH_CONFIG=str(config), JOBS_TABLE=JOBS_TABLE)
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        create_jobs_table(dynamodb, JOBS_TABLE)
+        create_table(dynamodb, TABLE)
+        os.environ["ALERT_TOPIC_ARN"] = boto3.client("sns", region_name="us-east-1").create_topic(Name="ttp")[
+            "TopicArn"
+        ]
+        boto3.client("sqs", region_name="us-east-1").create_queue(QueueName=QUEUE)
+        functions = Functions(("collect", "evaluate", "track"))
+        last_s = 0
+        for event_s in range(0, 3600, EVENT_EVERY_S):
+            created = ORIGIN + timedelta(seconds=event_s)
+            event = queued_event(created, 0)
+            event["detail"]["workflow_job"]["id"] = 1000 + event_s  # a job each, taken at once
+            event["detail"]["action"] = "completed"
+            functions.invoke("track", event)
+            last_s = event_s
+        visible_s = last_s + max(QUIET_AFTER_S, EVENT_EVERY_S)  # quiet past both from here on
+        for minute in range(60, 180):
+            now_s = minute * 60 + TICK_PHASE_S
+            at = ORIGIN + timedelta(seconds=now_s)
+            tick = scheduled_event(at)
+            collected = functions.invoke("collect", tick)
+            record = destination_record(tick, collected.result, at=at + timedelta(seconds=EVALUATE_AFTER_S))
+            result = functions.invoke("evaluate", record).result
+            if "queuewatch-health#source:bus" in result["firing"] and result["pages_sent"]:
+                page_s = now_s + EVALUATE_AFTER_S
+                return {
+                    "visible_s": visible_s - last_s,
+                    "page_s": page_s - last_s,
+                    "for_s": QUIET_FOR_S,
+                    "met": page_s - visible_s <= QUIET_FOR_S + 60,
+                }
+    raise RuntimeError("a dead job source: no monitor page within two hours")
 
 
 def queued_event(created: datetime, lag_s: int) -> dict[str, Any]:
@@ -218,7 +284,9 @@ def run() -> dict[str, Any]:
     os.environ.pop("AWS_ENDPOINT_URL", None)
     with tempfile.TemporaryDirectory(prefix="qw-ttp-") as work:
         rows = [asdict(simulate(s, Path(work))) for s in SCENARIOS]
+        quiet = dead_source(Path(work))
     return {
+        "dead_source": quiet,
         "assumptions": [
             f"job enqueued at t - {THRESHOLD_S} s (threshold queue_time 1m); AWS/SQS samples the age once a minute",
             f"ticks every minute, {TICK_PHASE_S} s past it; the evaluator runs {EVALUATE_AFTER_S} s after the tick",
@@ -227,6 +295,11 @@ def run() -> dict[str, Any]:
             f"alarm: period 60 s, {ALARM_DATAPOINTS} of {ALARM_DATAPOINTS}, same metric and lag; cron: every 5 min",
             "tracked jobs: the rule judges the jobs table's queued job (queue_source: jobs), no AWS/SQS lag; its "
             "alarm column is the AWS/SQS alarm's, since no CloudWatch metric has a waiting job's queue time",
+            "tracking blind: tracking on, the job's events never arrive; the rule judges the worse of the jobs "
+            "(none) and the request in the build queue, whose AWS/SQS age is visible a minute after each sample",
+            f"dead job source: a bus event every {EVENT_EVERY_S // 60} min for an hour, then none; "
+            f"job_source_quiet_after {QUIET_AFTER_S // 60}m, monitor for {QUIET_FOR_S // 60}m; seconds after the last "
+            "event",
         ],
         "rows": rows,
         "not_measured": [],

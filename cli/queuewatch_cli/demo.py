@@ -7,7 +7,7 @@ AWS/SQS history. The real handlers run on real-shaped events; the page is
 shown as the pager, the chat channel and an e-mail subscriber get it (--json: also
 the raw SNS notification and the JSON alert). The next tick pages nothing; the
 autoscaler then drains the queue and the resolve arrives; status, history and a
-backtest show the operator's side.
+backtest show the operator's side; part 3 escalates a queue from P2 to P1 as one incident.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from queuewatch.alert import Alert
 from queuewatch.notifications import Origin
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.demo_decisions import show_decisions
+from queuewatch_cli.demo_escalation import show_escalation
 from queuewatch_cli.history import history_lines
 from queuewatch_cli.localrun import (
     REPO_ROOT,
@@ -243,12 +244,13 @@ class Demo:
             )
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
+        escalated = show_escalation(self, start + timedelta(minutes=20), Path(os.environ["QUEUEWATCH_CONFIG"]))
         self.out(
             "\nThe demo's state ends with it. To try status, history, silences and backtest on a local stack: "
             "queuewatch local up (and queuewatch local down to stop it)."
         )
         decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
-        return 0 if ok and replayed and tracked_ok and decided else 1
+        return 0 if ok and replayed and tracked_ok and escalated and decided else 1
 
     def leave_incident(self, at: datetime) -> None:
         """For the local stack: 5 jobs queue 40 minutes on linux.4xlarge at `at`, paged and left firing."""

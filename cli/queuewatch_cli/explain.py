@@ -39,6 +39,10 @@ def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:
     ]
     lines = [f"rule {rule.name}: match {list(rule.match)}{exclude}"]
     lines += [f"  {key:<16} {value}{_ORIGIN[origins[field]]}" for key, value, field in settings]
+    lines.append(f"  {'title':<16} {rule.title or f'Jobs are queueing ({rule.name})  (built-in default)'}")
+    windows = [w.name for w in config.maintenance_windows if not w.rules or rule.name in w.rules]
+    if windows:  # their teams and runner types narrow them further: check-config's lines above say how
+        lines.append(f"  {'windows':<16} {', '.join(windows)}  (maintenance windows that may hold it back)")
     named = [t for t in config.runner_types if rule.applies_to(t.name)]
     if named:
         shown = [f"{t.name} (team {t.team})" if t.team and t.team != rule.team else t.name for t in named]

@@ -6,12 +6,15 @@ from dataclasses import dataclass
 
 from botocore.exceptions import (
     ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
     EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
     ParamValidationError,
     PartialCredentialsError,
     ProfileNotFound,
+    ReadTimeoutError,
 )
 
 from queuewatch.errors import QueuewatchError
@@ -62,6 +65,12 @@ def failure(error: BaseException) -> Failure:
         return Failure(
             f"{error}: nothing answers there (AWS_ENDPOINT_URL set? a local stack is started with "
             "`queuewatch local up`)",
+            NOT_SET_UP,
+        )
+    if isinstance(error, (ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError)):
+        # A large read that timed out, or a connection dropped: the endpoint did not answer, nothing is broken.
+        return Failure(
+            f"AWS did not answer in time: {' '.join(str(error).split())} (try again, or a shorter --from/--to)",
             NOT_SET_UP,
         )
     if isinstance(error, ClientError):

@@ -28,6 +28,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     history.add_argument("--runner-type", metavar="GLOB", help="only pages listing a runner type this glob matches")
     history.add_argument("--team", help="only this team's pages")
     history.add_argument("--json", action="store_true", help="print JSON lines, one per entry")
+    history.add_argument(
+        "--alert",
+        metavar="RULE/RUNNER_TYPE",
+        help="an alert's state history instead of the pages: each change (pending, firing, silenced, resolved) "
+        "with its figures; a runner type alone: every rule's",
+    )
 
 
 def selected(
@@ -94,6 +100,16 @@ def run_history(
         raise UsageError(f"--until {end:%Y-%m-%d %H:%M} is not after --since {start:%Y-%m-%d %H:%M}")
     if now - start > KEEP + timedelta(minutes=1):  # --since 30d, rounded down to its minute, is within
         raise UsageError(f"--since: the log keeps {KEEP.days} days; found {start:%Y-%m-%d %H:%M}, before that")
+    if getattr(args, "alert", None) is not None:
+        from queuewatch_cli.alert_history import alert_history_lines, alert_rows, parse_alert
+
+        rule, runner_type = parse_alert(args.alert)
+        for target in targets(args, client):
+            for text in alert_history_lines(
+                target, rule, runner_type, alert_rows(target, rule, runner_type, client), start, end, args.json
+            ):
+                out(text)
+        return 0
     found = []
     for target in targets(args, client):
         entries = read_entries(client("dynamodb", target.region), target.table, start, end)

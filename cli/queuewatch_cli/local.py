@@ -27,7 +27,7 @@ DEFAULT_PORT = 5077
 HOST = "127.0.0.1"
 STACK = "queuewatch-demo"
 STARTUP_SECONDS = 30.0
-DEMO_SPAN = timedelta(minutes=20)  # the demo's ticks span 16 minutes from its start
+DEMO_SPAN = timedelta(minutes=25)  # the demo's ticks span 21 minutes from its start
 
 
 class LocalError(QueuewatchError):

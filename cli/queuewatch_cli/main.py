@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import NoReturn
 
 from queuewatch.config.load import ConfigError, check_config_file
@@ -23,10 +24,11 @@ from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
-from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, targets
+from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, default_refs, targets
+from queuewatch_cli.windows import window_lines
 
 
-def check_config(paths: Sequence[str], explain: bool = False) -> int:
+def check_config(paths: Sequence[str], explain: bool = False, now: datetime | None = None) -> int:
     failed = 0
     for path in paths:
         try:
@@ -44,6 +46,8 @@ def check_config(paths: Sequence[str], explain: bool = False) -> int:
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        for line in window_lines(config, now or datetime.now(UTC)):
+            print(line)
         if explain:
             from queuewatch_cli.explain import explain as explained
 
@@ -108,7 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     backtest.add_argument("--plot", metavar="FILE.png", help="draw a timeline (needs the 'plot' extra: matplotlib)")
     backtest.add_argument("--region", default=None, help="the default region of runner types that name none")
     backtest.add_argument(
-        "--stack", action="append", metavar="NAME[@REGION]", help="take --region from this stack (one)"
+        "--stack",
+        action="append",
+        metavar="NAME[@REGION]",
+        help="the stack whose region and jobs table (JobsTableName output: its tracked jobs are replayed) to use; "
+        "one (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
     )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     backtest.add_argument(
@@ -137,7 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub = actions.add_parser(action)
         add_stack_arguments(sub)
         if action == "add":
-            sub.add_argument("--match", action="append", help="runner type name or glob; repeatable")
+            sub.add_argument(
+                "--match",
+                action="append",
+                help="runner type name or glob, as a rule's match: without @REGION, that key in every region; "
+                "repeatable",
+            )
             sub.add_argument(
                 "--all", action="store_true", help="every runner type instead of --match (never queuewatch's own page)"
             )
@@ -150,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
             )
             sub.add_argument("--team", help="only this team's runner types")
             sub.add_argument("--for", dest="duration", required=True, help="how long, such as 2h or 30m")
+            sub.add_argument(
+                "--start",
+                help="when it starts: an ISO time (UTC unless it says) or +2h from now (default: now); the preview "
+                "shows what it would hold back then",
+            )
             sub.add_argument("--comment", required=True, help="why; shown to everyone who lists silences")
             sub.add_argument("--author", help="defaults to the current user")
         elif action == "list":
@@ -158,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--match", metavar="RUNNER_TYPE", help="only silences covering this runner type")
             sub.add_argument("--author", help="only this author's silences")
         else:
-            sub.add_argument("silence_id")
+            sub.add_argument("silence_id", help="the silence's id, or a prefix naming one")
             if action == "extend":
                 sub.add_argument("--by", required=True, help="how much longer, such as 2h (from now if expired)")
     return parser
@@ -187,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "backtest":
         from queuewatch_cli.backtest.run import run_backtest
 
-        if args.stack:  # the stack's region is the default region of runner types that name none
+        if args.stack or default_refs():  # the stack's region is the default region of runner types naming none
             [target] = targets_of_one(args)
             args.region = args.region or target.region
             args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on

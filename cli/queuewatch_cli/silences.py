@@ -1,14 +1,17 @@
 """`queuewatch silence add|list|expire|extend`: silences in each named stack's state table.
 
 `add` checks the rule and team against the config (--config, or $QUEUEWATCH_CONFIG; without one, against
-what the table holds), and says what the silence holds back now, before anyone waits for a page that
-never comes. Every refusal names its flag and writes nothing.
+the names the stack's evaluator publishes from the config it runs, adapters/known_names.py, and what the
+table holds), and says what the silence holds back at its start, before anyone waits for a page that never
+comes; a silence may start later (--start). A pattern means what a rule's `match` means: without '@', the
+key in every region. Every refusal names its flag and writes nothing. A silence id may be shortened to
+any prefix that names one silence.
 """
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
+import difflib
 import getpass
 import sys
 import uuid
@@ -17,9 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import WriteConflict, load_state, put_silence, set_silence_end
 from queuewatch.alert_state import StoredState
-from queuewatch.config import Config
+from queuewatch.config.known import known_names
 from queuewatch.config.load import load_config
 from queuewatch.config.names import RULE_NAME
 from queuewatch.durations import format_duration, parse_duration
@@ -27,11 +31,14 @@ from queuewatch.errors import QueuewatchError
 from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import runner_type_key
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 
 LONGEST_SILENCE = 30 * 86400
 """A silence past a month hides an alert for good; a rule that should not page is changed in the config."""
+LONGEST_TEXT = f"{LONGEST_SILENCE // 86400}d"
 PREVIEW_LISTED = 10
+SUGGESTED = 5
 
 Client = Callable[[str, str | None], Any]
 
@@ -60,7 +67,7 @@ def silence_problems(args: argparse.Namespace) -> list[str]:
     if not args.comment.strip():
         problems.append("--comment: found an empty comment, expected why (everyone who lists silences reads it)")
     problems += duration_problems(args.duration)
-    return problems
+    return problems + start_problems(args.start, datetime.now(UTC))
 
 
 def duration_problems(text: str) -> list[str]:
@@ -70,39 +77,70 @@ def duration_problems(text: str) -> list[str]:
         return [f"--for: {error}"]
     if not 0 < duration <= LONGEST_SILENCE:
         return [
-            f"--for: found {text!r}, expected above zero and at most {format_duration(LONGEST_SILENCE)}: "
+            f"--for: found {text!r}, expected above zero and at most {LONGEST_TEXT}: "
             "an alert that should not page for longer is changed in the config"
         ]
     return []
 
 
-def config_teams(config: Config) -> set[str]:
-    """Every team the config can page: the rules' (defaults applied), the runner types', discovery's, the monitor's."""
-    teams = {rule.team for rule in (*config.resolved_rules, *config.path_rules)}
-    teams |= {spec.team for spec in config.runner_types if spec.team}
-    teams |= {found.team for found in config.discovery if found.team}
-    return teams | ({config.monitor.team} if config.monitor.team else set())
+def start_problems(text: str | None, now: datetime) -> list[str]:
+    if text is None:
+        return []
+    try:
+        start = parse_start(text, now)
+    except QueuewatchError as error:
+        return [str(error)]
+    if start < now - timedelta(minutes=1):
+        return [f"--start: found {text!r}, {start:%Y-%m-%d %H:%M} UTC, in the past; expected a later time"]
+    if start - now > timedelta(seconds=LONGEST_SILENCE):
+        return [f"--start: found {text!r}, more than {LONGEST_TEXT} from now; expected a start within {LONGEST_TEXT}"]
+    return []
+
+
+def parse_start(text: str, now: datetime) -> datetime:
+    """`now`, `+2h` (that long from now), or an ISO time (UTC unless it says)."""
+    expected = "expected an ISO time such as 2026-05-01T09:00 (UTC unless it says), +2h (from now) or now"
+    if text == "now":
+        return now
+    if text.startswith("+"):
+        try:
+            return now + timedelta(seconds=parse_duration(text[1:]))
+        except ValueError as error:
+            raise QueuewatchError(f"--start: {error}, after the '+'") from None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise QueuewatchError(f"--start: found {text!r}, {expected}") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 @dataclass(frozen=True)
 class Known:
     rules: set[str]
     teams: set[str]
+    runner_types: set[str]
     source: str
 
 
-def known(config_path: str | None, state: StoredState, target: Target) -> Known:
-    """The rules and teams a silence may name: the config's when one is given, else what the table holds."""
+def known(config_path: str | None, state: StoredState, target: Target, client: Client) -> Known:
+    """The rules, teams and runner types a silence may name: the config's when one is given, else those the
+    stack's evaluator published from the config it runs, with those of the table's alerts."""
+    alerting = {i.runner_type for i in state.instances.values()}
     if config_path:
-        config = load_config(config_path)
-        source = f"the config {config_path}"
-        rules = {r.name for r in (*config.resolved_rules, *config.path_rules)}  # job-retry, dead-letter: pages too
-        return Known(rules | {HEALTH_RULE}, config_teams(config), source)
+        names = known_names(load_config(config_path))
+        return Known(
+            set(names.rules), set(names.teams), set(names.runner_types) | alerting, f"the config {config_path}"
+        )
     rules = {key.rule for key in state.instances} | {record.rule for record in state.groups.values()}
     teams = {i.team for i in state.instances.values() if i.team}
     teams |= {t for g in state.groups.values() if g.paged_as for t in g.paged_as.teams}
-    source = f"the alerts in {target.table} (pass --config FILE to check against the config)"
-    return Known(rules | {HEALTH_RULE}, teams, source)
+    published = on_table(target, read_known, client)
+    if published is None:
+        source = f"the alerts in {target.table} (its evaluator has published no config yet; pass --config FILE)"
+        return Known(rules | {HEALTH_RULE}, teams, alerting, source)
+    names, written = published
+    source = f"the config {target.label} runs (as its evaluator published it at {written:%Y-%m-%d %H:%M} UTC)"
+    return Known(rules | set(names.rules), teams | set(names.teams), alerting | set(names.runner_types), source)
 
 
 def check_against(args: argparse.Namespace, found: Known) -> None:
@@ -116,20 +154,48 @@ def check_against(args: argparse.Namespace, found: Known) -> None:
         raise RequestError(f"--team: found {args.team!r}, which is not in {found.source}; expected one of: {teams}")
 
 
-def preview(silence: SilenceRecord, state: StoredState, now: datetime) -> list[str]:
-    """The alerts pending or firing now that the silence would hold back: one line per rule."""
+def preview(silence: SilenceRecord, state: StoredState, found: Known, now: datetime) -> list[str]:
+    """What the silence would hold back at its start, of the alerts pending or firing now (one line per rule),
+    the runner types it covers, and, when it covers none the stack knows, the closest names that it could."""
+    at = max(silence.starts_at, now)
+    lines = (
+        []
+        if at == now
+        else [f"starts {at:%Y-%m-%d %H:%M} UTC; of the alerts firing or pending now, it would hold back:"]
+    )
     held: dict[tuple[str, str], list[str]] = {}
     for instance in sorted(state.instances.values(), key=lambda i: (i.rule, i.runner_type)):
-        if silence.matches(instance.rule, instance.runner_type, instance.team or "", now):
+        if silence.matches(instance.rule, instance.runner_type, instance.team or "", at):
             held.setdefault((instance.rule, instance.status.value), []).append(instance.runner_type)
     if not held:
-        return ["matches nothing firing or pending now"]
-    lines = []
+        lines.append("matches nothing firing or pending now")
     for (rule, status), names in sorted(held.items()):
-        more = len(names) - PREVIEW_LISTED
-        shown = ", ".join(names[:PREVIEW_LISTED]) + (f" and {more} more" if more > 0 else "")
-        lines.append(f"matches {rule} {status} on {len(names)} runner type(s): {shown}")
+        lines.append(f"matches {rule} {status} on {len(names)} runner type(s): {_listed(names)}")
+    if silence.matchers:
+        covered = sorted(name for name in found.runner_types if silence.covers(name))
+        if covered:
+            lines.append(f"covers {len(covered)} runner type(s) the stack knows: {_listed(covered)}")
+        elif found.runner_types:
+            close = closest(silence.matchers, found.runner_types)
+            hint = f"; closest: {', '.join(close)}" if close else ""
+            lines.append(f"covers no runner type the stack knows{hint}")
     return lines
+
+
+def _listed(names: list[str]) -> str:
+    more = len(names) - PREVIEW_LISTED
+    return ", ".join(names[:PREVIEW_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
+def closest(patterns: tuple[str, ...], names: set[str]) -> list[str]:
+    """The names (or keys, without their region) nearest to what was typed: a typo, or a pattern's stem."""
+    candidates = sorted(names | {runner_type_key(name) for name in names})
+    found: list[str] = []
+    for pattern in patterns:
+        stem = pattern.replace("*", "").replace("?", "").split("@")[0]
+        found += difflib.get_close_matches(stem, candidates, n=SUGGESTED, cutoff=0.6)
+        found += [name for name in candidates if stem and stem in name]
+    return list(dict.fromkeys(found))[:SUGGESTED]
 
 
 def silence_add(args: argparse.Namespace, client: Client = boto_client, out: Callable[[str], None] = print) -> int:
@@ -141,32 +207,35 @@ def silence_add(args: argparse.Namespace, client: Client = boto_client, out: Cal
         return 2
     duration = parse_duration(args.duration)
     now = datetime.now(UTC)
+    start = parse_start(args.start, now) if args.start else now
     silence = SilenceRecord(
         silence_id=uuid.uuid4().hex[:12],
         matchers=tuple(args.match or ()),
         rule=args.rule,
         team=args.team,
-        starts_at=now,
-        ends_at=now + timedelta(seconds=duration),
+        starts_at=max(start, now),
+        ends_at=max(start, now) + timedelta(seconds=duration),
         author=args.author or getpass.getuser(),
         comment=args.comment.strip(),
     )
     chosen = targets(args, client)
     states = [on_table(target, load_state, client) for target in chosen]
     try:
-        for target, state in zip(chosen, states, strict=True):  # every stack checked before any is written
-            check_against(args, known(args.config, state, target))
+        found = [known(args.config, state, target, client) for target, state in zip(chosen, states, strict=True)]
+        for names in found:  # every stack checked before any is written
+            check_against(args, names)
     except RequestError as error:
         print(f"{error}\nnothing was written", file=sys.stderr)
         return 2
-    for target, state in zip(chosen, states, strict=True):
+    for target, state, names in zip(chosen, states, found, strict=True):
         on_table(target, lambda dynamodb, table: put_silence(dynamodb, table, silence), client)
         where = f" on {target.label}" if len(chosen) > 1 else ""
+        since = f"from {silence.starts_at:%Y-%m-%d %H:%M} " if silence.scheduled(now) else ""
         out(
-            f"silence {silence.silence_id}{where} until {silence.ends_at:%Y-%m-%d %H:%M} UTC "
+            f"silence {silence.silence_id}{where} {since}until {silence.ends_at:%Y-%m-%d %H:%M} UTC "
             f"({format_duration(duration)})"
         )
-        for line in preview(silence, state, now):
+        for line in preview(silence, state, names, now):
             out(f"  {line}")
     return 0
 
@@ -187,31 +256,56 @@ def silence_list(args: argparse.Namespace, client: Client = boto_client, out: Ca
             shown.append((target, s))
     if not shown:
         out("no silences" if args.all or args.expired or args.author or args.match else "no active silences")
-    for target, s in sorted(shown, key=lambda row: row[1].ends_at):
-        status = "active" if s.starts_at <= now < s.ends_at else "expired"
+    for target, s in sorted(shown, key=lambda row: _listing_order(row[1], now)):
+        status = _status(s, now)
         where = f"{target.label}  " if len(chosen) > 1 else ""
+        since = "from " if status == "scheduled" else "since"
         out(
-            f"{s.silence_id}  {where}{status:7}  since {s.starts_at:%Y-%m-%d %H:%M} until {s.ends_at:%Y-%m-%d %H:%M} "
+            f"{s.silence_id}  {where}{status:9}  {since} {s.starts_at:%Y-%m-%d %H:%M} until {s.ends_at:%Y-%m-%d %H:%M} "
             f"UTC  rule={s.rule or '*'}  team={s.team or '*'}  match={','.join(s.matchers) or '*'}  "
             f"by {s.author}: {s.comment}"
         )
     return 0
 
 
+def _status(silence: SilenceRecord, now: datetime) -> str:
+    if silence.scheduled(now):
+        return "scheduled"
+    return "active" if silence.active(now) else "expired"
+
+
+def _listing_order(silence: SilenceRecord, now: datetime) -> tuple[int, datetime, str]:
+    """As time runs: the expired and the active by their end, then the scheduled ones apart, by their start."""
+    status = _status(silence, now)
+    order = {"expired": 0, "active": 0, "scheduled": 1}[status]
+    return order, silence.starts_at if status == "scheduled" else silence.ends_at, silence.silence_id
+
+
 def covers(silence: SilenceRecord, runner_type: str) -> bool:
     """Whether the silence names or covers the runner type (or glob) given to `list --match`."""
-    return (
-        not silence.matchers
-        or runner_type in silence.matchers
-        or any(fnmatch.fnmatchcase(runner_type, m) for m in silence.matchers)
-    )
+    return runner_type in silence.matchers or silence.covers(runner_type)
 
 
-def _find(args: argparse.Namespace, client: Client) -> list[tuple[Target, SilenceRecord]]:
-    found = []
-    for target in targets(args, client):
-        state = on_table(target, load_state, client)
-        found += [(target, s) for s in state.silences if s.silence_id == args.silence_id]
+def _find(args: argparse.Namespace, client: Client) -> list[tuple[Target, SilenceRecord]] | None:
+    """The silence the id names, in each stack: the whole id, or a prefix of exactly one. None (having said
+    why on stderr) when it names none, or several."""
+    chosen = targets(args, client)
+    wanted: str = args.silence_id
+    found: list[tuple[Target, SilenceRecord]] = []
+    for target in chosen:
+        silences = on_table(target, load_state, client).silences
+        exact = [s for s in silences if s.silence_id == wanted]
+        found += [(target, s) for s in exact or [s for s in silences if s.silence_id.startswith(wanted)]]
+    ids = sorted({s.silence_id for _, s in found})
+    if not ids:
+        print(f"no silence {wanted!r} in {', '.join(t.table for t in chosen)}", file=sys.stderr)
+        return None
+    if len(ids) > 1:
+        print(
+            f"silence id {wanted!r} is the start of {len(ids)} silences: {', '.join(ids)}; give more of it",
+            file=sys.stderr,
+        )
+        return None
     return found
 
 
@@ -222,8 +316,7 @@ def _move_end(target: Target, silence: SilenceRecord, end: datetime, client: Cli
 
 def silence_expire(args: argparse.Namespace, client: Client = boto_client, out: Callable[[str], None] = print) -> int:
     found = _find(args, client)
-    if not found:
-        print(f"no silence {args.silence_id!r} in {', '.join(t.table for t in targets(args, client))}", file=sys.stderr)
+    if found is None:
         return 1
     now = datetime.now(UTC)
     for target, silence in found:
@@ -238,7 +331,10 @@ def silence_expire(args: argparse.Namespace, client: Client = boto_client, out: 
         except WriteConflict:
             print(f"silence {silence.silence_id} changed while this ran; list it and try again", file=sys.stderr)
             return 1
-        out(f"silence {silence.silence_id} expired; alerts it covered page again on the next tick")
+        if silence.scheduled(now):
+            out(f"silence {silence.silence_id} cancelled before its start; it holds nothing back")
+        else:
+            out(f"silence {silence.silence_id} expired; alerts it covered page again on the next tick")
     return 0
 
 
@@ -248,8 +344,7 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
         print(f"{problems[0]}\nnothing was written", file=sys.stderr)
         return 2
     found = _find(args, client)
-    if not found:
-        print(f"no silence {args.silence_id!r}", file=sys.stderr)
+    if found is None:
         return 1
     now = datetime.now(UTC)
     for target, silence in found:
@@ -257,7 +352,7 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
         if end - now > timedelta(seconds=LONGEST_SILENCE):
             print(
                 f"--by: the silence would end {end:%Y-%m-%d %H:%M} UTC, more than "
-                f"{format_duration(LONGEST_SILENCE)} from now; nothing was written",
+                f"{LONGEST_TEXT} from now; nothing was written",
                 file=sys.stderr,
             )
             return 2
@@ -266,6 +361,6 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
         except WriteConflict:
             print(f"silence {silence.silence_id} changed while this ran; list it and try again", file=sys.stderr)
             return 1
-        was = "expired" if silence.ends_at <= now else "active"
+        was = _status(silence, now)
         out(f"silence {silence.silence_id} ({was}) now ends {end:%Y-%m-%d %H:%M} UTC")
     return 0

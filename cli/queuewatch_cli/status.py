@@ -25,8 +25,9 @@ from queuewatch.config.load import load_config
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS
+from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import SilenceRecord
+from queuewatch.wording import plural
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 
 
@@ -42,6 +43,7 @@ class Member:
     silenced_by: str | None = None  # the active silence holding it back now, read with the state
     silenced_since: datetime | None = None  # that silence's start
     fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
+    reason: str | None = None  # the monitor's instances: what it cannot see, and why
     measures: tuple[str, str] = ("queue size", "queue time")  # what the figures are: a path rule's own queue
 
 
@@ -67,6 +69,7 @@ class StatusView:
     degraded: list[Member]
     read_units: float
     figures_note: str | None = None  # why figures are missing, when they are
+    scheduled: list[dict[str, Any]] = field(default_factory=list)  # silences yet to start, by their start
 
 
 def _outbox_figures(record: GroupRecord) -> dict[str, tuple[float | None, float | None, str]]:
@@ -159,6 +162,7 @@ def _member(
         silence.silence_id if silence else None,
         silence.starts_at if silence else None,
         fires_at,
+        state.reason,
         measures,
     )
 
@@ -260,21 +264,25 @@ def build_view(
         _member(i, i.runner_type, HEALTH_RULE, state.silences, replace(base, figures={}))
         for i in sorted(by_rule.get(HEALTH_RULE, {}).values(), key=lambda i: i.runner_type)
     ]
-    silences = [
-        {
-            "id": s.silence_id,
-            "author": s.author,
-            "starts_at": s.starts_at,
-            "ends_at": s.ends_at,
-            "rule": s.rule,
-            "team": s.team,
-            "match": list(s.matchers),
-            "comment": s.comment,
-        }
-        for s in sorted(state.silences, key=lambda s: s.ends_at)
-        if s.active(now)
-    ]
-    return StatusView(state.applied_at, alerts, silences, degraded, state.read_units, figures_note)
+    silences, scheduled = (
+        [_silence_view(s) for s in state.silences if s.active(now)],
+        [_silence_view(s) for s in sorted(state.silences, key=lambda s: s.starts_at) if s.scheduled(now)],
+    )
+    silences.sort(key=lambda s: s["ends_at"])
+    return StatusView(state.applied_at, alerts, silences, degraded, state.read_units, figures_note, scheduled)
+
+
+def _silence_view(s: SilenceRecord) -> dict[str, Any]:
+    return {
+        "id": s.silence_id,
+        "author": s.author,
+        "starts_at": s.starts_at,
+        "ends_at": s.ends_at,
+        "rule": s.rule,
+        "team": s.team,
+        "match": list(s.matchers),
+        "comment": s.comment,
+    }
 
 
 def _ago(moment: datetime | None, now: datetime) -> str:
@@ -307,7 +315,7 @@ def _figures(member: Member) -> str:
 
 
 def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
-    lines = [f"queuewatch status of {table} at {now:%Y-%m-%d %H:%M:%S} UTC ({view.read_units:g} read units)"]
+    lines = [f"queuewatch status of {table} at {now:%Y-%m-%d %H:%M:%S} UTC ({plural(view.read_units, 'read unit')})"]
     lines.append(f"last applied tick (the last that changed state): {_ago(view.applied_at, now)}")
     lines.append(f"alerts pending or firing: {len(view.alerts) or 'none'}")
     for alert in view.alerts:
@@ -338,13 +346,26 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             f"  {s['id']}  by {s['author']} until {s['ends_at']:%Y-%m-%d %H:%M} UTC  rule={s['rule'] or '*'}  "
             f"team={s['team'] or '*'}  match={','.join(s['match']) or '*'}: {s['comment']}"
         )
+    if view.scheduled:
+        lines.append(f"scheduled silences: {len(view.scheduled)}")
+    for s in view.scheduled:
+        lines.append(
+            f"  {s['id']}  by {s['author']} from {s['starts_at']:%Y-%m-%d %H:%M} "
+            f"until {s['ends_at']:%Y-%m-%d %H:%M} UTC  rule={s['rule'] or '*'}  team={s['team'] or '*'}  "
+            f"match={','.join(s['match']) or '*'}: {s['comment']}"
+        )
     lines.append(f"degraded signals (the {HEALTH_RULE} rule's instances): {len(view.degraded) or 'none'}")
     for m in view.degraded:
         what = {
             COLLECTOR: "collection itself",
             UNSERVED_JOBS: "tracked jobs queued for labels no runner type serves (the monitor page lists them)",
+            UNTRACKED_JOBS: "scale-up requests with no tracked job: tracking blind",
+            f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
+            f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
         }.get(m.runner_type, m.runner_type)
         lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
+        if m.reason:
+            lines.append(f"    {m.reason}")
     return lines
 
 

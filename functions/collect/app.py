@@ -14,14 +14,13 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.collect import CollectorMemory, collect
+from queuewatch.collect import collect
 from queuewatch.schedule import ScheduleEvent
 from queuewatch.settings import CollectSettings, cached_config
 from queuewatch.wire import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations
-memory = CollectorMemory()  # survives warm invocations: which runner types had jobs waiting lately
 
 
 @logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
@@ -39,7 +38,6 @@ def lambda_handler(event: ScheduleEvent, context: LambdaContext) -> dict[str, An
         account_id=context.invoked_function_arn.split(":")[4],
         snapshot_id=tick.tick_id,
         jobs_table=settings.jobs_table,  # tracking on: the jobs GitHub holds queued, read in one paged Query
-        memory=memory,  # with the jobs judged: which queues this tick reads (collect/depth_reads.py)
     )
     degraded = [rt.name for rt in snapshot.runner_types if rt.degraded]
     # Queues discovery found and does not watch under their own name (shadowed ones too): said every tick.

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import urllib3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from queuewatch.adapters.clients import AwsClients, Deadline
+from queuewatch.adapters.github_status import read_github_status
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
@@ -22,6 +24,7 @@ logger = Logger()
 metrics = Metrics()
 aws = AwsClients()
 memory = EvaluatorMemory()  # survives warm invocations: see EvaluatorMemory
+http = urllib3.PoolManager(num_pools=1, maxsize=1)  # GitHub's status page, where the stack reads it
 
 
 def clock() -> datetime:
@@ -51,7 +54,14 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     )
     aws.start_tick(Deadline.for_tick(context.get_remaining_time_in_millis() / 1000))
     sns = aws.sns(settings.topic_region)  # the topic may live in another region (docs/SCALE_OUT.md)
-    result = evaluate(observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory, clock=clock)
+    github = None
+    if settings.github_status_url:
+        github = read_github_status(http, clock(), settings.github_status_url)
+        if github.error:
+            logger.warning("GitHub's status unknown", extra={"error": github.error})
+    result = evaluate(
+        observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory, clock=clock, github=github
+    )
     snapshot = observation if isinstance(observation, Snapshot) else None
     record_tick(metrics, snapshot, result, settings.runner_type_metrics, stack=settings.stack_name)
     log = logger.error if result.pages_failed else logger.info

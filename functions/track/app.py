@@ -22,16 +22,18 @@ from pydantic import ValidationError
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
-from queuewatch.telemetry import record_job
+from queuewatch.telemetry import record_job, record_webhook
 from queuewatch.track import Router
-from queuewatch.track.deliveries import apply_deliveries
+from queuewatch.track.deliveries import apply_deliveries, received_at
 from queuewatch.track.events import WorkflowJobBusEvent
+from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.stage import TrackResult, track
-from queuewatch.track.webhook import WebhookRequest, receive
+from queuewatch.track.webhook import WebhookRequest, WebhookResponse, receive
 
 logger = Logger()
 aws = AwsClients()
 SECRET_MAX_AGE_SECONDS = 300  # a rotated secret is picked up within 5 minutes
+heartbeat = Heartbeat()  # each job source's last event, written at most once a minute (track/heartbeat.py)
 
 
 @lru_cache(maxsize=4)
@@ -65,6 +67,11 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     record_job(result, settings.metrics_namespace, settings.per_runner_type_metrics, stack=settings.stack_name)
     log = logger.warning if result.outcome == "refused" else logger.info
     log("tracked", extra=result.model_dump(mode="json", exclude_none=True))
+    # The source delivered when the bus stamped the event (never later than now); a replay is old news.
+    now = datetime.now(UTC)
+    stamped = None if result.outcome == "refused" or bus_event.replay_name else min(bus_event.time, now)
+    if missed := heartbeat.event_from("bus", aws.dynamodb(), settings.jobs_table, stamped or now):
+        logger.warning("heartbeat not written", extra={"source": "bus", "reason": missed})
     return result.model_dump(mode="json")
 
 
@@ -74,12 +81,14 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
     try:
         request = WebhookRequest.from_function_url(event)
     except ValueError as error:
-        logger.warning("refused", extra={"status": 400, "reason": str(error)})
-        return {"statusCode": 400, "body": str(error)}
-    secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
-    response = receive(request, str(secret), aws.sqs(settings.region), settings.webhook_queue_url, datetime.now(UTC))
+        response = WebhookResponse(status=400, message=str(error), refused="parse")
+    else:
+        secret = parameters.get_secret(settings.webhook_secret_arn, max_age=SECRET_MAX_AGE_SECONDS)
+        sqs = aws.sqs(settings.region)
+        response = receive(request, str(secret), sqs, settings.webhook_queue_url, datetime.now(UTC))
+    record_webhook(response, settings.metrics_namespace, stack=settings.stack_name)  # every refusal, by reason
     log = logger.info if response.status < 400 else logger.warning
-    log("webhook", extra={"status": response.status, "reason": response.message})
+    log("webhook", extra={"status": response.status, "reason": response.message, "refused": response.refused})
     return response.for_function_url()
 
 
@@ -88,12 +97,13 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
     """A batch from the webhook's queue; the records that failed go back to it (a partial batch response)."""
     settings = TrackSettings.from_env()
     router = router_for(settings.config_file)
+    now = datetime.now(UTC)
     applied = apply_deliveries(
         event.get("Records") or [],
         router,
         aws.dynamodb(),
         settings.jobs_table,
-        datetime.now(UTC),
+        now,
         history=settings.history,
     )
     for delivery, result in applied.results:
@@ -102,4 +112,10 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
         log("tracked", extra={"delivery": delivery, **result.model_dump(mode="json", exclude_none=True)})
     for delivery, reason in applied.errors:
         logger.error("not applied, retried", extra={"delivery": delivery, "reason": reason})
+    # The source delivered when the webhook received its latest event (never later than now).
+    received = [moment for record in event.get("Records") or [] if (moment := received_at(record))]
+    if received and (
+        missed := heartbeat.event_from("webhook", aws.dynamodb(), settings.jobs_table, min(max(received), now))
+    ):
+        logger.warning("heartbeat not written", extra={"source": "webhook", "reason": missed})
     return applied.response()

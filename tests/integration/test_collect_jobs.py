@@ -19,6 +19,7 @@ from queuewatch.collect import collect
 from queuewatch.collect.history import history_span
 from queuewatch.config.load import parse_config
 from queuewatch.jobs import history_buckets
+from queuewatch.rules import judge
 from queuewatch.signals import SignalName
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
@@ -131,9 +132,14 @@ def test_queue_source_sqs_judges_the_requests_and_keeps_the_jobs_as_evidence(fle
 def test_an_unreadable_jobs_table_degrades_what_the_jobs_decide(fleet: AwsClients) -> None:
     config = parse_config(CONFIG, source="t.yaml")
     snap = collect(config, fleet, now=T0, account_id="123456789012", snapshot_id="s1", jobs_table="missing-table")
+    [rule] = config.resolved_rules
     for rt in snap.runner_types:
-        assert rt.value(SignalName.QUEUE_SIZE) is None
-        assert "jobs table: ResourceNotFoundException" in rt.degraded[SignalName.QUEUE_SIZE]
+        assert "jobs table: ResourceNotFoundException" in rt.degraded[SignalName.JOBS_QUEUED]
+        # the queue, read beside, is empty: a lower bound, never an all-clear while the jobs are blind
+        assert rt.value(SignalName.SCALE_UP_REQUESTS) == 0
+        verdict = judge(rule, rt)
+        assert verdict.breached is None
+        assert verdict.missing[SignalName.QUEUE_SIZE].startswith("jobs: jobs table: ResourceNotFoundException")
 
 
 def test_a_keys_tracked_jobs_belong_to_its_plain_identity_and_each_copy_is_judged_on_its_own_queue(

@@ -209,7 +209,7 @@ def test_one_publish_reaches_every_subscriber_in_its_own_format(stack: Subscribe
 
     assert subject == pager_subject == alert_topic_publish["Subject"]
     assert (
-        subject == "ALARM: P2 1 runner type, oldest 1h54m, 14 queued: Jobs are queueing (jobs-queueing) team ci-infra"
+        subject == "ALARM: P2 linux.2xlarge, oldest 1h54m, 14 queued: Jobs are queueing (jobs-queueing) team ci-infra"
     )
     assert "Saturated: 40 of 40 runners busy (100%)" in email and alert["silence"]["command"] in email
 

@@ -32,13 +32,17 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert "  Incident: queuewatch-demo: Jobs are queueing (jobs-queueing) [" in first
     assert "--- the chat card (AWS Chatbot custom notification, chat topic):" in first
     assert "  :rotating_light: ALARM P2: Jobs are queueing (jobs-queueing)" in first
-    assert "--- the e-mail (the email body):" in first and "Subject: ALARM: P2 1 runner type" in first
+    assert "--- the e-mail (the email body):" in first and "Subject: ALARM: P2 linux.2xlarge" in first
     assert "--- the pager (CloudWatch integration, https body) resolves the incident:" in text
     history = text.split("=== queuewatch history --stack queuewatch-demo")[1].split("===")[0]
     assert [line.split("UTC  ")[1].split()[0] for line in history.splitlines()[2:] if line] == ["page", "resolve"]
     assert "=== queuewatch status --stack queuewatch-demo" in text and "=== queuewatch backtest" in text
     assert list(tmp_path.iterdir()) == []  # nothing left in the temporary folder
     assert "queuewatch local up" in text
+    escalation = text.split("Part 3, an escalation")[1].split("demo OK:")[0]
+    pager = [line.split("[")[-1] for line in escalation.splitlines() if line.startswith("  pager: ")]
+    assert pager == ["ALARM]", "ALARM]", "OK]"]  # the P2 page; then the P1 raised and the P2 closed
+    assert "Jobs stuck in the queue on linux.4xlarge" in escalation and "Superseded by P1" in escalation
 
 
 def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
@@ -81,7 +85,7 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     )
     # Under 100 characters, the whole title kept: "queueing" is the word the subject drops first.
     assert (
-        "Subject: ALARM: P2 1 runner type, max queue time 1h54m, max queue size 14: Jobs are queueing (jobs-queueing)\n"
+        "Subject: ALARM: P2 linux.2xlarge, max queue time 1h54m, max queue size 14: Jobs are queueing (jobs-queueing)\n"
         in text
     )
     assert "  1. Scale-up stalled or failing: the queue grew from 3 to 14 jobs" in text

@@ -40,7 +40,11 @@ def test_up_leaves_a_stack_the_commands_find_and_down_stops_it(
         assert "    linux.4xlarge: firing since" in status  # the incident left firing
         assert main(["history", "--since", "1h"]) == 0
         kinds = [line.split("UTC  ")[1].split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
-        assert kinds == ["page", "resolve", "page", "resolve", "page"]
+        assert kinds[:4] == ["page", "resolve", "page", "resolve"]  # parts 1 and 2: each incident paged, resolved
+        # Part 3's escalation (the P2 page; the P1 page and the P2's close), then the incident left firing: with
+        # the shipped config the P1 rule is gone, so its page resolves and the P2 pages again. Pages of one tick
+        # share its time, in no set order.
+        assert sorted(kinds[4:]) == ["page", "page", "page", "resolve", "resolve"]
         assert main(["silence", "add", "--match", "linux.4xlarge", "--for", "1h", "--comment", "trying it"]) == 0
         assert "matches jobs-queueing firing on 1 runner type(s): linux.4xlarge" in capsys.readouterr().out
     finally:

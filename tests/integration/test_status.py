@@ -87,7 +87,11 @@ def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: 
     assert "active silences: 1\n  s-rocm  by alice until 2026-11-21 19:00 UTC" in text and "s-old" not in text
     assert "team=rocm" in text and "rocm migration" in text
     degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
-    assert degraded == "1\n  rocm.gpu: firing since 2026-11-21 18:02 UTC"
+    assert degraded == (  # what it cannot see, and why, under it
+        "1\n  rocm.gpu: firing since 2026-11-21 18:02 UTC\n"
+        "    queue_size: GetQueueAttributes failed: QueueDoesNotExist; queue_time: GetQueueAttributes failed: "
+        "QueueDoesNotExist"
+    )
 
 
 def test_a_page_waiting_in_the_outbox_shows_with_its_figures(stack: StackInMoto) -> None:

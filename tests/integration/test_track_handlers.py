@@ -10,6 +10,7 @@ import json
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote_from_bytes as quote
 
 import boto3
 import pytest
@@ -287,6 +288,7 @@ def deliver(tracker: Any) -> list[dict[str, Any]]:
             return responses  # as Lambda would: the failed ones wait out their visibility timeout
 
 
+@pytest.mark.usefixtures("received_live")
 def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
     tracker: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -298,6 +300,7 @@ def test_the_webhook_queues_a_signed_workflow_job_and_the_consumer_applies_it(
     assert "gh/someone/42/head" not in capsys.readouterr().out  # the body is never logged
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(tracker: Any) -> None:
     # Before, the webhook wrote the table itself: a throttled write answered GitHub 502, and GitHub never retries.
     assert tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))["statusCode"] == 202
@@ -309,6 +312,7 @@ def test_a_delivery_whose_write_is_throttled_is_retried_from_the_queue_not_lost(
     assert again == {"batchItemFailures": []} and queued() == [29679449]
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_delivery_that_never_applies_ends_in_the_dead_letter_queue(tracker: Any) -> None:
     tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))
     inject(tracker.aws.dynamodb(), "UpdateItem", "5xx")
@@ -347,6 +351,7 @@ def test_the_webhook_refuses_what_github_did_not_sign(tracker: Any, spoil: Any) 
     assert waiting_deliveries() == 0
 
 
+@pytest.mark.usefixtures("received_live")
 def test_githubs_signature_over_a_non_ascii_body_is_accepted_and_a_tampered_one_refused(tracker: Any) -> None:
     # A Function URL passes a JSON body as text: the signature is over its UTF-8 bytes, as GitHub signs them.
     payload = json.loads(load_event("webhook_workflow_job.json")["body"])
@@ -364,6 +369,7 @@ def test_githubs_signature_over_a_non_ascii_body_is_accepted_and_a_tampered_one_
     assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_redelivery_is_applied_once(tracker: Any, capsys: pytest.CaptureFixture[str]) -> None:
     event = load_event("webhook_workflow_job.json")
     first = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
@@ -433,6 +439,7 @@ def test_signatures_made_by_githubs_library_verify_and_tampering_does_not(signed
     assert not signature_valid(SECRET, body.replace(b"e", b"\xc3\xa9", 1), header)
 
 
+@pytest.mark.usefixtures("received_live")
 def test_a_non_ascii_workflow_job_signed_by_githubs_library_is_queued_and_applied(tracker: Any) -> None:
     [signed_by_octokit, *_] = OCTOKIT["deliveries"]
     event = load_event("webhook_workflow_job.json")
@@ -456,6 +463,14 @@ class Clock(datetime):
         return cls.fromtimestamp(cls.at.timestamp(), tz)
 
 
+@pytest.fixture
+def received_live(tracker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The webhook's clock at the moment GitHub sent events/webhook_workflow_job.json (its job was created at
+    16:06:00): a delivery received when it happened, not a redelivery of the past (test_recovery.py)."""
+    monkeypatch.setattr(tracker, "datetime", Clock)
+    monkeypatch.setattr(Clock, "at", datetime(2026, 11, 21, 16, 6, 2, tzinfo=UTC))
+
+
 def webhook_delivery(action: str, delivery: str, **job: Any) -> dict[str, Any]:
     """events/webhook_workflow_job.json as GitHub would send it for `action`, signed again."""
     body = json.loads(webhook_body())
@@ -476,15 +491,108 @@ def test_an_approval_wait_through_the_webhook_is_not_queue_time(
     assert tracker.webhook_handler(webhook_delivery("waiting", "d-1"), FakeContext("webhook"))["statusCode"] == 202
     Clock.at = approved
     assert tracker.webhook_handler(webhook_delivery("queued", "d-2"), FakeContext("webhook"))["statusCode"] == 202
-    Clock.at = approved + timedelta(minutes=20)  # the consumer applies both 20 minutes later (a backlog)
+    Clock.at = approved + timedelta(minutes=10)  # the consumer applies both 10 minutes later (a backlog)
     deliver(tracker)
     [waiting] = queued_jobs(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
     assert waiting.queued_at == approved  # its receipt, not its creation nor when it was applied
 
+    Clock.at = started + timedelta(seconds=1)  # GitHub sends it as the job starts
     assert tracker.webhook_handler(
         webhook_delivery("in_progress", "d-3", status="in_progress", started_at=started.isoformat(), runner_name="i-1"),
         FakeContext("webhook"),
     )["statusCode"] == 202  # fmt: skip
     deliver(tracker)
     waits = [b["JobQueueTime"] for b in emf(capsys.readouterr().out) if "JobQueueTime" in b]
-    assert waits == [[50]]  # not 30m50s, nor the backlog's 20 minutes
+    assert waits == [[50]]  # not 30m50s, nor the backlog's 10 minutes
+
+
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize("as_base64", [True, False], ids=["base64", "text"])
+@pytest.mark.usefixtures("received_live")
+def test_a_form_delivery_signed_as_github_signs_it_is_queued_and_applied(
+    tracker: Any, capsys: pytest.CaptureFixture[str], as_base64: bool
+) -> None:
+    """GitHub's default content type: the body is `payload=<the JSON, form-encoded>`, signed over exactly those
+    bytes (here by GitHub's own signing library, see "form_generator")."""
+    [form] = OCTOKIT["form_deliveries"]
+    event = load_event("webhook_workflow_job.json")
+    body = form["body"].encode()
+    event.update(body=base64.b64encode(body).decode() if as_base64 else form["body"], isBase64Encoded=as_base64)
+    event["headers"].update({"content-type": form["content_type"], "x-hub-signature-256": form["signature"]})
+    response = tracker.webhook_handler(copy.deepcopy(event), FakeContext("webhook"))
+    assert response["statusCode"] == 202 and json.loads(response["body"])["job_id"] == 29679452
+    deliver(tracker)
+    item = job(job_id=29679452)
+    assert item is not None and item["repo"]["S"] == "équipe-zürich/ci-✓" and queued() == [29679452]
+    # The signature is over the raw form, not the JSON inside it: one changed byte of the form is refused.
+    tampered = form["body"].replace("z%C3%BCrich", "zurich")
+    assert tampered != form["body"]
+    event.update(body=tampered, isBase64Encoded=False)
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == 401
+    counted = [
+        (b.get("Reason"), name) for b in emf(capsys.readouterr().out) for name in b if name.startswith("Webhook")
+    ]
+    assert counted == [(None, "WebhookDeliveriesTaken"), ("signature", "WebhookDeliveriesRefused")]
+
+
+def form_signed(body: bytes) -> dict[str, Any]:
+    return signed(body, **{"content-type": f"{FORM}; charset=utf-8"})
+
+
+@pytest.mark.parametrize(
+    ("spoil", "status", "reason"),
+    [
+        (lambda e: e["headers"].update({"x-hub-signature-256": sign("rotated", webhook_body())}), 401, "signature"),
+        (lambda e: e["headers"].pop("x-hub-signature-256"), 401, "signature"),
+        (lambda e: e["headers"].update({"content-type": "text/plain"}), 415, "content-type"),
+        (lambda e: e.update(form_signed(b"payload=%7Bnot+json")), 400, "parse"),
+        (lambda e: e.update(form_signed(b"other=1&payload=" + quote(webhook_body()).encode())), 400, "parse"),
+        (lambda e: e.update(form_signed(webhook_body())), 400, "parse"),  # JSON sent as a form
+        (lambda e: e.update(signed(b"{not json")), 400, "parse"),
+        (lambda e: e.update(body="not base64!", isBase64Encoded=True), 400, "parse"),
+        (lambda e: e["headers"].pop("x-github-delivery"), 400, "parse"),
+        (lambda e: setattr(webhook_module, "MAX_BODY_BYTES", 10), 413, "size"),
+    ],
+    ids=["wrong secret", "unsigned", "content type", "form not json", "form of two fields", "json as form",
+         "json", "base64", "no delivery id", "size"],
+)  # fmt: skip
+def test_every_refusal_is_counted_by_its_reason_and_queues_nothing(
+    tracker: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    spoil: Any,
+    status: int,
+    reason: str,
+) -> None:
+    monkeypatch.setattr(webhook_module, "MAX_BODY_BYTES", webhook_module.MAX_BODY_BYTES)  # restored after
+    event = load_event("webhook_workflow_job.json")
+    spoil(event)
+    assert tracker.webhook_handler(event, FakeContext("webhook"))["statusCode"] == status
+    assert waiting_deliveries() == 0
+    [refused] = [b for b in emf(capsys.readouterr().out) if "WebhookDeliveriesRefused" in b]
+    assert (refused["Reason"], refused["Stack"], refused["WebhookDeliveriesRefused"]) == (reason, "test", [1])
+
+
+@pytest.mark.parametrize("body", ["{not json", '{"action":"queued"}', ""], ids=["json", "shape", "empty"])
+@pytest.mark.usefixtures("received_live")
+def test_an_unparsable_record_on_the_webhook_queue_is_refused_and_counted_never_retried(
+    tracker: Any, capsys: pytest.CaptureFixture[str], body: str
+) -> None:
+    """Retrying cannot make a body parse: the record is acknowledged (not a batch item failure), counted as a
+    refused event, and never comes back nor reaches the dead-letter queue, whose alarm would page for nothing."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    sqs.send_message(
+        QueueUrl=queue_url(),
+        MessageBody=body or " ",  # SQS refuses an empty body; a blank one is as unparsable
+        MessageAttributes={"delivery": {"DataType": "String", "StringValue": "d-1"}},
+    )
+    tracker.webhook_handler(load_event("webhook_workflow_job.json"), FakeContext("webhook"))  # a good one beside it
+    responses = [response for _ in range(MAX_RECEIVES + 1) for response in deliver(tracker)]
+    assert responses == [{"batchItemFailures": []}]  # one batch, both acknowledged; nothing comes back
+    assert queued() == [29679449] and waiting_deliveries() == 0
+    dead = sqs.get_queue_attributes(QueueUrl=queue_url(DEAD_LETTERS), AttributeNames=["ApproximateNumberOfMessages"])
+    assert dead["Attributes"]["ApproximateNumberOfMessages"] == "0"
+    refused = [b for b in emf(capsys.readouterr().out) if "JobEventsRefused" in b]
+    assert [(b["JobEventsRefused"], b["Stack"]) for b in refused] == [([1], "test")]

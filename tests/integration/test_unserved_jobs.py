@@ -150,5 +150,23 @@ def test_status_names_jobs_no_runner_type_serves(aws: None) -> None:
     degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
     assert degraded == (
         "1\n  tracked jobs queued for labels no runner type serves (the monitor page lists them): "
-        "firing since 2026-11-21 18:06 UTC"
+        "firing since 2026-11-21 18:06 UTC\n"
+        "    queued: 3 jobs for 40m for labels [gpu-a100, self-hosted], that no runner type serves"
     )
+
+
+def test_unserved_jobs_page_only_once_they_have_waited_unserved_after(aws: None) -> None:
+    """The wait binds: jobs younger than `unserved_after` (10m) never page, however long the monitor's `for`
+    (5m) has run; the monitor turns pending once the oldest has waited 10m, and fires 5m later."""
+    config = parse_config(CONFIG, source="t.yaml")
+    stack = StackInMoto.create()
+    firing_at = []
+    for minute in range(0, 20):
+        waited = 60.0 + 60 * minute  # first seen 1m after it was queued
+        waiting = [UnmatchedJobs(label_set="gpu-a100,self-hosted", count=3, oldest_seconds=waited)]
+        snap = snapshot(minutes(minute)).model_copy(update={"unmatched_jobs": waiting})
+        result = stack.evaluate(snap, config)
+        if [key for key in result.firing if key.runner_type == "jobs:unserved"]:
+            firing_at.append(minute)
+    # pending at minute 9 (10m waited), firing once the monitor's 5m `for` has passed
+    assert firing_at[0] == 14

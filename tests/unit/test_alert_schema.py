@@ -94,9 +94,9 @@ def test_the_subject_keeps_the_title_whole_and_words_the_figures_shorter_to_fit(
     title = "Jobs are queueing (jobs-queueing) team ci-infra"
     subject = alert(figures("linux.2xlarge", 14, 6840), title=title).subject
     assert len(subject) < 100
-    assert subject == f"ALARM: P2 1 runner type, oldest 1h54m, 14 queued: {title}"
+    assert subject == f"ALARM: P2 linux.2xlarge, oldest 1h54m, 14 queued: {title}"
     short = alert(figures("linux.2xlarge", 14, 6840), title="Jobs are queueing").subject
-    assert short == "ALARM: P2 1 runner type queueing, max queue time 1h54m, max queue size 14: Jobs are queueing"
+    assert short == "ALARM: P2 linux.2xlarge queueing, max queue time 1h54m, max queue size 14: Jobs are queueing"
 
 
 @pytest.mark.parametrize("words", [0, 3, 8, 30])
@@ -112,7 +112,7 @@ def test_the_subject_never_cuts_the_title_mid_word(words: int) -> None:
 
 def test_a_resolved_subject_says_recovered() -> None:
     resolved = alert(figures("linux.2xlarge", 0, 0)).model_copy(update={"status": "resolved", "page": "resolved"})
-    assert resolved.subject.startswith("OK: P2 1 runner type recovered")
+    assert resolved.subject.startswith("OK: P2 linux.2xlarge recovered")
     VALIDATOR.validate(resolved.model_dump(mode="json"))
 
 

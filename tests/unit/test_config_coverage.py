@@ -139,3 +139,18 @@ def test_overlapping_discovery_entries_in_one_region_are_an_error(entries: str, 
         entries.replace("EXCLUDE", "").replace("REGION", ", region: eu-west-1"),
     ):
         parse_checked(head + separated + rules)
+
+
+def test_a_runner_type_with_no_queue_is_said_to_have_nothing_cross_checking_its_jobs() -> None:
+    text = (
+        "version: 1\ndefaults: {rule: {team: ci-infra}}\nrunner_types:\n"
+        "  - {name: linux.2xlarge, queue: {name: gh-ci-linux-2xlarge-queued-builds}}\n"
+        "  - {name: arc-lane, queue: none, labels: [arc-lane]}\n"
+        "rules:\n  - {name: jobs-queueing, thresholds: {queue_time: 1m}}\n"
+    )
+    [warning] = warnings(text)
+    assert warning.startswith("fleet.yaml:5: runner_types[1].queue: warning: runner type 'arc-lane' has queue: none")
+    assert "nothing cross-checks them" in warning
+    [problem] = errors(text.replace("queue: none", "queue: nothing"))
+    assert problem.startswith("5:runner_types[1].queue: ")
+    assert "found 'nothing', a single value where a mapping goes; write queue: {name: nothing}" in problem

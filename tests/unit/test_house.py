@@ -30,6 +30,7 @@ CORE = [
     "jobs",
     "track.signature",
     "metric_names",
+    "runner_names",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

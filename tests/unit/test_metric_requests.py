@@ -32,6 +32,7 @@ def targets() -> list[WatchedQueue]:
     return [
         WatchedQueue(spec.name, "us-east-1", "123456789012", spec.queue.queue_name, None, config.signals_for({}))
         for spec in config.runner_types
+        if spec.queue is not None
     ]
 
 

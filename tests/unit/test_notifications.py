@@ -211,12 +211,12 @@ def test_title_alarm_name_and_dedup_key_hold_no_figures() -> None:
 def test_the_subject_is_ascii_under_100_characters_with_state_priority_count_and_worst_figures() -> None:
     alert = make_alert()
     check_subject(alert.subject)
-    assert alert.subject == f"ALARM: P2 1 runner type, max queue time 1h54m, max queue size 14: {alert.title}"
+    assert alert.subject == f"ALARM: P2 linux.2xlarge, max queue time 1h54m, max queue size 14: {alert.title}"
     long = make_alert(title="Jobs are queueing (a-rule-with-a-very-long-name-that-goes-on-and-on) team infrastructure")
     check_subject(long.subject)
     assert long.subject == f"ALARM: P2: {long.title}"  # the figures give way; the title stays whole
     check_subject(make_alert(status="resolved").subject)
-    assert make_alert(status="resolved").subject.startswith("OK: P2 1 runner type recovered")
+    assert make_alert(status="resolved").subject.startswith("OK: P2 linux.2xlarge recovered")
 
 
 ZURICH_TEAM = "Plateforme CI – Zürich"

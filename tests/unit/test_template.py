@@ -16,6 +16,9 @@ from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.alert import QueueBody
 from queuewatch.demand_paths import beside
 from queuewatch.settings import EvaluateSettings, TrackSettings
+from queuewatch.telemetry import record_webhook
+from queuewatch.track.stage import HISTORY_AFTER
+from queuewatch.track.webhook import Refusal, WebhookResponse
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -42,6 +45,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
         ("Tracking", frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/history", None),
+        ("Tracking", frozenset({"dynamodb:BatchGetItem"}), "GetAtt JobsTable.Arn",
+         '{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["source#*"]}}'),  # the job sources' heartbeats
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
@@ -238,6 +243,13 @@ def test_the_key_lets_the_stacks_alarms_publish_and_rotates(template: dict[str, 
         assert group["Properties"]["LogGroupName"]["Fn::Sub"].startswith("/queuewatch/${AWS::StackName}/")
 
 
+def alarm_metrics(props: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics an alarm reads: its one metric, or each of a metric-math alarm's."""
+    if "Metrics" not in props:
+        return [{key: props[key] for key in ("Namespace", "MetricName", "Dimensions")}]
+    return [query["MetricStat"]["Metric"] for query in props["Metrics"] if "MetricStat" in query]
+
+
 def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: dict[str, Any]) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm")
     watched = set()
@@ -247,11 +259,17 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         topics = [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
         assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
-        dimension = {d["Name"]: d["Value"] for d in props["Dimensions"]}
-        if props["Namespace"] == "Queuewatch":  # the evaluator's own metrics: this stack's, not a neighbour's
-            assert dimension["Stack"] == {"Ref": "AWS::StackName"}, props["MetricName"]
-        watched.add((props["Namespace"], props["MetricName"], render(dimension.get("FunctionName", ""))))
+        for metric in alarm_metrics(props):
+            dimension = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
+            if metric["Namespace"] == "Queuewatch":  # queuewatch's own metrics: this stack's, not a neighbour's
+                assert dimension["Stack"] == {"Ref": "AWS::StackName"}, metric["MetricName"]
+            watched.add((metric["Namespace"], metric["MetricName"], render(dimension.get("FunctionName", ""))))
     assert watched == {
+        ("Queuewatch", "WebhookDeliveriesRefused", ""),  # the webhook's refusals, by reason, against
+        ("Queuewatch", "WebhookDeliveriesTaken", ""),  # what it took
+        ("AWS/Lambda", "Errors", "Ref TrackFunction"),
+        ("AWS/Lambda", "Throttles", "Ref TrackFunction"),
+        ("AWS/Lambda", "AsyncEventAge", "Ref TrackFunction"),
         ("Queuewatch", "Heartbeat", ""),
         ("Queuewatch", "PagesFailed", ""),
         ("AWS/Lambda", "Errors", "Ref CollectFunction"),
@@ -388,6 +406,21 @@ def test_the_queue_subscriber_body_is_a_parameter_the_evaluator_reads(template: 
     env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
     assert env["QUEUE_BODY"] == {"Ref": "QueueSubscriberBody"}
     assert EvaluateSettings.model_fields["queue_body"].alias == "QUEUE_BODY"
+
+
+def test_github_status_is_read_only_where_the_parameter_turns_it_on(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["GitHubStatus"]
+    assert parameter["Default"] == "off" and set(parameter["AllowedValues"]) == {"off", "on"}
+    assert template["Conditions"]["ReadGitHubStatus"] == {"Fn::Equals": [{"Ref": "GitHubStatus"}, "on"]}
+    env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
+    url = "https://www.githubstatus.com/api/v2/summary.json"
+    assert env["GITHUB_STATUS_URL"] == {"Fn::If": ["ReadGitHubStatus", url, ""]}
+    base = {
+        "STATE_TABLE": "state",
+        "ALERT_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:alerts",
+        "QUEUEWATCH_CONFIG": "c",
+    }
+    assert EvaluateSettings.model_validate({**base, "GITHUB_STATUS_URL": ""}).github_status_url is None
 
 
 # --- the collector's grant on other accounts' queues, evaluated as CloudFormation would --------------------
@@ -544,3 +577,66 @@ def test_the_collector_may_read_every_queue_of_a_runner_type_under_upstreams_nam
     assert not fnmatch.fnmatchcase("gh-ci-webhook-events", patterns[1])  # not every queue
     for pattern in patterns:
         assert re.fullmatch(parameters["WatchedJobRetryQueueNamePattern"]["AllowedPattern"], pattern)
+
+
+def test_the_bus_path_shows_its_blindness_in_minutes_and_keeps_what_it_cannot_apply(template: dict[str, Any]) -> None:
+    track = template["Resources"]["TrackFunction"]["Properties"]
+    invoke = track["EventInvokeConfig"]
+    # Bounded: a throttled or failing event reaches the dead-letter queue (and its alarm) within minutes, and
+    # while it is retried it stays inside the window in which the track stage takes it for live, not history.
+    assert invoke["MaximumRetryAttempts"] <= 2
+    assert invoke["MaximumEventAgeInSeconds"] <= min(900, HISTORY_AFTER.total_seconds())
+    rule = track["Events"]["WorkflowJob"]["Properties"]
+    assert rule["RetryPolicy"]["MaximumEventAgeInSeconds"] <= min(900, HISTORY_AFTER.total_seconds())
+    assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    on_track = {
+        alarm["Properties"]["MetricName"]: alarm
+        for alarm in alarms.values()
+        if alarm["Properties"].get("Dimensions") == [{"Name": "FunctionName", "Value": {"Ref": "TrackFunction"}}]
+    }
+    assert set(on_track) == {"Errors", "Throttles", "AsyncEventAge"}
+    for alarm in on_track.values():
+        props = alarm["Properties"]
+        assert alarm["Condition"] == "TrackFromBus"
+        assert props["Period"] * props["EvaluationPeriods"] <= 300  # minutes, not Lambda's 6 hours
+        assert props["TreatMissingData"] == "notBreaching"
+    # AsyncEventAge is in milliseconds: paged well before the event would be dead-lettered.
+    assert on_track["AsyncEventAge"]["Properties"]["Threshold"] < invoke["MaximumEventAgeInSeconds"] * 1000
+
+
+def emitted_metrics(output: str) -> set[tuple[str, frozenset[tuple[str, str]]]]:
+    """(metric, its dimensions and their values) for each EMF blob printed."""
+    found = set()
+    for blob in (json.loads(line) for line in output.splitlines() if '"_aws"' in line):
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            for names in directive["Dimensions"]:
+                for metric in directive["Metrics"]:
+                    found.add((metric["Name"], frozenset((name, blob[name]) for name in names)))
+    return found
+
+
+def test_the_webhook_refusal_alarms_read_every_reason_the_webhook_counts(
+    template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for reason in get_args(Refusal):
+        record_webhook(WebhookResponse(status=400, message="", refused=reason), "Queuewatch", stack="s")
+    record_webhook(WebhookResponse(status=202, message="queued", job_id=1), "Queuewatch", stack="s")
+    emitted = emitted_metrics(capsys.readouterr().out)
+    alarms = {name: template["Resources"][name]["Properties"] for name in ("WebhookSignatureRefusalsAlarm",
+                                                                            "WebhookPayloadRefusalsAlarm")}  # fmt: skip
+    read = set()
+    for props in alarms.values():
+        [returned] = [query for query in props["Metrics"] if query["ReturnData"]]
+        for metric in alarm_metrics(props):
+            dimensions = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
+            assert dimensions.pop("Stack") == {"Ref": "AWS::StackName"}
+            read.add((metric["MetricName"], frozenset({("Stack", "s"), *dimensions.items()})))
+        ids = {query["Id"] for query in props["Metrics"] if "MetricStat" in query}
+        assert ids <= set(re.findall(r"[a-z]\w*", returned["Expression"]))  # every metric counts in the rate
+    assert read == emitted  # each reason the webhook counts is judged, under exactly its dimensions
+    signature = alarms["WebhookSignatureRefusalsAlarm"]["AlarmDescription"]
+    assert "WebhookSecretArn" in signature and "Secrets Manager" in signature  # the parameter and the fix
+    assert "Content type" in alarms["WebhookPayloadRefusalsAlarm"]["AlarmDescription"]
+    webhook_env = template["Resources"]["WebhookFunction"]["Properties"]["Environment"]["Variables"]
+    assert webhook_env["STACK_NAME"] == {"Ref": "AWS::StackName"}  # the Stack the alarms read

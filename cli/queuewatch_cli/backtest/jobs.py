@@ -23,8 +23,10 @@ from datetime import UTC, datetime
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.track.routing import github_hosted
 
 TICK = 60
 NEVER = 2**62  # a job still waiting when its history was read
@@ -52,6 +54,8 @@ class JobSpans:
     ended: array[int]
     jobs: int = 0  # read, of any runner type
     unmatched: int = 0  # no watched runner type serves them
+    hosted: int = 0  # for GitHub's own hosted runners: no runner type of this fleet's should
+    first_queued: int | None = None  # epoch seconds: the earliest job of a watched runner type read
 
     def __len__(self) -> int:
         return len(self.began)
@@ -59,17 +63,24 @@ class JobSpans:
 
 def job_spans(jobs: Iterable[JobRecord], targets: list[WatchedQueue]) -> JobSpans:
     index = {target.runner_type: i for i, target in enumerate(targets)}
+    names = RunnerTypeNames(index)  # the live collector's resolver: a discovered name's jobs whatever its case
     spans = JobSpans(array("i"), array("q"), array("q"))
     for job in jobs:
         spans.jobs += 1
-        where = index.get(job.runner_type) if job.runner_type is not None else None
+        resolved = names.resolve(job.runner_type)
+        where = index.get(resolved) if resolved is not None else None
         if where is None:
-            spans.unmatched += 1
+            if github_hosted(job.labels):
+                spans.hosted += 1
+            else:
+                spans.unmatched += 1
             continue
         span = queue_span(job)
         if span is None:
             continue
         began, ended = span
+        at = int(began.timestamp())
+        spans.first_queued = at if spans.first_queued is None else min(spans.first_queued, at)
         spans.runner_types.append(where)
         spans.began.append(int(began.timestamp()))
         # Lost past GitHub's limit: the collector stops counting it the moment it is older than that.

@@ -41,6 +41,7 @@ class Timeline:
         self.buckets = math.ceil(minutes / self.bucket_minutes)
         self.queue_time: dict[str, array[float]] = {}
         self.spans: list[tuple[datetime, datetime, str]] = []
+        self.notes: list[str] = []  # the replay's notes (jobs this config does not watch): shown when it never fired
 
     def record(self, planned: Plan) -> None:
         snapshot = planned.context.snapshot
@@ -120,6 +121,10 @@ class Timeline:
                 label = (f"{named}firing" if other is not None else "firing") if index == 0 else None
                 axes.axvspan(began, ended, color=colour, alpha=0.15, label=label)  # type: ignore[arg-type]
                 axes.annotate(f"{named}{rule_name}", (began, 0), fontsize=7, color=colour, rotation=90, va="bottom")
+            if other is not None and not timeline.spans:
+                # A threshold crossed with no firing span drawn: say why, or it reads as a replay that failed.
+                said = f"{named}no page" + (f": {timeline.notes[0]}" if timeline.notes else "")
+                axes.text(0.005 + 0.5 * which, 0.97, said, transform=axes.transAxes, fontsize=7, color=colour, va="top")
         drawn = bool(shown) or any(t.spans for t in timelines)
         if not drawn:
             axes.text(0.5, 0.5, "no data", transform=axes.transAxes, ha="center", va="center", fontsize=14)

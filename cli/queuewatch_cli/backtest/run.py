@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.errors import describe
@@ -33,9 +40,18 @@ from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.report import compare, comparison_lines, report
+from queuewatch_cli.capacity.history import held_start
 
 PLACEHOLDER_ACCOUNT = "000000000000"  # where the caller's account cannot be read: history is read by queue name
 JOBS, CLOUDWATCH = "jobs", "cloudwatch"
+UNANSWERED = (ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError, EndpointConnectionError)
+
+
+@dataclass
+class Extent:
+    """What the history read holds: the tracked jobs start where the jobs table's do, which may be after --from."""
+
+    held_from: datetime | None = None  # None: from --from (or not known: CloudWatch answers for its range)
 
 
 @dataclass
@@ -77,11 +93,14 @@ def backtest(
     keep_pages: bool = False,
     progress: Callable[[ChunkRead], None] = lambda _: None,
     jobs_table: str | None = None,
+    extent: Extent | None = None,
 ) -> Outcome:
     """Replay the config over [start, end], one tick a minute: the tracked jobs' history when `jobs_table`
     is given, else the CloudWatch history of the autoscaler's queues."""
     notes: list[str] = []
-    ticks = history_source(config, clients, start, end, now=now, progress=progress, jobs_table=jobs_table, notes=notes)
+    ticks = history_source(
+        config, clients, start, end, now=now, progress=progress, jobs_table=jobs_table, notes=notes, extent=extent
+    )
     replay = Replay(config, keep_pages)
     timeline = Timeline(config, start, end, label) if plot else None
     if timeline is not None:
@@ -103,6 +122,7 @@ def history_source(
     progress: Callable[[ChunkRead], None] = lambda _: None,
     jobs_table: str | None = None,
     notes: list[str],
+    extent: Extent | None = None,
 ) -> Callable[[], Iterator[Snapshot]]:
     """The history's observations, one a minute from start to end, each call from the first (backtest replays
     them once, --suggest once per pass): the tracked jobs are read here, once, and rebuilt at each call;
@@ -118,7 +138,7 @@ def history_source(
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
     if jobs_table is not None:
-        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes)
+        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes, extent or Extent())
     return lambda: _cloudwatch_ticks(config, clients, targets, discovery, start, end, now, progress, notes)
 
 
@@ -154,17 +174,34 @@ def _job_ticks(
     start: datetime,
     end: datetime,
     notes: list[str],
+    extent: Extent,
 ) -> Callable[[], Iterator[Snapshot]]:
     # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
     # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
     records = read_history(clients.dynamodb(), table, start - QUEUED_LIMIT, end)
     try:
         spans = job_spans(records, targets)
+    except UNANSWERED:
+        raise  # the endpoint did not answer: the command's failure says so (failures.py), not a bad request
     except (ClientError, BotoCoreError) as error:  # a history with holes would replay as idle queues: stop
         raise QueuewatchError(f"--jobs-table {table}: reading the jobs' history: {describe(error)}") from error
-    if spans.unmatched:
-        notes.append(f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch")
-    return lambda: JobObservations(config, targets, discovery, spans).ticks(start, end)
+    if spans.unmatched or not len(spans):
+        notes.append(
+            f"{spans.unmatched:,} of {spans.jobs:,} jobs read are for runner types this config does not watch"
+            + ("; it watches none of the jobs: its quiet is no evidence" if not len(spans) and spans.jobs else "")
+        )
+    if spans.hosted:
+        notes.append(f"{spans.hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) are no runner type's")
+    held = held_start(start.timestamp(), spans.first_queued)
+    if held > start.timestamp():
+        extent.held_from = datetime.fromtimestamp(held, UTC)
+        notes.append(
+            f"the jobs table holds this config's jobs from {extent.held_from:%Y-%m-%d %H:%M} UTC on: before it "
+            f"(JobHistoryDays, 14 by default, or tracking off) the replay's quiet is no evidence"
+        )
+    # Before the history's first job no job waits: the ticks there would be idle ones, so they are not replayed.
+    first_tick = extent.held_from or start
+    return lambda: JobObservations(config, targets, discovery, spans).ticks(first_tick, end)
 
 
 def _progress(label: str) -> Callable[[ChunkRead], None]:
@@ -230,11 +267,16 @@ def run_backtest(
 
             config = configs[0][1]
             notes: list[str] = []
-            source = history_source(config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes)
+            extent = Extent()
+            source = history_source(
+                config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes, extent=extent
+            )
             minutes = int((end - start).total_seconds() // 60) + 1
             # CloudWatch is read at each call: read once and held, while small. The jobs are held already.
             ticks = source if jobs_table is not None else HeldTicks(source, minutes)
-            return run_suggest(args, config, ticks, start, end, out)
+            for note in notes:
+                out(f"note: {note}")
+            return run_suggest(args, config, ticks, start, end, out, held_from=extent.held_from)
         if getattr(args, "budget", None) or getattr(args, "incidents", None):
             raise QueuewatchError("--budget and --incidents go with --suggest")
         outcomes = [
@@ -255,13 +297,17 @@ def run_backtest(
         print(f"backtest: {error}", file=sys.stderr)
         return 2
     out(f"replayed: {_described(source, jobs_table)}")
-    for note in outcomes[0].notes:
-        out(f"note: {note}")
+    for outcome in outcomes:
+        for note in outcome.notes:  # each config's own: B may watch none of the jobs A does
+            out(f"note: {outcome.label}: {note}" if len(outcomes) == 2 else f"note: {note}")
     for outcome in outcomes:
         out("\n".join(report(outcome.label, outcome.replay.episodes, start, end)))
     if len(outcomes) == 2:
         a, b = outcomes
         out("\n".join(comparison_lines(compare(a.replay.episodes, b.replay.episodes, end), a.label, b.label)))
+    for outcome in outcomes:
+        if outcome.timeline is not None:
+            outcome.timeline.notes = list(outcome.notes)
     if args.plot and outcomes[0].timeline is not None:
         outcomes[0].timeline.draw(args.plot, outcomes[1].timeline if len(outcomes) == 2 else None)
         out(f"timeline written to {args.plot}")

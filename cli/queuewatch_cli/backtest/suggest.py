@@ -5,13 +5,12 @@ Each candidate is the config with that one rule changed (and the other rules lef
 alone), replayed through the backtest's own Replay, the evaluator's plan, over the same ticks. Nothing here
 judges a breach: the pages are the replay's.
 
-What is searched: the rule's queue time threshold over a ladder of round values (or, for a rule with no queue
-time threshold, its queue size threshold), for each of a few pending periods; the other threshold, the
-grouping and the rest stay as configured. For one pending period a higher threshold pages less and later, so
-the search is a bisection for the lowest threshold within budget; several pending periods' bisections share
-each pass over the history. Pages are not strictly monotone in the threshold (a long episode can split in
-two when the threshold rises), so every candidate tried is printed with its figures, and the chosen one is
-the best of those replayed, never an extrapolation.
+What is searched: every setting of the ladder. The rule's queue time threshold takes each of a ladder of round
+values (or, for a rule with no queue time threshold, its queue size threshold), with each of a few pending
+periods; the other threshold, the grouping and the rest stay as configured. All of them (and the rule as it
+is) are replayed in one pass over the history, every candidate fed the same tick. Pages are not monotone in
+the threshold (a long episode splits in two, or flaps, when the threshold rises), so no candidate is
+skipped on the assumption that a higher threshold pages less: the chosen one is the best of the whole ladder.
 
 The budget counts the pages that match no listed incident: the incidents' own pages are the point. A rule
 must page the incidents that name no runner type, and those naming a runner type it applies to.
@@ -33,6 +32,7 @@ from queuewatch.config.schema import RuleSpec, Thresholds
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.rules import Rule
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.backtest.replay import Episode, Replay
 
@@ -168,6 +168,15 @@ class RuleSuggestion:
     incidents: list[Incident]  # those it must page: unnamed, or naming a runner type it applies to
     tried: list[Tried] = field(default_factory=list)
     chosen: Tried | None = None
+    worst: Episode | None = None  # the longest wait the most sensitive setting paged: the range's worst outage
+
+    def leaves_worst_unpaged(self, until: datetime) -> bool:
+        """The chosen setting sends no page while the range's worst outage lasted."""
+        worst, chosen = self.worst, self.chosen
+        if worst is None or chosen is None:
+            return False
+        ended = worst.resolved_at or until
+        return not any(e.started_at <= ended and (e.resolved_at or until) >= worst.started_at for e in chosen.episodes)
 
 
 def candidate_config(config: Config, spec: RuleSpec, rule: Rule, setting: Setting) -> Config:
@@ -207,9 +216,11 @@ def suggest(
     end: datetime,
     budget: Budget,
     incidents: Sequence[Incident] = (),
+    held_from: datetime | None = None,
 ) -> list[RuleSuggestion]:
-    """Every rule's search; `ticks` gives the history's observations afresh for each pass over it."""
-    allowed = budget.allowed((end - start).total_seconds())
+    """Every rule's search, one pass over the history each; `ticks` gives the history's observations afresh
+    for each pass. The budget is over the span the history holds (from `held_from` when it starts late)."""
+    allowed = budget.allowed((end - max(start, held_from or start)).total_seconds())
     answers: list[RuleSuggestion] = []
     for spec, rule in zip(config.rules, config.resolved_rules, strict=True):
         ladder, on_queue_time = _ladder(rule)
@@ -221,29 +232,14 @@ def suggest(
         relevant = [i for i in incidents if not i.runner_types or any(map(rule.applies_to, i.runner_types))]
         answer = RuleSuggestion(rule.name, current, relevant)
         pendings = sorted({*PENDING_PERIODS, rule.pending_for})
-        # Per pending period, the bisection's bounds over the ladder's indices: [low, high], high within budget.
-        bounds = {p: (0, len(ladder)) for p in pendings}  # high == len: none known within budget yet
+        wanted = [current, *(Setting(t, p, on_queue_time) for p in pendings for t in ladder)]
         results: dict[Setting, Tried] = {}
-        wanted = [current]  # the rule as it is, for comparison
-        while True:
-            wanted += [
-                Setting(ladder[(low + high) // 2], pending, on_queue_time)
-                for pending, (low, high) in bounds.items()
-                if low < high
-            ]
-            wanted = [s for s in dict.fromkeys(wanted) if s not in results]
-            if not wanted:
-                break
-            for tried in _replay(config, spec, rule, wanted, ticks, relevant, end):
-                tried.within_budget = tried.noise <= allowed
-                results[tried.setting] = tried
-            for pending, (low, high) in list(bounds.items()):
-                if low >= high:
-                    continue
-                middle = (low + high) // 2
-                tried = results[Setting(ladder[middle], pending, on_queue_time)]
-                bounds[pending] = (low, middle) if tried.within_budget else (middle + 1, high)
-            wanted = []
+        for tried in _replay(config, spec, rule, list(dict.fromkeys(wanted)), ticks, relevant, end):
+            tried.within_budget = tried.noise <= allowed
+            results[tried.setting] = tried
+        # The most sensitive setting pages every wait its threshold can see: its longest is the range's worst.
+        sensitive = results[Setting(ladder[0], 0, on_queue_time)].episodes
+        answer.worst = max(sensitive, key=lambda e: e.peak_queue_time or 0.0, default=None)
         answer.tried = sorted(results.values(), key=lambda t: (t.setting.pending, t.setting.threshold))
         answer.chosen = choose(answer.tried)
         answers.append(answer)
@@ -268,8 +264,27 @@ def _replay(
 ) -> list[Tried]:
     """One pass over the history, every setting's replay fed the same tick."""
     replays = [Replay(candidate_config(config, spec, rule, s)) for s in settings]
+    levels = [_thresholds(rule, s) for s in settings]
+    applies: dict[str, bool] = {}
     for snapshot in ticks():
-        for replay in replays:
+        peak_time = peak_size = 0.0
+        blind = False
+        for runner_type in snapshot.runner_types:
+            name = runner_type.name
+            if not applies.setdefault(name, rule.applies_to(name)):
+                continue
+            waited, queued = runner_type.value(SignalName.QUEUE_TIME), runner_type.value(SignalName.QUEUE_SIZE)
+            blind = blind or waited is None or queued is None
+            peak_time, peak_size = max(peak_time, waited or 0.0), max(peak_size, queued or 0.0)
+        for replay, (time_limit, size_limit) in zip(replays, levels, strict=True):
+            # A candidate holding no alert state, on a tick breaching neither of its thresholds anywhere and
+            # blind nowhere, would plan nothing: skipping it is what makes replaying the whole ladder affordable.
+            below = [
+                peak <= limit for peak, limit in ((peak_time, time_limit), (peak_size, size_limit)) if limit is not None
+            ]
+            calm = any(below) if rule.breach_when == "all" else all(below)
+            if calm and not blind and not replay.state.instances and not replay.state.groups:
+                continue
             replay.tick(snapshot, snapshot.collected_at)
     return [
         judge(s, [e for e in r.episodes if e.rule == rule.name], incidents, end)
@@ -277,17 +292,40 @@ def _replay(
     ]
 
 
+def _thresholds(rule: Rule, setting: Setting) -> tuple[int | None, int | None]:
+    """The candidate's (queue time, queue size) thresholds."""
+    if setting.on_queue_time:
+        return setting.threshold, rule.queue_size_threshold
+    return rule.queue_time_threshold, setting.threshold
+
+
 def suggestion_lines(
-    answers: Sequence[RuleSuggestion], budget: Budget, incidents: Sequence[Incident], start: datetime, end: datetime
+    answers: Sequence[RuleSuggestion],
+    budget: Budget,
+    incidents: Sequence[Incident],
+    start: datetime,
+    end: datetime,
+    held_from: datetime | None = None,
 ) -> list[str]:
-    span = (end - start).total_seconds()
+    held = max(start, held_from or start)
+    span = (end - held).total_seconds()
     allowed = budget.allowed(span)
     lines = [
-        f"suggest from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC: budget {budget.text}, so at most "
+        f"suggest from {held:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC: budget {budget.text}, so at most "
         f"{_count(allowed)} page(s) over {format_duration(span)} besides the {len(incidents)} listed incident(s)"
     ]
+    if held > start:
+        lines.append(
+            f"  (the history holds jobs from {held:%Y-%m-%d %H:%M} UTC, not from --from {start:%Y-%m-%d %H:%M}: "
+            f"the budget is over the {format_duration(span)} it holds)"
+        )
     if span < budget.per_seconds:
         lines.append("  (the range is shorter than the budget's span: the budget is scaled down to it)")
+    if not incidents:
+        lines.append(
+            "  no --incidents: the choice only minimises pages, it cannot tell an outage from noise; list the "
+            "times the fleet really needed the on-call to have them paged"
+        )
     for answer in answers:
         lines.append(
             f"rule {answer.rule} (now {answer.current.describe()}): {len(answer.tried)} candidate(s) replayed, "
@@ -314,6 +352,13 @@ def suggestion_lines(
         for episode in chosen.episodes:
             names = ", ".join(sorted(episode.runner_types))
             lines.append(f"    page {episode.started_at:%Y-%m-%d %H:%M} -> {_when(episode.resolved_at)}  {names}")
+        if answer.leaves_worst_unpaged(end) and answer.worst is not None:
+            worst = answer.worst
+            lines.append(
+                f"  warning: the range's longest wait, {format_duration(worst.peak_queue_time or 0.0)} on "
+                f"{', '.join(sorted(worst.runner_types))} from {worst.started_at:%Y-%m-%d %H:%M} UTC, is not paged "
+                f"by the chosen setting: if it was an outage, list it in --incidents"
+            )
     return lines
 
 
@@ -373,6 +418,7 @@ def run_suggest(
     start: datetime,
     end: datetime,
     out: Callable[[str], None] = print,
+    held_from: datetime | None = None,
 ) -> int:
     """`backtest --suggest`: 0 when every rule has a setting meeting the budget and the incidents, 1 when one
     has none, 2 for bad input."""
@@ -387,9 +433,9 @@ def run_suggest(
                 f"--incidents {args.incidents}, line {outside[0].line}: {outside[0].label()} is outside the range "
                 f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"
             )
-        answers = suggest(config, ticks, start, end, budget, incidents)
+        answers = suggest(config, ticks, start, end, budget, incidents, held_from)
     except QueuewatchError as error:
         print(f"backtest: {error}", file=sys.stderr)
         return 2
-    out("\n".join(suggestion_lines(answers, budget, incidents, start, end)))
+    out("\n".join(suggestion_lines(answers, budget, incidents, start, end, held_from)))
     return 0 if all(a.chosen is not None for a in answers) else 1

@@ -10,8 +10,17 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from queuewatch.durations import format_duration
-from queuewatch_cli.capacity.history import DAY, MIN_SAMPLES, Observed, RunnerTypeJobs, observe, time_above
-from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, smallest_pool
+from queuewatch_cli.capacity.history import (
+    DAY,
+    JOB_RUN_LIMIT,
+    MIN_SAMPLES,
+    Observed,
+    RunnerTypeJobs,
+    observe,
+    time_above,
+)
+from queuewatch_cli.capacity.pool import PoolEntry, Window, propose, what_if
+from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 
 MIN_JOBS = 200  # below it a p99 rests on one or two jobs
 WEEK = 7 * DAY
@@ -33,6 +42,23 @@ class Startup:
     samples: int
 
 
+@dataclass(frozen=True)
+class Maximum:
+    """The autoscaler's maximum (runners_maximum_count) as given, replayed: what binds there."""
+
+    runners: int
+    result: PoolResult
+    waited_for_a_slot: int  # jobs whose queue time is more than the start-up: they waited for a free runner
+    jobs: int
+
+    @property
+    def binds(self) -> str:
+        if self.waited_for_a_slot:
+            share = self.waited_for_a_slot / max(self.jobs, 1)
+            return f"the maximum: {self.waited_for_a_slot:,} job(s) ({share:.1%}) waited for a free runner"
+        return "the start-up delay: the maximum is never reached"
+
+
 @dataclass
 class Capacity:
     """One runner type's answer."""
@@ -47,6 +73,11 @@ class Capacity:
     share_above: float = 0.0  # of the range's time, more jobs really ran at once than the sized pool
     curve: list[PoolResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    maximum: Maximum | None = None
+    pool: list[PoolEntry] = field(default_factory=list)
+    pool_asked: bool = False
+    pool_curves: list[list[PoolEntry]] = field(default_factory=list)  # per entry, by size from 0
+    pool_what_if: tuple[int, list[PoolEntry]] | None = None  # --pool-size N: that pool in the proposed hours
 
 
 def simulation_input(jobs: RunnerTypeJobs, end: float) -> tuple[array[float], array[float]]:
@@ -81,6 +112,9 @@ def analyse(
     target: Target,
     startup: float | None = None,
     plotted: Sequence[str] = (),
+    maximum: int | None = None,
+    pool: bool = False,
+    pool_size: int | None = None,
 ) -> list[Capacity]:
     """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
     against N is computed too."""
@@ -97,11 +131,53 @@ def analyse(
         if sizing.runners is not None:
             answer.days_over = sum(1 for _, peak in seen.daily_peaks if peak > sizing.runners)
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
+        if maximum is not None and arrivals:
+            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, maximum, target)
+        if (pool or pool_size is not None) and arrivals:
+            # Without a maximum, room enough that none binds: twice the pool past which more change nothing.
+            runners = maximum or 2 * max(sizing.unlimited, 1)
+            answer.pool_asked = True
+            answer.pool = propose(arrivals, runs, chosen.seconds, runners, target, end - start)
+            if name in plotted:  # --plot: each entry's cost against its queue time, at sizes 0 to twice its own
+                answer.pool_curves = [
+                    [
+                        what_if(arrivals, runs, chosen.seconds, runners, size, entry.window, target, end - start)
+                        for size in range(0, 2 * (entry.size or 1) + 1)
+                    ]
+                    for entry in answer.pool
+                ]
+            if pool_size is not None:
+                windows = [e.window for e in answer.pool] or [Window("*", frozenset(range(7)), 0, 23)]
+                answer.pool_what_if = (
+                    pool_size,
+                    [
+                        what_if(arrivals, runs, chosen.seconds, runners, pool_size, w, target, end - start)
+                        for w in windows
+                    ],
+                )
         if name in plotted and arrivals:
             answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
         answer.notes = thin_history(answer, end - start)
+        if jobs[name].lost:
+            answer.notes.append(
+                f"{jobs[name].lost} job(s) have no end recorded and ran, so far, longer than any of its jobs that "
+                f"ended (or GitHub's 5-day limit): their completed event was lost; each is taken to have run "
+                f"{format_duration(jobs[name].lost_bound)}"
+                + (
+                    " (GitHub's limit: none of its jobs ended)"
+                    if jobs[name].lost_bound >= JOB_RUN_LIMIT
+                    else ", its longest real run"
+                )
+            )
         answers.append(answer)
     return answers
+
+
+def at_maximum(arrivals: array[float], runs: array[float], startup: float, runners: int, target: Target) -> Maximum:
+    """The history replayed with at most `runners` at once: the queue times, and the jobs that waited for a slot."""
+    waits = simulate(arrivals, runs, runners, startup)
+    slot = sum(1 for wait in waits if wait > startup + 1e-6)
+    return Maximum(runners, pool_result(arrivals, runs, runners, startup, target.percentile), slot, len(waits))
 
 
 def curve(
@@ -126,7 +202,12 @@ def thin_history(answer: Capacity, span: float) -> list[str]:
         notes.append(f"the range is {format_duration(span)}, under a week: a weekly pattern is not in it")
     if seen.jobs < MIN_JOBS:
         notes.append(f"only {seen.jobs} job(s): under {MIN_JOBS}, the p99 and the sized pool rest on a handful")
-    if seen.jobs and seen.startup_samples < MIN_SAMPLES:
+    started = seen.jobs - seen.never_started
+    if started and seen.startup_samples < MIN_SAMPLES and seen.startup_samples >= started / 2:
+        notes.append(
+            f"only {seen.startup_samples} job(s) queued below its ceiling: too few to read its start-up delay from"
+        )
+    elif started and seen.startup_samples < MIN_SAMPLES:
         notes.append(
             f"at its ceiling (as many jobs wanting a runner as ever ran at once) when all but "
             f"{seen.startup_samples} of its jobs were queued: capped, or nearly, the whole range; its queue times "

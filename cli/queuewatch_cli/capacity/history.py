@@ -5,8 +5,8 @@ still queued at the range's end), one with a start and no end was still running 
 until then, as far as this knows.
 
 When was the autoscaler capped? The jobs table records times, not the autoscaler's maximum, so a cap is read
-from its effect: a moment is *at the ceiling* when the jobs wanting a runner (running, plus queued and not yet
-started) are at least as many as the most that ever ran at once in the range. Below the ceiling a queued job
+from its effect: a job is queued *at the ceiling* when the other jobs wanting a runner (running, plus queued and
+not yet started) are at least as many as the most that ever ran at once in the range. Below the ceiling a queued job
 had a runner asked for at once, so its queue time is the runner's start-up alone: the median of those queue
 times is the start-up delay the model uses, unless one is given.
 """
@@ -25,6 +25,9 @@ from queuewatch_cli.capacity.simulate import percentile
 DAY = 86400
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday is 0)
 MIN_SAMPLES = 20  # start-up samples below which the runner type's own estimate is not trusted
+JOB_RUN_LIMIT = 5 * DAY
+"""GitHub's limit on a job's run on a self-hosted runner (5 days; a GitHub-hosted runner's is 6 hours): no job
+runs longer, so one counted as running longer had its `completed` event lost."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class RunnerTypeJobs:
     queued: array[float] = field(default_factory=lambda: array("d"))
     started: array[float] = field(default_factory=lambda: array("d"))  # NaN: never started
     completed: array[float] = field(default_factory=lambda: array("d"))  # NaN: not ended
+    lost: int = 0  # jobs with no end recorded, running longer than any of its jobs that did end: bounded
+    lost_bound: float = math.nan  # the run each of those is taken to have had (seconds)
 
     def add(self, job: JobTimes) -> None:
         self.queued.append(job.queued_at)
@@ -61,15 +66,39 @@ class RunnerTypeJobs:
         self.completed = array("d", (self.completed[i] for i in order))
 
 
+def held_start(start: float, first_queued: float | None) -> float:
+    """Where a jobs history really begins: `start`, unless the first job came over a day later (a quiet night is
+    history; a whole day with no job at all is taken to be before what the table holds: JobHistoryDays, or
+    tracking turned on then), and then that job's minute. Epoch seconds."""
+    if first_queued is None or first_queued - start <= DAY:
+        return start
+    return first_queued // 60 * 60
+
+
 def by_runner_type(jobs: Iterable[JobTimes], start: float, end: float) -> dict[str, RunnerTypeJobs]:
-    """The jobs queued in [start, end), by runner type, each in arrival order."""
+    """The jobs queued in [start, end), by runner type, each in arrival order, lost ends bounded."""
     found: dict[str, RunnerTypeJobs] = {}
     for job in jobs:
         if start <= job.queued_at < end:
             found.setdefault(job.runner_type, RunnerTypeJobs(job.runner_type)).add(job)
     for jobs_of in found.values():
         jobs_of.ordered()
+        bound_lost_ends(jobs_of, end)
     return found
+
+
+def bound_lost_ends(jobs: RunnerTypeJobs, end: float) -> None:
+    """A started job with no end counts as running until the range's end, unless it has run longer than every
+    job of its runner type that did end (or, none having ended, than GitHub's limit): then its `completed`
+    event was lost, and it is taken to have run as long as that longest run. Counted in `lost`."""
+    runs = [c - s for s, c in zip(jobs.started, jobs.completed, strict=True) if not math.isnan(c)]
+    bound = min(max(runs), JOB_RUN_LIMIT) if runs else JOB_RUN_LIMIT
+    for index, (started, completed) in enumerate(zip(jobs.started, jobs.completed, strict=True)):
+        if not math.isnan(started) and math.isnan(completed) and end - started > bound:
+            jobs.completed[index] = started + bound
+            jobs.lost += 1
+    if jobs.lost:
+        jobs.lost_bound = bound
 
 
 @dataclass(frozen=True)
@@ -184,6 +213,7 @@ def startup_samples(jobs: RunnerTypeJobs, ceiling: int) -> list[float]:
             continue
         running = bisect.bisect_right(starts, queued) - bisect.bisect_right(ends, queued)
         waiting = (index + 1) - bisect.bisect_right(left_queue, queued)  # queued so far (ties: at most this one)
-        if running + waiting < ceiling:
+        # Below the ceiling: the others wanting a runner leave a slot for this one (`waiting` counts it too).
+        if running + waiting - 1 < ceiling:
             samples.append(started - queued)
     return samples

@@ -10,6 +10,7 @@ from typing import Any
 from queuewatch.durations import format_duration
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
+from queuewatch_cli.capacity.pool import PoolEntry
 from queuewatch_cli.capacity.simulate import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -74,6 +75,13 @@ def table(
                 f"    with {r.runners} runners: queue p50 {_time(r.p50)}, p90 {_time(r.p90)}, p99 {_time(r.p99)}, "
                 f"worst {_time(r.worst)}; the real fleet ran more at once on {_over(a)}"
             )
+        if a.maximum is not None:
+            m = a.maximum.result
+            lines.append(
+                f"    with the autoscaler's maximum {m.runners}: queue p50 {_time(m.p50)}, p90 {_time(m.p90)}, "
+                f"p99 {_time(m.p99)}, worst {_time(m.worst)}; what binds: {a.maximum.binds}"
+            )
+        lines += pool_lines(a, target)
         per_hour = " ".join(f"{count / days:.0f}" for count in seen.arrivals_by_hour)
         lines.append(f"    arrivals a day by UTC hour 0-23: {per_hour}")
         lines.append(
@@ -84,6 +92,37 @@ def table(
     lines += [f"  thin: {note}" for note in notes]
     lines.append("  the model assumes: " + "; ".join(ASSUMPTIONS))
     return lines
+
+
+def _pool_entry(entry: PoolEntry, target: Target) -> str:
+    size = "none meets the target" if entry.size is None else f"size {entry.size}"
+    return (
+        f"{entry.window.schedule_expression} UTC, {size}: p{target.percentile:g} in its hours "
+        f"{_time(entry.before)} -> {_time(entry.after)} ({entry.jobs:,} jobs); costs "
+        f"{entry.instance_hours_a_week:.1f} idle instance-hours a week, buys {entry.queue_hours_saved_a_week:.1f} "
+        f"hours of queue time a week"
+    )
+
+
+def pool_lines(answer: Capacity, target: Target) -> list[str]:
+    """--pool: the pool_config entries proposed, each with what it costs and buys; --pool-size: the what-if."""
+    lines = [f"    pool_config: {_pool_entry(entry, target)}" for entry in answer.pool]
+    if answer.pool_asked and not answer.pool:
+        lines.append("    pool_config: none: every hour with a job a day meets the target without a pool")
+    if answer.pool_what_if is not None:
+        size, entries = answer.pool_what_if
+        lines += [f"    with a pool of {size}: {_pool_entry(entry, target)}" for entry in entries]
+    return lines
+
+
+def _pool_json(entry: PoolEntry) -> dict[str, Any]:
+    return {
+        **entry.config(),
+        "jobs_in_hours": entry.jobs,
+        "target_value_seconds": {"without": _figure(entry.before), "with": _figure(entry.after)},
+        "idle_instance_hours_a_week": round(entry.instance_hours_a_week, 2),
+        "queue_hours_saved_a_week": round(entry.queue_hours_saved_a_week, 2),
+    }
 
 
 def _span(seconds: float) -> str:
@@ -152,6 +191,13 @@ def _answer(a: Capacity) -> dict[str, Any]:
         "real_peak_over_sized": None
         if a.sizing.runners is None
         else {"days": a.days_over, "of_days": a.days, "share_of_time": round(a.share_above, 4)},
+        "maximum": None
+        if a.maximum is None
+        else {**_pool(a.maximum.result), "waited_for_a_slot": a.maximum.waited_for_a_slot, "binds": a.maximum.binds},
+        "pool_config": [_pool_json(entry) for entry in a.pool],
+        "pool_what_if": None
+        if a.pool_what_if is None
+        else {"size": a.pool_what_if[0], "entries": [_pool_json(entry) for entry in a.pool_what_if[1]]},
         "tried": [_pool(r) for r in a.sizing.tried],
         "curve": [_pool(r) for r in a.curve],
         "thin": a.notes,
@@ -179,6 +225,41 @@ def draw(answers: Sequence[Capacity], target: Target, path: str) -> None:
     axes.set_yscale("symlog", linthresh=1.0)  # minutes to days on one axis, zero included
     axes.set_ylim(bottom=0)
     axes.set_title("queuewatch capacity: queue time against the pool's size (dashed: the median)")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def draw_pool(answers: Sequence[Capacity], target: Target, path: str) -> None:
+    """--pool --plot: per pool_config entry, the idle instance-hours a week it costs (x) against the queue time
+    at the target's percentile in its hours (y), for sizes from 0 to twice the one proposed (marked)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(10, 5), dpi=100)
+    drawn = 0
+    for a in answers:
+        for entry, points in zip(a.pool, a.pool_curves, strict=False):
+            if drawn == MAX_PLOTTED:
+                break
+            label = f"{a.name} {entry.window.schedule_expression}"
+            (line,) = axes.plot(
+                [p.instance_hours_a_week for p in points], [p.after / 60 for p in points], marker=".", label=label
+            )
+            chosen = [p for p in points if p.size == entry.size]
+            if chosen:
+                axes.plot(chosen[0].instance_hours_a_week, chosen[0].after / 60, "o", color=line.get_color())
+            drawn += 1
+    if not drawn:
+        axes.text(0.5, 0.5, "no pool proposed", transform=axes.transAxes, ha="center", va="center", fontsize=14)
+    axes.axhline(target.seconds / 60, color="grey", linestyle="--", linewidth=0.8, label=f"target {target}")
+    axes.set_xlabel("idle pool instance-hours a week (what the pool costs)")
+    axes.set_ylabel(f"queue time p{target.percentile:g} in its hours (minutes)")
+    axes.set_title("queuewatch capacity --pool: each schedule's cost against the queue time it buys (o: proposed)")
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
+import dataclasses
 import json
 import re
 import sys
@@ -13,12 +13,17 @@ from datetime import UTC, datetime
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord
+from queuewatch.runner_names import RunnerTypeNames, matches_without_case
+from queuewatch.track.routing import github_hosted
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import DAY, JobTimes, by_runner_type
-from queuewatch_cli.capacity.output import document, draw, table
-from queuewatch_cli.capacity.simulate import Target
+from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
+from queuewatch_cli.capacity.output import document, draw, draw_pool, table
+from queuewatch_cli.capacity.simulate import LaunchLimit, Target, launch_limit
 
+LAUNCH_PER_MINUTE = 166.0
+"""Upstream's documented ceiling on runner creation per GitHub App: about 166 a minute sustained (180 in a burst),
+from the API's JIT-config calls; SSM Parameter Store's 40 calls a second per account and region is wider."""
 TARGET = re.compile(r"^p(\d{1,3}(?:\.\d{1,3})?)\s*(<=|<)\s*(\S+)$")
 
 
@@ -58,17 +63,56 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     capacity.add_argument(
         "--runner-type", action="append", default=[], metavar="NAME", help="only these (names or globs); repeatable"
     )
+    capacity.add_argument(
+        "--max",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the autoscaler's runners_maximum_count: replay the history with at most N runners and say what binds",
+    )
+    capacity.add_argument(
+        "--launch-rate",
+        type=float,
+        default=LAUNCH_PER_MINUTE,
+        metavar="PER_MINUTE",
+        help=f"runners the autoscaler can launch a minute, fleet-wide (default {LAUNCH_PER_MINUTE:g}: one GitHub "
+        "App's sustained rate)",
+    )
+    capacity.add_argument(
+        "--pool",
+        action="store_true",
+        help="propose the autoscaler's pool_config per runner type: the hours a warm pool pays off, and its size",
+    )
+    capacity.add_argument(
+        "--pool-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="replay the history with a pool of N in the hours --pool proposes (every hour if none), with --max",
+    )
     capacity.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
     capacity.add_argument(
         "--plot", metavar="FILE.png", help="queue time against N for the --runner-type named (needs the 'plot' extra)"
     )
 
 
-def job_times(records: Iterable[JobRecord]) -> Iterator[JobTimes]:
+@dataclasses.dataclass
+class Skipped:
+    """Jobs read and left out of every pool, counted for the output's notes."""
+
+    hosted: int = 0  # for GitHub's own hosted runners, as the collector tells them apart (track/routing.py)
+
+
+def job_times(records: Iterable[JobRecord], skipped: Skipped | None = None) -> Iterator[JobTimes]:
     """The seam with the jobs table: its records as the times the model needs. A job's queue starts when it was
-    queued for a runner (after any approval); jobs no runner type serves are no pool's."""
+    queued for a runner (after any approval); jobs no runner type serves are no pool's, and neither are those for
+    GitHub's hosted runners (a discovery pattern may store `ubuntu-latest` as a candidate name)."""
+    skipped = skipped if skipped is not None else Skipped()
     for record in records:
         if record.runner_type is None:
+            continue
+        if github_hosted(record.labels):
+            skipped.hosted += 1
             continue
         yield JobTimes(
             record.runner_type,
@@ -96,10 +140,19 @@ def run_capacity(
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
         if end > now:
             raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+        if args.max is not None and args.max < 1:
+            raise QueuewatchError(f"--max: found {args.max}, expected 1 or more runners")
+        if not args.launch_rate > 0:
+            raise QueuewatchError(f"--launch-rate: found {args.launch_rate:g}, expected runners a minute above 0")
+        if args.pool_size is not None and args.pool_size < 0:
+            raise QueuewatchError(f"--pool-size: found {args.pool_size}, expected 0 or more runners")
         if args.plot:
             _check_plot(args)
+        reader = read or TableReader(args)
+        # The one resolver the collector uses: `--runner-type Linux-X64` is the jobs stored as `linux-x64`.
+        names = RunnerTypeNames(name for name in args.runner_type if not any(c in name for c in "*?["))
         jobs = by_runner_type(
-            (j for j in (read or _table_reader(args))(start, end) if _wanted(j.runner_type, args.runner_type)),
+            (_as_named(j, names) for j in reader(start, end) if _wanted(j.runner_type, args.runner_type)),
             start.timestamp(),
             end.timestamp(),
         )
@@ -109,24 +162,51 @@ def run_capacity(
     if not jobs:
         print(f"capacity: no job queued from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC", file=sys.stderr)
         return 1
-    plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, start.timestamp(), end.timestamp(), target, startup, plotted)
     notes = []
-    first = min(of.queued[0] for of in jobs.values())
-    if first - start.timestamp() > DAY:
+    held_from = held_start(start.timestamp(), min(of.queued[0] for of in jobs.values()))
+    if held_from > start.timestamp():
         notes.append(
-            f"the first job read was queued {format_duration(first - start.timestamp())} after --from: before it, "
-            f"the range is past what the jobs table keeps (JobHistoryDays, 14 by default), or had no jobs"
+            f"the history holds jobs from {datetime.fromtimestamp(held_from, UTC):%Y-%m-%d %H:%M} UTC, "
+            f"{format_duration(held_from - start.timestamp())} after --from: the range is taken from there (before "
+            f"it, the jobs table keeps none: JobHistoryDays, 14 by default, or tracking was off)"
         )
+    hosted = reader.skipped.hosted if isinstance(reader, TableReader) else 0
+    if hosted:
+        notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
+    launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), args.launch_rate)
+    plotted = sorted(jobs) if args.plot else []
+    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, args.max, args.pool, args.pool_size)
+    launch = launch_note(launches, bool(args.runner_type))
     if args.json:
-        out(json.dumps(document(answers, start.timestamp(), end.timestamp(), target, notes), indent=2))
+        whole = document(answers, held_from, end.timestamp(), target, notes)
+        whole["launch_rate"] = {**dataclasses.asdict(launches), "said": launch}
+        out(json.dumps(whole, indent=2))
     else:
-        out("\n".join(table(answers, start.timestamp(), end.timestamp(), target, notes)))
-    if args.plot:
+        out("\n".join([*table(answers, held_from, end.timestamp(), target, notes), f"  {launch}"]))
+    if args.plot and args.pool:
+        draw_pool(answers, target, args.plot)
+        if not args.json:
+            out(f"each pool schedule's cost against its queue time written to {args.plot}")
+    elif args.plot:
         draw(answers, target, args.plot)
         if not args.json:
             out(f"queue time against N written to {args.plot}")
     return 0
+
+
+def launch_note(launches: LaunchLimit, some: bool) -> str:
+    """Whether the autoscaler's launch rate binds: every job asks for a fresh runner, all through one App."""
+    whose = "the runner types read" if some else "the fleet"
+    if not launches.minutes_over:
+        return (
+            f"launch rate: {whose} asked for at most {launches.peak_minute:,} runner(s) in a minute, under the "
+            f"{launches.per_minute:g} a minute the autoscaler can launch: it never binds"
+        )
+    return (
+        f"launch rate binds: {whose} asked for more than {launches.per_minute:g} runners a minute in "
+        f"{launches.minutes_over:,} minute(s) (at most {launches.peak_minute:,}); a runner ask waited up to "
+        f"{format_duration(launches.longest_delay)} for it, which the pool model does not add"
+    )
 
 
 def _duration(option: str, text: str) -> int:
@@ -137,7 +217,12 @@ def _duration(option: str, text: str) -> int:
 
 
 def _wanted(name: str, patterns: list[str]) -> bool:
-    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+    return not patterns or any(matches_without_case(name, pattern) for pattern in patterns)
+
+
+def _as_named(job: JobTimes, names: RunnerTypeNames) -> JobTimes:
+    resolved = names.resolve(job.runner_type)
+    return job if resolved is None or resolved == job.runner_type else dataclasses.replace(job, runner_type=resolved)
 
 
 def _check_plot(args: argparse.Namespace) -> None:
@@ -149,13 +234,18 @@ def _check_plot(args: argparse.Namespace) -> None:
         raise QueuewatchError(f"--plot {args.plot}: {problem}")
 
 
-def _table_reader(args: argparse.Namespace) -> Callable[[datetime, datetime], Iterable[JobTimes]]:
-    def read(start: datetime, end: datetime) -> Iterator[JobTimes]:
+class TableReader:
+    """The stack's jobs table, read for [start, end); counts what it leaves out."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.skipped = Skipped()
+
+    def __call__(self, start: datetime, end: datetime) -> Iterator[JobTimes]:
         from queuewatch.adapters.clients import AwsClients
         from queuewatch.adapters.job_store import read_history
 
+        args = self.args
         exact = [name for name in args.runner_type if not any(c in name for c in "*?[")]
         named = exact if exact and len(exact) == len(args.runner_type) else None  # globs: read all, then filter
-        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named))
-
-    return read
+        return job_times(read_history(AwsClients().dynamodb(args.region), args.table, start, end, named), self.skipped)

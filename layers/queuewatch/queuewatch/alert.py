@@ -19,9 +19,10 @@ from pydantic import AwareDatetime, Field
 from queuewatch.demand_paths import PATH_COUNTED, PATH_RULES
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.github_status import GitHubIncident
 from queuewatch.rules import HEALTH_RULE
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import WaitingJob
+from queuewatch.snapshot import QUALIFIER, WaitingJob
 from queuewatch.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
 from queuewatch.triage import Triage
 from queuewatch.wording import plural
@@ -50,7 +51,9 @@ class RunnerTypeFigures(FrozenModel):
     queue_time_seconds: float | None = Field(description="age of the oldest queued job")
     queue_size_threshold: int | None
     queue_time_threshold_seconds: int | None
-    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves
+    # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
+    # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued;
+    # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps
     # job_retry_*, dead_letter*: the autoscaler's job-retry and dead-letter queues (rules job-retry, dead-letter)
     breached: list[
         Literal[
@@ -59,12 +62,19 @@ class RunnerTypeFigures(FrozenModel):
             "no_data",
             "collection_failed",
             "unserved_jobs",
+            "untracked_jobs",
+            "source_quiet",
             "job_retry_checks",
             "job_retry_age",
             "dead_lettered",
             "dead_letter_age",
         ]
     ]
+    shown_by: dict[str, Literal["jobs", "queue", "both"]] = Field(
+        default_factory=dict,
+        description="where jobs are tracked, per breached signal: which of the two that check each other is over "
+        "the threshold, the tracked jobs, the autoscaler's queue (scale-up requests), or both",
+    )
     missing: dict[str, str] = Field(default_factory=dict, description="signals with no data, and why")
     console_url: str | None = None
     signals: dict[str, float] = Field(
@@ -85,16 +95,39 @@ class RunnerTypeFigures(FrozenModel):
         """Where the queue is, as a page row names it: 'eu-west-1', or 'eu-west-1, account 111122223333'."""
         return f"{self.region}, account {self.account}" if self.account else self.region
 
+    @property
+    def label(self) -> str:
+        """The runner type as a page row names it: 'linux-x64 (eu-west-1)', or 'linux-x64@eu-west-1' alone when
+        its name says where it is already (a qualified identity names its region, and its account if not ours)."""
+        _, qualifier, where = self.runner_type.partition(QUALIFIER)
+        named = where.startswith(self.region) and (self.account is None or self.account in where)
+        return self.runner_type if qualifier and named else f"{self.runner_type} ({self.place})"
+
     def queue_text(self) -> str:
         """'14 queued, oldest 1h54m', as every body words a runner type's queue; where jobs are tracked,
         the autoscaler's requests beside them ('14 queued, oldest 1h54m; 0 scale-up requests')."""
         size = "no data" if self.queue_size is None else f"{self.queue_size:g} queued"
         age = "no data" if self.queue_time_seconds is None else f"oldest {format_duration(self.queue_time_seconds)}"
         requests = self.signals.get(SignalName.SCALE_UP_REQUESTS)
+        shown = sorted(set(self.shown_by.values()))
+        seen = {"jobs": "shown by the jobs", "queue": "shown by the queue", "both": "shown by both"}
+        by = f" ({seen[shown[0]] if len(shown) == 1 else 'shown by the jobs and the queue'})" if shown else ""
         if requests is None:
-            return f"{size}, {age}"
+            return f"{size}, {age}{by}"
         noun = "request" if requests == 1 else "requests"
-        return f"{size}, {age}; {requests:g} scale-up {noun}"
+        jobs = self.signals.get(SignalName.JOBS_QUEUED)
+        tracked = f"; {jobs:g} jobs tracked" if jobs is not None else ""
+        return f"{size}, {age}{by}; {requests:g} scale-up {noun}{tracked}"
+
+
+class NextWindow(FrozenModel):
+    """The config's maintenance window that holds back this alert soonest: open now, or the next to open."""
+
+    name: str
+    starts_at: AwareDatetime
+    ends_at: AwareDatetime
+    time_zone: str
+    local: str = Field(description="its span on the zone's clock: 'Tue 2026-12-01 02:00-04:00 Europe/Berlin'")
 
 
 class Silence(FrozenModel):
@@ -103,6 +136,9 @@ class Silence(FrozenModel):
         description="the runner type names or globs the command silences; a few names, or '*' for a large alert"
     )
     team: str | None = Field(default=None, description="the team the command silences, for an alert grouped by team")
+    next_window: NextWindow | None = Field(
+        default=None, description="the next maintenance window (config) that holds this alert back, if any"
+    )
 
 
 class Alert(FrozenModel):
@@ -130,6 +166,9 @@ class Alert(FrozenModel):
     runner_types: list[RunnerTypeFigures] = Field(min_length=1)
     runner_types_affected: int
     max_queue_size: float | None
+    total_queue_size: float | None = Field(
+        default=None, description="jobs queued over every runner type of the page, listed or not"
+    )
     max_queue_size_runner_type: str | None
     jobs_queued: float | None = Field(
         default=None,
@@ -148,6 +187,21 @@ class Alert(FrozenModel):
     )
     view_url: str | None = Field(
         default=None, description="the stack's CloudWatch dashboard over the time around this page"
+    )
+    supersedes: list[str] = Field(
+        default_factory=list,
+        description="on a page of a higher-priority rule: the dedup keys of the lower-priority pages it closes, "
+        "each resolved as superseded in the same tick",
+    )
+    github_incident: GitHubIncident | None = Field(
+        default=None,
+        description="GitHub's own Actions incident while this page fired (where the stack reads GitHub's status): "
+        "jobs queue everywhere, whatever the fleet does",
+    )
+    superseded_by: list[str] = Field(
+        default_factory=list,
+        description="on a resolve: the dedup keys of the higher-priority pages that cover its runner types; "
+        "empty when the queue recovered",
     )
 
     def to_json(self) -> str:
@@ -189,13 +243,22 @@ class Alert(FrozenModel):
             if collector:
                 return [f"{state} collection failed", state]
             unserved = [f for f in self.runner_types if "unserved_jobs" in f.breached]
+            if any("source_quiet" in f.breached for f in self.runner_types):
+                return [f"{state} a job source went quiet", state]
+            if any("untracked_jobs" in f.breached for f in self.runner_types):
+                blind = f"{state} tracking blind"
+                return [f"{blind}: scale-up requests with no tracked job", blind, state]
             unseen = plural(self.runner_types_affected - len(unserved), "runner type")
             if unserved and self.runner_types_affected == 1:
                 return [f"{state} jobs queued that no runner type serves", state]
             if unserved:
                 return [f"{state} {unseen} unseen, jobs no runner type serves", f"{state} {unseen} unseen", state]
             return [f"{state} {count} unseen", state]
+        if self.runner_types_affected == 1:  # a per-runner-type page names it before the figures
+            count = self.runner_types[0].runner_type
         if self.status == "resolved":
+            if self.superseded_by:
+                return [f"{state} {count} superseded", state]
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
         if self.rule in PATH_RULES:  # the job-retry or dead-letter queue's figures, named as such
@@ -207,20 +270,19 @@ class Alert(FrozenModel):
                 f"{state} {count}",
                 state,
             ]
+        # The short wordings say the page's total, never the worst runner type's as if it were all of it.
+        total = self.total_queue_size if self.total_queue_size is not None else size
         wordings = [
             (
                 f"max queue time {format_duration(time)}" if time is not None else None,
                 f"max queue size {size:g}" if size is not None else None,
             ),
-            (f"oldest {format_duration(time)}" if time is not None else None, f"{size:g} queued" if size else None),
-            (format_duration(time) if time is not None else None, f"{size:g} queued" if size else None),
+            (f"oldest {format_duration(time)}" if time is not None else None, f"{total:g} queued" if total else None),
+            (format_duration(time) if time is not None else None, f"{total:g} queued" if total else None),
         ]
-        # Across several runner types, the jobs each counted once (a job's request may sit in several queues).
-        several = self.runner_types_affected > 1 and self.jobs_queued is not None
-        jobs = plural(int(self.jobs_queued or 0), "job") if several else None
         heads = []
         for wording in wordings:
-            figures = [text for text in (jobs, *wording) if text]
+            figures = [text for text in wording if text]
             heads += [", ".join([f"{state} {count} queueing", *figures]), ", ".join([f"{state} {count}", *figures])]
         return [*heads, f"{state} {count}", state]
 

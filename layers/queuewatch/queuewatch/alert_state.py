@@ -50,6 +50,9 @@ class InstanceState:
     version: int = 0
     # The runner type's team when last observed: silences and pages keep it on a tick that does not see it.
     team: str | None = None
+    # The monitor's instances: what it could not see, and why, as of the tick it turned pending or firing
+    # (kept unchanged while it holds, so a steady tick writes nothing); `queuewatch status` shows it.
+    reason: str | None = None
 
     @property
     def key(self) -> InstanceKey:
@@ -107,6 +110,7 @@ class GroupDecision:
     status: GroupStatus | None  # None: the group is over; its item goes
     started_at: datetime | None
     members: tuple[str, ...]  # runner types the page lists (for a resolve: the ones last paged)
+    superseded: bool = False  # a resolve because a higher-priority page holds back every member still firing
 
 
 def decide_group(
@@ -118,8 +122,12 @@ def decide_group(
     silenced: Set[str],
     now: datetime,
     repeat_interval: int,
+    inhibited: Set[str] = frozenset(),
 ) -> GroupDecision:
-    paging = tuple(sorted(firing - silenced))
+    """`silenced`: members a silence (or a maintenance window) holds back; `inhibited`: members a
+    higher-priority page on the same runner type holds back. A page whose every member still firing is
+    inhibited is closed as superseded: the higher page is the one incident for that problem."""
+    paging = tuple(sorted(firing - silenced - inhibited))
     if paging:
         if status is not GroupStatus.FIRING:
             return GroupDecision(PageKind.NEW, GroupStatus.FIRING, now, paging)
@@ -130,6 +138,9 @@ def decide_group(
         # Fewer runner types fire than were paged: remember that quietly, so one that
         # fires again later pages again.
         return GroupDecision(None, status, started_at, paging)
+    if status is not None and firing and set(firing) <= set(inhibited):
+        # It paged; a higher-priority page now covers all of it: close this one rather than leave two open.
+        return GroupDecision(PageKind.RESOLVED, None, started_at, notified, superseded=True)
     if status is GroupStatus.FIRING:
         if firing:  # what still fires is silenced: keep the state, page nobody
             return GroupDecision(None, GroupStatus.SILENCED, started_at, notified)

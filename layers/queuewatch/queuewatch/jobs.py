@@ -83,7 +83,7 @@ class JobRecord(FrozenModel):
     updated_at: datetime
     expires_at: datetime
     history_only: bool = False
-    """From a replayed event of the past (track/stage.py): kept in its day's history, never as queued now."""
+    """From an event of the past (track/stage.py `of_the_past`): kept in its day's history, never as queued now."""
 
     @property
     def queued(self) -> bool:

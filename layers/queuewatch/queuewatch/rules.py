@@ -9,13 +9,15 @@ from typing import Literal
 
 from queuewatch.demand_paths import SIGNAL_WORDS
 from queuewatch.durations import format_duration
-from queuewatch.signals import SignalName
+from queuewatch.signals import CROSS_CHECKED, SIGNAL_ORIGIN, SignalName
 from queuewatch.snapshot import QUALIFIER, RunnerTypeSnapshot, runner_type_key
 
 HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
 COLLECTOR = "collector"
 UNSERVED_JOBS = "jobs:unserved"  # the monitor's instance for tracked jobs no runner type serves (":": no clash)
+JOB_SOURCE = "source"  # and "source:<bus|webhook>" for a job source gone quiet
+UNTRACKED_JOBS = "jobs:untracked"  # and for scale-up requests aging while no job is tracked queued for them
 """The health instance that stands for collection itself. Health instances share the runner types' key
 space (`queuewatch-health#<name>`), so no runner type may take this name. ("discovery:<region>" holds a
 ':', which no runner type name can.)"""
@@ -51,6 +53,7 @@ class Rule:
     runbook_url: str | None
     dashboard_url: str | None
     group_by: Literal["all", "team", "runner_type"]
+    title: str | None = None  # the page's title; None: "Jobs are queueing (<rule>)"
     # What the thresholds judge: the build queue's (or the jobs') size and time, or, for the rules of the
     # autoscaler's other queues (demand_paths.py), that queue's count and oldest age. A path rule judges a
     # runner type only where its queue was found: no reading at all there means no such queue.
@@ -61,8 +64,8 @@ class Rule:
     def applies_to(self, runner_type: str) -> bool:
         """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects
         `linux-x64@eu-west-1` too); one with '@' selects by the whole identity, one region's copy."""
-        return any(_selects(p, runner_type) for p in self.match) and not any(
-            _selects(p, runner_type) for p in self.exclude
+        return any(selects(p, runner_type) for p in self.match) and not any(
+            selects(p, runner_type) for p in self.exclude
         )
 
     def condition(self) -> str:
@@ -75,7 +78,8 @@ class Rule:
         return (" and " if self.breach_when == "all" else " or ").join(parts)
 
 
-def _selects(pattern: str, identity: str) -> bool:
+def selects(pattern: str, identity: str) -> bool:
+    """One meaning for a pattern, in a rule and a silence alike: without '@' it matches the key in every region."""
     name = identity if QUALIFIER in pattern else runner_type_key(identity)
     return fnmatch.fnmatchcase(name, pattern)
 
@@ -89,10 +93,12 @@ class Verdict:
     queue_size: float | None = None
     queue_time: float | None = None
     missing: dict[str, str] = field(default_factory=dict)
+    # Per breached signal judged on two (signals.CROSS_CHECKED): which of them is over the threshold.
+    shown_by: dict[str, Literal["jobs", "queue", "both"]] = field(default_factory=dict)
 
 
 def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
-    checks: list[tuple[str, int]] = []
+    checks: list[tuple[SignalName, int]] = []
     if rule.queue_size_threshold is not None:
         checks.append((rule.size_signal, rule.queue_size_threshold))
     if rule.queue_time_threshold is not None:
@@ -102,14 +108,18 @@ def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
     outcomes: list[bool | None] = []
     breached: list[str] = []
     missing: dict[str, str] = {}
+    shown_by: dict[str, Literal["jobs", "queue", "both"]] = {}
     for signal, threshold in checks:
-        reading = runner_type.signals.get(SignalName(signal))
-        if reading is None or reading.value is None:
-            outcomes.append(None)
-            missing[signal] = reading.error if reading and reading.error else "not collected"
-            continue
-        over = reading.value > threshold
+        sources = CROSS_CHECKED[signal]
+        if all(source in runner_type.signals for source in sources):
+            over, origin, why = _worse_of(runner_type, sources, threshold)
+            if origin:
+                shown_by[signal] = origin
+        else:
+            over, why = _over(runner_type, signal, threshold)
         outcomes.append(over)
+        if why:
+            missing[signal] = why
         if over:
             breached.append(str(signal))
     return Verdict(
@@ -118,7 +128,37 @@ def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
         queue_size=runner_type.value(rule.size_signal),
         queue_time=runner_type.value(rule.time_signal),
         missing=missing,
+        shown_by=shown_by,
     )
+
+
+def _over(runner_type: RunnerTypeSnapshot, signal: SignalName, threshold: int) -> tuple[bool | None, str | None]:
+    """Over the threshold, or None and why the signal has no value."""
+    reading = runner_type.signals.get(signal)
+    if reading is None or reading.value is None:
+        return None, reading.error if reading and reading.error else "not collected"
+    return reading.value > threshold, None
+
+
+def _worse_of(
+    runner_type: RunnerTypeSnapshot, sources: tuple[SignalName, SignalName], threshold: int
+) -> tuple[bool | None, Literal["jobs", "queue", "both"] | None, str | None]:
+    """The worse of two signals that check each other: over when either is, whatever the other says; clear
+    only when both are read and neither is; else open, with why the unread one is blind."""
+    over: list[str] = []
+    blind: list[str] = []
+    for source in sources:
+        answer, why = _over(runner_type, source, threshold)
+        if answer:
+            over.append(SIGNAL_ORIGIN[source])
+        elif answer is None:
+            blind.append(f"{SIGNAL_ORIGIN[source]}: {why}")
+    origin: Literal["jobs", "queue", "both"] | None = (
+        "both" if len(over) == 2 else ("jobs" if over == ["jobs"] else "queue") if over else None
+    )
+    if over:
+        return True, origin, None
+    return (None, None, "; ".join(blind)) if blind else (False, None, None)
 
 
 def _combine(outcomes: list[bool | None], breach_when: str) -> bool | None:

@@ -66,8 +66,10 @@ class EvaluateSettings(_Settings):
     queue_body: QueueBody = Field(alias="QUEUE_BODY", default="alert")
     # The stack's CloudWatch dashboard, every page's "view" link; none: pages carry no view link.
     dashboard_name: str | None = Field(alias="DASHBOARD_NAME", default=None, pattern=r"^[A-Za-z0-9_-]{1,255}$")
+    # GitHub's status page (the GitHubStatus parameter); none: not read, for functions with no way out.
+    github_status_url: str | None = Field(alias="GITHUB_STATUS_URL", default=None, pattern=r"^https?://\S+$")
 
-    @field_validator("chat_topic_arn", "dashboard_name", mode="before")
+    @field_validator("chat_topic_arn", "dashboard_name", "github_status_url", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if value == "" else value  # the template passes "" when the stack has no chat topic
@@ -104,6 +106,8 @@ class WebhookSettings(_Settings):
     )
     webhook_queue_url: str = Field(alias="WEBHOOK_QUEUE_URL", pattern=r"^https?://\S+/\d{12}/[\w-]{1,80}$")
     region: str = Field(alias="AWS_REGION", default="us-east-1")
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="Queuewatch")
 
 
 @lru_cache(maxsize=4)

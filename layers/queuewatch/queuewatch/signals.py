@@ -67,6 +67,21 @@ RESOURCE_SIGNALS: Mapping[SignalName, str] = {
 RULE_SIGNALS = frozenset({SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME})
 """What the rules judge (rules.judge); every other signal is the triage's evidence."""
 
+CROSS_CHECKED: Mapping[SignalName, tuple[SignalName, SignalName]] = {
+    SignalName.QUEUE_SIZE: (SignalName.JOBS_QUEUED, SignalName.SCALE_UP_REQUESTS),
+    SignalName.QUEUE_TIME: (SignalName.OLDEST_JOB_AGE, SignalName.SCALE_UP_REQUEST_AGE),
+}
+"""Where jobs are tracked and judged (queue_source: jobs), each rule signal is the worse of two that check
+each other: the tracked jobs, and the scale-up requests in the autoscaler's queue (rules.judge)."""
+
+SIGNAL_ORIGIN: Mapping[SignalName, Literal["jobs", "queue"]] = {
+    SignalName.JOBS_QUEUED: "jobs",
+    SignalName.OLDEST_JOB_AGE: "jobs",
+    SignalName.SCALE_UP_REQUESTS: "queue",
+    SignalName.SCALE_UP_REQUEST_AGE: "queue",
+}
+"""Which of the two signals a cross-checked figure comes from, in a page's words."""
+
 JOBS_SOURCE: Literal["jobs"] = "jobs"
 """The tracked jobs (track/): what GitHub says waits, whether or not the autoscaler still holds a request."""
 

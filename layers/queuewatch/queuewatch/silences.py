@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from datetime import datetime
 
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.rules import HEALTH_RULE, selects
 
 
 @dataclass(frozen=True)
 class SilenceRecord:
     silence_id: str
-    matchers: tuple[str, ...]  # runner type globs; empty matches every runner type (`silence add --all`)
+    # Runner type globs, read as a rule's `match` reads them (rules.selects): `linux-x64` is the key in every
+    # region, `linux-x64@us-west-2` one copy. Empty matches every runner type (`silence add --all`).
+    matchers: tuple[str, ...]
     rule: str | None
     team: str | None
     starts_at: datetime
@@ -21,7 +22,14 @@ class SilenceRecord:
     comment: str
 
     def active(self, now: datetime) -> bool:
+        """Held within [start, end): a scheduled silence holds nothing back before its start."""
         return self.starts_at <= now < self.ends_at
+
+    def scheduled(self, now: datetime) -> bool:
+        return now < self.starts_at
+
+    def covers(self, runner_type: str) -> bool:
+        return not self.matchers or any(selects(m, runner_type) for m in self.matchers)
 
     def matches(self, rule: str, runner_type: str, team: str, now: datetime) -> bool:
         if not self.active(now):
@@ -34,4 +42,4 @@ class SilenceRecord:
             return False
         if self.team and self.team != team:
             return False
-        return not self.matchers or any(fnmatch.fnmatchcase(runner_type, m) for m in self.matchers)
+        return self.covers(runner_type)

@@ -18,6 +18,7 @@ from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
+from queuewatch.job_sources import SOURCES, JobSourceBeat
 from queuewatch.signals import RULE_SIGNALS, SignalName
 
 SNAPSHOT_VERSION: Literal[1] = 1
@@ -205,6 +206,9 @@ class Snapshot(FrozenModel):
     unmatched_jobs: list[UnmatchedJobs] = Field(default_factory=list, max_length=20)
     expired_jobs: Annotated[int, Field(ge=0)] = 0
     github_hosted_jobs: Annotated[int, Field(ge=0)] = 0  # queued for GitHub's hosted runners: not this fleet's
+    # Where jobs are tracked: each job source's heartbeat (job_sources.py), or why they could not be read.
+    job_sources: list[JobSourceBeat] = Field(default_factory=list, max_length=len(SOURCES))
+    job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
     jobs_tracked: bool = False  # the collector read the tracked jobs this tick (tracking on, the table answered)
 
     @property

@@ -1,5 +1,6 @@
 """EMF metrics: for each tick, a heartbeat, alert counts, and queue size and time per runner type; for each
-tracked job, its arrival, queue time and run time per runner type."""
+tracked job, its arrival, queue time and run time per runner type; for each webhook delivery, taken or refused
+and why."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch.track.routing import github_hosted
 from queuewatch.track.stage import TrackResult
+from queuewatch.track.webhook import WebhookResponse
 
 DIMENSION_VALUE_LIMIT = 1024  # CloudWatch's longest dimension value
 
@@ -99,5 +101,19 @@ def record_job(
         metrics.add_metric(name="JobQueueTime", unit=MetricUnit.Seconds, value=result.queue_seconds)
     if result.run_seconds is not None:
         metrics.add_metric(name="JobRunTime", unit=MetricUnit.Seconds, value=result.run_seconds)
+    if metrics.metric_set:
+        metrics.flush_metrics()
+
+
+def record_webhook(response: WebhookResponse, namespace: str, *, stack: str) -> None:
+    """Each delivery the webhook's URL answered: refused, by reason, or taken. A refusal is never retried by
+    GitHub and stores nothing, so it is counted here; WebhookRefusalsAlarm judges the refused share of them."""
+    metrics = EphemeralMetrics(namespace=namespace)
+    metrics.add_dimension(name="Stack", value=stack)
+    if response.refused is not None:
+        metrics.add_dimension(name="Reason", value=response.refused)
+        metrics.add_metric(name="WebhookDeliveriesRefused", unit=MetricUnit.Count, value=1)
+    elif response.status < 300:
+        metrics.add_metric(name="WebhookDeliveriesTaken", unit=MetricUnit.Count, value=1)
     if metrics.metric_set:
         metrics.flush_metrics()

@@ -23,6 +23,7 @@ from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 from queuewatch.wording import plural
 
 Cause = Literal[
+    "jobs_untracked",
     "no_scale_up_request",
     "idle_not_taking_jobs",
     "rate_limited",
@@ -36,6 +37,7 @@ Cause = Literal[
 ]
 
 TITLES: dict[Cause, str] = {
+    "jobs_untracked": "Scale-up requests with no tracked job: tracking blind",
     "no_scale_up_request": "Jobs queued with no scale-up request",
     "idle_not_taking_jobs": "Idle runners not taking jobs",
     "rate_limited": "GitHub App rate limit nearly spent",
@@ -49,7 +51,16 @@ TITLES: dict[Cause, str] = {
 }
 
 SCALE_UP_LOG = "the scale-up Lambda's log group (/aws/lambda/<prefix>-scale-up)"
+UNTRACKED_CAUSES = (
+    "the webhook's content type is GitHub's default form (set it to application/json in the hook's settings); "
+    "GitHub's secret was rotated and the stack's WebhookSecretArn was not (put the same secret in both); "
+    "the repository is not covered by the hook (add the hook at the organization, or to the repository); "
+    "TrackFunction is throttled or failing (read its Errors and Throttles, its dead-letter queue and its log "
+    "group; raise its concurrency)"
+)
+"""Why the autoscaler's queue holds requests the jobs table has never heard of, each with its fix."""
 NEXT_STEPS: dict[Cause, str] = {
+    "jobs_untracked": f"First: check the job events' way in. Likely: {UNTRACKED_CAUSES}",
     "no_scale_up_request": "First: re-run the jobs, or let the autoscaler's job retry requeue them; look in "
     f"{SCALE_UP_LOG} for their launches, and replay the autoscaler's EventBridge archive if its events were dropped",
     "idle_not_taking_jobs": "First: check that the jobs' runs-on labels match the runner type and that new "
@@ -164,6 +175,7 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
     findings = [
         finding
         for check in (
+            _untracked,
             _no_request,
             _idle,
             _rate_limited,
@@ -186,13 +198,30 @@ def _finding(cause: Cause, parts: list[str], evidence: dict[str, float]) -> Find
     )
 
 
+def _untracked(r: _Reader) -> Finding | None:
+    """Scale-up requests in the autoscaler's queue while the jobs table holds no queued job for the runner
+    type: the jobs' events are not arriving, so the jobs are blind and the queue alone shows the demand."""
+    jobs, requests = r.value(SignalName.JOBS_QUEUED), r.value(SignalName.SCALE_UP_REQUESTS)
+    if jobs != 0 or not requests:
+        return None
+    age = r.value(SignalName.SCALE_UP_REQUEST_AGE)
+    aged = f", the oldest {format_duration(age)} old" if age else ""
+    return _finding(
+        "jobs_untracked",
+        [f"the autoscaler's queue holds {plural(requests, 'scale-up request')}{aged}, and no job is tracked queued"],
+        {"scale_up_requests": requests, "jobs_queued": 0, **({"scale_up_request_age_seconds": age} if age else {})},
+    )
+
+
 def _no_request(r: _Reader) -> Finding | None:
     """Tracked jobs GitHub holds queued beyond the requests the autoscaler still has: the scale-up Lambda
     took a request and launched a runner that never took its job, or the request was dropped."""
-    jobs, requests = r.value(SignalName.QUEUE_SIZE), r.value(SignalName.SCALE_UP_REQUESTS)
+    tracked = SignalName.JOBS_QUEUED in r.rt.signals
+    jobs = r.value(SignalName.JOBS_QUEUED if tracked else SignalName.QUEUE_SIZE)
+    requests = r.value(SignalName.SCALE_UP_REQUESTS)
     if jobs is None or requests is None or jobs <= requests:
         return None
-    oldest = r.value(SignalName.QUEUE_TIME)
+    oldest = r.value(SignalName.OLDEST_JOB_AGE if tracked else SignalName.QUEUE_TIME)
     waited = f", the oldest {format_duration(oldest)} old" if oldest else ""
     return _finding(
         "no_scale_up_request",

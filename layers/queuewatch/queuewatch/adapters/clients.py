@@ -135,6 +135,8 @@ class AwsClients:
                     self._config,
                     attempts=total_attempts(self._config),
                     pool_size=DEPTH_CONNECTIONS,
+                    # AWS_CA_BUNDLE or the profile's ca_bundle, as botocore's own clients verify with
+                    ca_bundle=self._session._session.get_config_variable("ca_bundle"),
                 )
             return self._depth_readers[region]
 

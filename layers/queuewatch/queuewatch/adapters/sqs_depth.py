@@ -12,16 +12,26 @@ mock, the benchmark's counters); errors raised as botocore raises them (ClientEr
 ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError), so a page words them alike. Retries
 follow botocore's standard mode: throttling, 5xx, transient codes and connection failures, each wait at
 most what adapters/clients.py budgets (retry_delay_bound); its client-side retry quota is not kept.
+
+It honours the client settings a user sets for botocore: an endpoint URL with a path (a proxy or gateway
+in front of SQS: signed and posted to that path), the CA bundle (`AWS_CA_BUNDLE`, `ca_bundle`), and the
+proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, or the client config's `proxies`). A setting it cannot
+honour (a proxy's own CA bundle or client certificate, a client certificate, a proxy that is not http(s),
+X-Ray tracing of botocore's calls) makes it read through the botocore client instead, and it says so once,
+in the log: with tracing on, each read is then a trace subsegment, as every other call is.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
+import botocore.client
 import urllib3
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -35,9 +45,10 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 from botocore.httpsession import get_cert_path
+from botocore.utils import get_environ_proxies
 
 from queuewatch.adapters.errors import THROTTLING_CODES
-from queuewatch.adapters.sqs import DEPTH_ATTRIBUTES, QueueDepth, depth_of
+from queuewatch.adapters.sqs import DEPTH_ATTRIBUTES, QueueDepth, depth_of, read_queue_depth
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -54,6 +65,23 @@ BACKOFF_CAP_SECONDS = 20.0  # botocore's standard mode caps each wait here
 THROTTLING_BACKOFF_SECONDS = 1.0
 OTHER_BACKOFF_SECONDS = 0.05
 
+logger = logging.getLogger(__name__)
+
+
+def unsupported_setting(config: BotoConfig, proxy: str | None) -> str | None:
+    """The client setting this reader cannot honour, named; None when it honours them all."""
+    if getattr(botocore.client, "_xray_enabled", False):
+        # The X-Ray SDK (as Powertools Tracer sets it up) traces each botocore call as a subsegment; this reader
+        # is no botocore call, so with tracing on the client reads, and each read is traced. Off, neither is.
+        return "tracing (X-Ray traces botocore's calls as subsegments)"
+    if getattr(config, "client_cert", None):
+        return "client_cert (a client certificate)"
+    if getattr(config, "proxies_config", None):
+        return "proxies_config (a proxy's CA bundle, client certificate or forwarding)"
+    if proxy is not None and urlsplit(proxy).scheme not in ("http", "https"):
+        return f"a {urlsplit(proxy).scheme or 'schemeless'} proxy"
+    return None
+
 
 class QueueDepthReader:
     """Reads queue depths in one region; safe to share across the collector's threads."""
@@ -68,26 +96,63 @@ class QueueDepthReader:
         pool_size: int,
         sleep: Callable[[float], None] | None = None,
         jitter: Callable[[], float] = random.random,
+        ca_bundle: str | None = None,
     ) -> None:
         self._client = client
         self._credentials = credentials
         self._region = client.meta.region_name
+        # With its path: a gateway in front of SQS is signed for, and sent to, the path it serves.
         self._endpoint = client.meta.endpoint_url.rstrip("/") + "/"
+        self._path = urlsplit(self._endpoint).path
         self._attempts = attempts
-        self._pool = urllib3.connection_from_url(
-            self._endpoint,
-            maxsize=pool_size,
-            block=True,  # at most pool_size connections, as botocore's max_pool_connections
-            timeout=urllib3.Timeout(connect=getattr(config, "connect_timeout"), read=getattr(config, "read_timeout")),  # noqa: B009 - untyped in the stubs
-            retries=False,
-            **({"ca_certs": get_cert_path(True)} if self._endpoint.startswith("https:") else {}),
-        )
+        scheme = urlsplit(self._endpoint).scheme
+        proxies = getattr(config, "proxies", None) or get_environ_proxies(self._endpoint)
+        proxy = proxies.get(scheme)
+        self.fallback = unsupported_setting(config, proxy)  # None: this reader sends; else botocore's client reads
+        if self.fallback is not None:
+            logger.warning(
+                "queue depths in %s are read through botocore: the lean reader cannot honour %s",
+                self._region,
+                self.fallback,
+            )
+        options: dict[str, Any] = {
+            "maxsize": pool_size,
+            "block": True,  # at most pool_size connections, as botocore's max_pool_connections
+            "timeout": urllib3.Timeout(
+                connect=getattr(config, "connect_timeout"),  # noqa: B009 - untyped in the stubs
+                read=getattr(config, "read_timeout"),  # noqa: B009
+            ),
+            "retries": False,
+            **({"ca_certs": ca_bundle or get_cert_path(True)} if scheme == "https" else {}),
+        }
+        self.proxy = None if self.fallback else proxy
+        # Through a proxy, its manager asks for the absolute URL: forwarded (http) with the proxy's credentials,
+        # or through a tunnel (CONNECT, https). Without one, one pool to the endpoint, asked for its path.
+        self._pool = self._connections(self.proxy, options)
+        self._target = self._endpoint if self.proxy else self._path
         self._operation = client.meta.service_model.operation_model(OPERATION)
         self._sleep = sleep  # None: time.sleep, looked up when it waits (the tests record it instead)
         self._jitter = jitter
 
+    def _connections(
+        self, proxy: str | None, options: dict[str, Any]
+    ) -> urllib3.HTTPConnectionPool | urllib3.ProxyManager:
+        """The pool to the endpoint, or the manager of the proxy that applies (its credentials as Basic auth,
+        as botocore sends them)."""
+        if proxy is None:
+            return urllib3.connection_from_url(self._endpoint, **options)
+        parts = urlsplit(proxy)
+        headers = {}
+        if parts.username is not None:
+            credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            headers = urllib3.make_headers(proxy_basic_auth=credentials)
+            proxy = parts._replace(netloc=f"{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")).geturl()
+        return urllib3.ProxyManager(proxy, proxy_headers=headers, num_pools=1, **options)
+
     def read(self, url: str) -> QueueDepth:
         """One GetQueueAttributes call (with its retries). Raises botocore's errors, as the client would."""
+        if self.fallback is not None:
+            return read_queue_depth(self._client, url)
         api_params = {"QueueUrl": url, "AttributeNames": list(DEPTH_ATTRIBUTES)}
         events, name = self._client.meta.events, f"sqs.{OPERATION}"
         events.emit(f"before-parameter-build.{name}", params=api_params, model=self._operation, context={})
@@ -129,7 +194,8 @@ class QueueDepthReader:
         if mocked is not None:
             return int(mocked.status_code), dict(mocked.headers), bytes(mocked.content)
         try:
-            response = self._pool.urlopen("POST", "/", body=body, headers=dict(prepared.headers.items()))
+            headers = dict(prepared.headers.items())
+            response = self._pool.urlopen("POST", self._target, body=body, headers=headers, redirect=False)
         except urllib3.exceptions.ConnectTimeoutError as failure:
             raise ConnectTimeoutError(endpoint_url=self._endpoint, error=failure) from failure
         except urllib3.exceptions.ReadTimeoutError as failure:

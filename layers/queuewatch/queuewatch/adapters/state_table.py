@@ -118,6 +118,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             clear_since=_dt(item.get("clear_since")),
             version=int(item["version"]),
             team=item.get("team"),
+            reason=item.get("reason"),
         )
     elif kind == "group":
         outbox = None
@@ -278,6 +279,7 @@ def put_instance(
         "since": _iso(state.since),
         "clear_since": _iso_or_none(state.clear_since),
         "team": state.team,
+        **({"reason": state.reason} if state.reason else {}),
         "version": expected_version + 1,
         "updated_at": _iso(now),
     }

@@ -4,8 +4,7 @@ queues.py binds runner types to their queues (and discovers more), queries.py pl
 each GetMetricData round, readings.py turns answers into readings, stage.py runs a tick.
 """
 
-from queuewatch.collect.depth_reads import CollectorMemory
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.collect.stage import MAX_THREADS, collect
 
-__all__ = ["MAX_THREADS", "CollectorMemory", "WatchedQueue", "collect", "resolve_queues"]
+__all__ = ["MAX_THREADS", "WatchedQueue", "collect", "resolve_queues"]

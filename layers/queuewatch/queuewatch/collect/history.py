@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from queuewatch.jobs import JobRecord
+from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading
 
@@ -56,13 +57,10 @@ def history_readings(
     split = now - timedelta(seconds=window)
     start = split - timedelta(seconds=baseline)
     tallies: dict[str, _Tally] = defaultdict(_Tally)
-    # A discovered runner type's jobs carry its name in lower case: they are the watched queue's whatever
-    # its case, as collect/jobs.census counts them (of two names in different case: the exact one).
-    folded = {name.lower(): name for name in sorted(wanted, reverse=True)}
+    # A discovered runner type's jobs carry its name in lower case: the one resolver says whose they are.
+    names = RunnerTypeNames(wanted)
     for job in jobs:
-        if job.runner_type is None:
-            continue
-        name = job.runner_type if job.runner_type in wanted else folded.get(job.runner_type.lower())
+        name = names.resolve(job.runner_type)
         if name is None:
             continue
         tally = tallies[name]

@@ -4,10 +4,11 @@ limit. Pure: the jobs come from one paged Query of the history index's queued pa
 (adapters/job_store.queued_jobs). A job's wait starts when it was queued for a runner (queued_at), so a
 deployment's approval wait is never queue time.
 
-Where the rules judge the jobs (queue_source: jobs, the default with tracking), a runner type's queue
-size and time become the jobs' count and oldest wait, and what the autoscaler's queue holds moves to
-scale_up_requests and scale_up_request_age. Otherwise the jobs ride along as jobs_queued and
-oldest_job_age.
+The jobs' count and oldest wait are jobs_queued and oldest_job_age. Where the rules judge the jobs
+(queue_source: jobs, the default with tracking), what the autoscaler's queue holds moves to
+scale_up_requests and scale_up_request_age, and a runner type's queue size and time are the worse of the
+two: the rules judge both (rules.judge), so either signal alone can page while the other is blind.
+Otherwise (queue_source: sqs) the jobs ride along as evidence.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.signals import SignalName
+from queuewatch.runner_names import RunnerTypeNames
+from queuewatch.signals import CROSS_CHECKED, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
 from queuewatch.track.routing import github_hosted
 
@@ -49,13 +51,13 @@ def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCens
     for GitHub's own hosted runners, which are not this fleet's to serve."""
     by_runner_type: dict[str, Waiting] = defaultdict(Waiting)
     unmatched: dict[str, list[JobRecord]] = defaultdict(list)
-    watched = {name.lower(): name for name in sorted(fleet, reverse=True)}  # of two in different case: the first
+    watched = RunnerTypeNames(fleet)
     expired = hosted = 0
     for job in jobs:
         if now - job.queued_since > QUEUED_LIMIT:
             expired += 1  # GitHub cancelled it long ago: its in_progress or completed event was lost
             continue
-        runner_type = job.runner_type if job.runner_type in fleet else watched.get((job.runner_type or "").lower())
+        runner_type = watched.resolve(job.runner_type)
         if runner_type is not None:
             waiting = by_runner_type[runner_type]
             waiting.count += 1
@@ -94,19 +96,31 @@ def with_jobs(
         oldest = waiting.oldest
         size = Reading.of(waiting.count)
         age = Reading.of(max(0.0, (now - oldest[0].queued_since).total_seconds()) if oldest else 0.0)
+    signals[SignalName.JOBS_QUEUED], signals[SignalName.OLDEST_JOB_AGE] = size, age
     if judge_jobs:
-        for judged, evidence in (
-            (SignalName.QUEUE_SIZE, SignalName.SCALE_UP_REQUESTS),
-            (SignalName.QUEUE_TIME, SignalName.SCALE_UP_REQUEST_AGE),
-        ):
-            if judged in signals:
-                signals[evidence] = signals[judged]
-        signals[SignalName.QUEUE_SIZE], signals[SignalName.QUEUE_TIME] = size, age
-    else:
-        signals[SignalName.JOBS_QUEUED], signals[SignalName.OLDEST_JOB_AGE] = size, age
+        for judged, (jobs, requests) in CROSS_CHECKED.items():
+            queue = signals.pop(judged, None)
+            if queue is not None:  # a runner type with no queue (queue: none) is judged on its jobs alone
+                signals[requests] = queue
+            signals[judged] = worse(signals[jobs], queue)
     # WaitingJob.created_at is the alert's "waiting since": when the job was queued for a runner.
     listed = [WaitingJob(repo=j.repo[:128], url=j.html_url, created_at=j.queued_since) for j in oldest]
     return runner_type.model_copy(update={"signals": signals, "oldest_jobs": listed})
+
+
+def worse(jobs: Reading, queue: Reading | None) -> Reading:
+    """The figure a page shows for two signals that check each other: the larger of those read (the queue's
+    on a tie, with its history for the triage); missing only when neither was read. The rules judge the two
+    themselves (rules.judge), so a lower bound never reads as clear."""
+    if queue is None or queue.value is None:
+        return jobs if jobs.value is not None or queue is None else _both_missing(jobs, queue)
+    if jobs.value is None or queue.value >= jobs.value:
+        return queue
+    return jobs
+
+
+def _both_missing(jobs: Reading, queue: Reading) -> Reading:
+    return Reading.missing(f"jobs: {jobs.error}; queue: {queue.error}")
 
 
 def keep_listed_for_the_longest_waits(runner_types: list[RunnerTypeSnapshot]) -> list[RunnerTypeSnapshot]:

@@ -42,7 +42,7 @@ from queuewatch.adapters.sqs import list_queue_urls, queue_url
 from queuewatch.config import Config, DiscoverySpec, SignalSource
 from queuewatch.demand_paths import beside
 from queuewatch.rules import RESERVED_RUNNER_TYPES
-from queuewatch.signals import SignalName
+from queuewatch.signals import SQS_SOURCE, SignalName
 from queuewatch.snapshot import (
     MAX_SKIPPED_LISTED,
     RUNNER_TYPE,
@@ -80,6 +80,11 @@ class WatchedQueue:
     def url_of(self, queue_name: str) -> str:
         """A queue beside this one, in its region and account."""
         return queue_url(self.region, self.account_id, queue_name)
+
+    @property
+    def has_queue(self) -> bool:
+        """False for a runner type with no build queue (queue: none)."""
+        return bool(self.queue_name)
 
     @property
     def is_copy(self) -> bool:
@@ -130,6 +135,12 @@ def resolve_queues(
     retry_on = config.defaults.job_retry.max_age is not None
     dead_on = config.defaults.dead_letter.max_messages is not None
     for named in config.runner_types:
+        if named.queue is None:  # queue: none: its tracked jobs alone (collect/jobs.py), no SQS signal
+            signals: dict[SignalName, SignalSource] = {
+                s: src for s, src in config.signals_for(named.signals).items() if src != SQS_SOURCE
+            }
+            targets.append(WatchedQueue(named.name, config.defaults.region, default_account, "", named.team, signals))
+            continue
         account = named.queue.account_id or _url_account(named.queue.url) or default_account
         paths = beside(named.queue.queue_name)
         place = named.queue.region_or(config.defaults.region)

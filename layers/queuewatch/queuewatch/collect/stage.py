@@ -1,8 +1,8 @@
 """The collect stage: read every watched queue and metric once, consume nothing, return a Snapshot.
 
 Per tick: one ListQueues page per discovery entry, one GetQueueAttributes per
-queue (concurrently, adapters/sqs_depth.py; where tracked jobs are judged, a warm
-collector reads only the queues collect/depth_reads.py chooses), then GetMetricData
+queue, every tick, tracking on or off (concurrently, adapters/sqs_depth.py: the jobs
+and the queue check each other, so neither may go unread), then GetMetricData
 in two rounds, each ceil(M/500) calls per region for its M distinct metric queries. The first asks what the rules judge:
 queue size and time (the AWS/SQS age only for queues holding a job). The second
 asks the triage's evidence (every other signal, and the queue-depth history) for
@@ -25,10 +25,10 @@ from datetime import datetime, timedelta
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.errors import describe
+from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
-from queuewatch.collect.depth_reads import TICK, CollectorMemory, queues_to_read
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.paths import aged_paths, read_paths, with_paths
@@ -36,6 +36,7 @@ from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.config import Config
+from queuewatch.job_sources import JobSourceBeat
 from queuewatch.jobs import JobRecord
 from queuewatch.rules import judge
 from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
@@ -52,51 +53,39 @@ def collect(
     account_id: str,
     snapshot_id: str,
     jobs_table: str | None = None,
-    memory: CollectorMemory | None = None,
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
-    the history of the runner types that breach, for the triage.
-
-    With `memory` (a warm container's) and the jobs judged, only the queues collect/depth_reads.py
-    chooses are read; without it, every queue.
-    """
+    the history of the runner types that breach, for the triage."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
         jobs_future = pool.submit(_queued_jobs, clients, jobs_table) if jobs_table else None
+        beats_future = pool.submit(read_beats, clients.dynamodb(), jobs_table, now) if jobs_table else None
         targets, discovery = resolve_queues(config, clients, account_id, pool)
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         sized_by_queue = [i for i, t in enumerate(targets) if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE]
-        tracked: JobCensus | str | None = None
-        to_read = set(sized_by_queue)
-        if jobs_future and judge_jobs:  # the jobs decide which queues matter: count them first
-            tracked = _census(jobs_future, {t.runner_type for t in targets}, now)
-            if isinstance(tracked, JobCensus):
-                waiting = {name for name, w in tracked.by_runner_type.items() if w.count}
-                to_read = queues_to_read(targets, sized_by_queue, waiting, memory, now, _hold(config))
         depth_futures = {
             index: pool.submit(clients.queue_depths(targets[index].region).read, targets[index].url)
             for index in sized_by_queue
-            if index in to_read
         }
         path_results = read_paths(targets, lambda region: clients.queue_depths(region).read, pool)
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
         path_depths = path_results()
-        # No AWS/SQS age for an empty queue (its oldest job is 0 old), nor for one not read this tick.
+        # No AWS/SQS age for an empty queue: its oldest job is 0 old.
         no_age = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
-        no_age |= set(sized_by_queue) - to_read
         judged = _read_metrics(
             clients, metric_requests(targets, no_age, path_ages=aged_paths(targets, path_depths)), spans, pool
         )
-        if jobs_future and tracked is None:
-            tracked = _census(jobs_future, {t.runner_type for t in targets}, now)
+        tracked = _census(jobs_future, {t.runner_type for t in targets}, now) if jobs_future else None
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
             runner_type = with_paths(
                 assemble(targets[index], depths.get(index), series, spans), targets[index], index, path_depths
             )
             runner_type = with_dead_letter_jobs(runner_type, queued_records(), now)
+            if tracked is None and not targets[index].has_queue:
+                return _unread(runner_type)
             # Jobs are routed to a key, not a region: their figures go to the key's plain identity alone.
             copy = targets[index].is_copy
             return (
@@ -124,6 +113,7 @@ def collect(
                     found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
                 )
     census_read = tracked if isinstance(tracked, JobCensus) else None
+    beats, beats_error = _beats(beats_future)
     return Snapshot(
         snapshot_id=snapshot_id,
         collected_at=now,
@@ -134,14 +124,27 @@ def collect(
         unmatched_jobs=census_read.unmatched if census_read else [],
         expired_jobs=census_read.expired if census_read else 0,
         github_hosted_jobs=census_read.github_hosted if census_read else 0,
+        job_sources=beats,
+        job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
     )
 
 
-def _hold(config: Config) -> timedelta:
-    """How long a runner type's queue is still read after its jobs are gone: while an alert on it can still
-    fire or resolve, and a tick more."""
-    return timedelta(seconds=max((rule.keep_firing_for for rule in config.resolved_rules), default=0)) + TICK
+def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:
+    """A runner type with no queue (queue: none) and job tracking off: nothing reads its demand, and it says so."""
+    why = Reading.missing("queue: none and job tracking is off: nothing reads this runner type's jobs")
+    signals = {**runner_type.signals, SignalName.QUEUE_SIZE: why, SignalName.QUEUE_TIME: why}
+    return runner_type.model_copy(update={"signals": signals})
+
+
+def _beats(future: Future[list[JobSourceBeat]] | None) -> tuple[list[JobSourceBeat], str | None]:
+    """The job sources' heartbeats (one BatchGetItem), or why they could not be read."""
+    if future is None:
+        return [], None
+    try:
+        return future.result(), None
+    except Exception as error:  # noqa: BLE001 - a failed read is said on the monitor, the tick goes on
+        return [], f"jobs table: {describe(error)}"[:512]
 
 
 def _queued_jobs(clients: AwsClients, table: str) -> list[JobRecord]:

@@ -35,7 +35,22 @@ def coverage_findings(config: Config) -> list[Finding]:
         *_globs_selecting_nothing(config),
         *_shared_queues(config),
         *_overlapping_discovery(config),
+        *_not_cross_checked(config),
     ]
+
+
+def _not_cross_checked(config: Config) -> Iterator[Finding]:
+    # A warning: a scale-set lane has no build queue, so this is right for it, but its blindness is the
+    # jobs' alone and must be known: a lost job event is a job nobody sees waiting.
+    for index, spec in enumerate(config.runner_types):
+        if spec.queue is None:
+            yield Finding(
+                ("runner_types", index, "queue"),
+                f"runner type {spec.name!r} has queue: none: it is judged on its tracked jobs alone and nothing "
+                "cross-checks them (a job whose events are lost is never seen waiting; a job source gone quiet "
+                "pages the monitor); without job tracking nothing reads it at all",
+                "warning",
+            )
 
 
 def _unselected_runner_types(config: Config) -> Iterator[Finding]:
@@ -138,12 +153,15 @@ def _closest_window(literal: str, name: str) -> str | None:
 
 
 def _queue_identity(config: Config, spec: RunnerTypeSpec) -> tuple[str, str, str]:
+    assert spec.queue is not None  # only runner types that read a queue (_reads_the_queue)
     url = QUEUE_URL.match(spec.queue.url or "")
     account = spec.queue.account_id or (url["account"] if url else None) or config.defaults.account_id
     return (spec.queue.region_or(config.defaults.region), account or "the stack's account", spec.queue.queue_name)
 
 
 def _reads_the_queue(config: Config, spec: RunnerTypeSpec) -> bool:
+    if spec.queue is None:
+        return False
     signals = config.signals_for(spec.signals)
     return signals[SignalName.QUEUE_SIZE] == "sqs" or signals[SignalName.QUEUE_TIME] == "sqs"
 

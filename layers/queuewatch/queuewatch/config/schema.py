@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from queuewatch.config.github_status import GitHubStatusSettings
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.names import (
     QUEUE_NAME,
     QUEUE_URL,
@@ -90,6 +92,7 @@ class QueueRef(FrozenModel):
 
 
 FIFO_SUFFIX = ".fifo"
+TITLE_LIMIT = 120  # a rule's title: the SNS subject (under 100 characters) keeps its start
 JOB_LABEL = re.compile(r"^[^\s,]{1,100}$")
 
 
@@ -120,9 +123,16 @@ class LabelSet(FrozenModel):
         return _runner_labels(value)
 
 
+NO_QUEUE = "none"
+"""`queue: none`: a runner type with no build queue (a scale-set lane): judged on its tracked jobs alone."""
+
+
 class RunnerTypeSpec(FrozenModel):
     name: str
-    queue: QueueRef
+    queue: QueueRef | None = Field(
+        description="its build queue, by name or URL; 'none' for a runner type with no build queue (a scale-set "
+        "lane): judged on its tracked jobs alone, with nothing to cross-check them"
+    )
     team: str | None = None
     signals: Signals = Field(default_factory=dict)
     labels: list[str] | None = Field(
@@ -155,6 +165,13 @@ class RunnerTypeSpec(FrozenModel):
     @classmethod
     def _valid_labels(cls, value: list[str] | None) -> list[str] | None:
         return None if value is None else _runner_labels(value)
+
+    @field_validator("queue", mode="before")
+    @classmethod
+    def _no_queue(cls, value: object) -> object:
+        if value is None:
+            raise ValueError(f"found null, expected a queue ({{name: ...}} or {{url: ...}}) or '{NO_QUEUE}'")
+        return None if value == NO_QUEUE else value  # any other single value: the config's own message says how
 
     @model_validator(mode="after")
     def _one_way_to_say_labels(self) -> RunnerTypeSpec:
@@ -298,6 +315,18 @@ class RuleSpec(RuleSettings):
     name: str
     match: list[RunnerTypeGlob] = Field(default_factory=lambda: ["*"], min_length=1)
     exclude: list[RunnerTypeGlob] = Field(default_factory=list)
+    title: str | None = Field(
+        default=None,
+        description="the page's title, which pagers show and key on; the group is added to it "
+        "('... on linux-x64', '... team gpu-infra'); default 'Jobs are queueing (<rule>)'",
+    )
+
+    @field_validator("title")
+    @classmethod
+    def _one_line_title(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or len(value) > TITLE_LIMIT or not value.isprintable()):
+            raise ValueError(f"found {value!r}, expected a title on one line, 1 to {TITLE_LIMIT} characters")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -324,6 +353,11 @@ class MonitorSettings(FrozenModel):
         default=600,
         description="how long a tracked job may wait for labels no runner type serves before the monitor page "
         "says so; null: never (a stack watching part of a fleet whose other runner types another stack watches)",
+    )
+    job_source_quiet_after: Duration | None = Field(
+        default=900,
+        description="where jobs are tracked: a job source (the bus, the webhook) silent longer than this and than "
+        "its own longest gap of the last 7 days pages the monitor (after `for`); null: never",
     )
 
 
@@ -408,6 +442,26 @@ class Config(FrozenModel):
     discovery: list[DiscoverySpec] = Field(default_factory=list)
     rules: list[RuleSpec] = Field(min_length=1)
     monitor: MonitorSettings = MonitorSettings()
+    maintenance_windows: list[MaintenanceWindow] = Field(
+        default_factory=list, description="weekly windows in which the pages they name are held back"
+    )
+    github_status: GitHubStatusSettings = GitHubStatusSettings()
+
+    @model_validator(mode="after")
+    def _windows_name_known_rules(self) -> Config:
+        known = {spec.name for spec in self.rules} | {HEALTH_RULE}
+        seen: set[str] = set()
+        for index, window in enumerate(self.maintenance_windows):
+            if window.name in seen:
+                raise ValueError(f"maintenance_windows[{index}].name: {window.name!r} is used twice; expected unique")
+            seen.add(window.name)
+            for name in window.rules:
+                if name not in known:
+                    raise ValueError(
+                        f"maintenance_windows[{index}] ({window.name}).rules: found {name!r}, "
+                        f"expected one of: {', '.join(sorted(known))}"
+                    )
+        return self
 
     @field_validator("version")
     @classmethod
@@ -498,6 +552,7 @@ class Config(FrozenModel):
             runbook_url=pick("runbook_url"),
             dashboard_url=pick("dashboard_url"),
             group_by=pick("group_by"),
+            title=spec.title,
         )
 
     def signals_for(self, own: Mapping[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:

@@ -51,6 +51,7 @@ class EvaluatorMemory:
         # still waiting in an outbox (forget_sent_except), so it holds at most what the table holds.
         self._keys: set[str] = set()
         self.newest_tick: datetime | None = None
+        self.published_config: object | None = None  # the config whose names this process published
 
     def judged(self, tick: datetime) -> None:
         if self.newest_tick is None or tick > self.newest_tick:

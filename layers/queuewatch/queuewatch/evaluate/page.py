@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
+    NextWindow,
     RunnerTypeFigures,
     dashboard_view_url,
     dedup_key,
@@ -20,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
 from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
@@ -74,16 +76,25 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         )
     )
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
+    supersedes, superseded_by, escalation = _escalation(plan, group, stack)
+    summary = (
+        path_summary(rule, figures, resolved, now)
+        if rule.path
+        else _summary(rule, figures, resolved and not decision.superseded) + _total_text(total, basis, len(figures))
+    )
+    summary = f"{escalation}. {summary}" if escalation else summary
+    github = plan.context.github
+    outage = github.first if github and github.degraded and not resolved and rule.name != HEALTH_RULE else None
+    if outage is not None:  # said first: every fleet queues when GitHub Actions itself does
+        summary = f"GitHub Actions incident: {outage.name} ({outage.url}). {summary}"
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
-        title=record.paged_as.title if resolved and record.paged_as else _title(rule, record.group),
-        summary=path_summary(rule, figures, resolved, now)
-        if rule.path
-        else _summary(rule, figures, resolved) + _total_text(total, basis, len(figures)),
+        title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
+        summary=summary,
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -98,6 +109,8 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         runner_types=figures[:MAX_LISTED],
         runner_types_affected=len(figures),
         max_queue_size=max_size,
+        # Each job once (evaluate/totals.py): a job's request may sit in several queues under `all` dispatch.
+        total_queue_size=_total_size(total, basis, figures, max_size),
         max_queue_size_runner_type=max_size_at,
         max_queue_time_seconds=max_time,
         max_queue_time_runner_type=max_time_at,
@@ -105,7 +118,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         jobs_queued_basis=basis,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
-        silence=silence_for(rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region),
+        silence=silence_for(
+            rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region
+        ).model_copy(update={"next_window": _next_window(plan, rule, list(decision.members))}),
         source={
             "stack": stack.name,
             "account": stack.account_id,
@@ -114,6 +129,26 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         },
         likely_cause=likely,
         view_url=_view_url(stack, decision.started_at, now),
+        supersedes=supersedes,
+        superseded_by=superseded_by,
+        github_incident=outage,
+    )
+
+
+def _next_window(plan: Plan, rule: Rule, members: list[str]) -> NextWindow | None:
+    """The page's silence hint: the soonest maintenance window that holds it back, open or next."""
+    context = plan.context
+    listed = [(name, context.team(rule, name)) for name in members[:MAX_LISTED]]
+    found = next_for(context.config.maintenance_windows, rule.name, listed, context.now)
+    if found is None:
+        return None
+    window, starts, ends = found
+    return NextWindow(
+        name=window.name,
+        starts_at=starts,
+        ends_at=ends,
+        time_zone=window.time_zone,
+        local=local_span(window, starts, ends),
     )
 
 
@@ -161,8 +196,13 @@ def _figures(
         queue_size_threshold=rule.queue_size_threshold,
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
+        shown_by=dict(verdict.shown_by) if verdict and not resolved else {},
         missing=dict(verdict.missing) if verdict else {},
-        console_url=_metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found) if found else None,
+        console_url=(  # a runner type with no queue (queue: none) and no metric has nothing to link
+            _metrics_link(plan, own_signals.get(runner_type, {}), runner_type, found)
+            if found and found.queue_name
+            else None
+        ),
         signals=others,
         triage=explanation,
         oldest_jobs=_jobs(rule, found) if found and not resolved else [],
@@ -185,6 +225,18 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
     return queue_metrics_url(found.region, found.queue_name)
 
 
+def _total_size(
+    total: float | None, basis: str | None, figures: list[RunnerTypeFigures], max_size: float | None
+) -> float | None:
+    """The page's queue size over every runner type: the jobs each counted once where that is known, none
+    where it cannot be (all dispatch untracked), else the sum."""
+    if total is not None:
+        return total
+    if basis is not None or max_size is None:
+        return None
+    return sum(f.queue_size or 0 for f in figures)
+
+
 def _total_text(total: float | None, basis: str | None, listed: int) -> str:
     """Across several runner types, the jobs each counted once, or the bounds where they cannot be."""
     if listed < 2 or basis is None:
@@ -194,10 +246,10 @@ def _total_text(total: float | None, basis: str | None, listed: int) -> str:
     return f"; jobs in all {basis}" if basis.startswith("between") else ""
 
 
-def _title(rule: Rule, group: str) -> str:
+def title_of(rule: Rule, group: str) -> str:
     if rule.name == HEALTH_RULE:
         return "queuewatch monitor degraded"
-    title = PATH_TITLES.get(rule.name, "Jobs are queueing") + f" ({rule.name})"
+    title = rule.title or PATH_TITLES.get(rule.name, "Jobs are queueing") + f" ({rule.name})"
     if rule.group_by == "team":
         title += f" team {group}"
     elif rule.group_by == "runner_type":
@@ -213,6 +265,42 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         ]
         head = "queuewatch can see again" if resolved else "queuewatch cannot see"
         return f"{head}: " + " | ".join(parts[:5]) + more
-    lines = [f"{f.runner_type} ({f.place}): {f.queue_text()}" for f in figures[:5]]
+    lines = [f"{f.label}: {f.queue_text()}" for f in figures[:5]]
     verb = "recovered" if resolved else "queueing"
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
+
+
+def _held_by(plan: Plan, runner_type: str) -> str | None:
+    holder = plan.holders.get(runner_type)
+    return holder.name if holder else None
+
+
+def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], list[str], str | None]:
+    """(supersedes, superseded_by, the line that says so first): the dedup keys of the lower pages this one
+    closes in the same tick, or of the higher pages that close this one."""
+    decision, rule, context = group.decision, group.rule, plan.context
+    if decision.superseded:
+        higher = sorted(
+            {
+                (holder.priority.value, holder.name, context.group_of(holder, name))
+                for name in decision.members
+                if (holder := plan.holders.get(name)) is not None
+            }
+        )
+        keys = sorted({dedup_key(stack.name, name, group_key, stack.scope) for _, name, group_key in higher})
+        said = "; ".join(f"{priority} {title_of(context.rule(name), key)!r}" for priority, name, key in higher[:3])
+        return [], keys, f"Superseded by {said}"
+    if decision.page not in (PageKind.NEW, PageKind.UPDATE):
+        return [], [], None
+    members = set(decision.members)
+    closed = [
+        other
+        for other in plan.groups
+        if other.decision.superseded
+        and any(name in members and _held_by(plan, name) == rule.name for name in other.decision.members)
+    ]
+    if not closed:
+        return [], [], None
+    keys = sorted(dedup_key(stack.name, o.rule.name, o.record.group, stack.scope) for o in closed)
+    lower = sorted({o.rule.priority.value for o in closed})
+    return keys, [], f"Escalated from {', '.join(lower)}, which this page supersedes"

@@ -15,6 +15,7 @@ from typing import Literal, cast
 from queuewatch.alert_state import (
     GroupDecision,
     GroupRecord,
+    GroupStatus,
     InstanceKey,
     InstanceState,
     PageKind,
@@ -24,8 +25,22 @@ from queuewatch.alert_state import (
     step,
 )
 from queuewatch.config import Config
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.durations import format_duration
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, UNSERVED_JOBS, Priority, Rule, Verdict, judge
+from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
+from queuewatch.github_status import GitHubStatus
+from queuewatch.job_sources import quiet_for, quiet_text
+from queuewatch.rules import (
+    COLLECTOR,
+    HEALTH_RULE,
+    JOB_SOURCE,
+    UNSERVED_JOBS,
+    UNTRACKED_JOBS,
+    Priority,
+    Rule,
+    Verdict,
+    judge,
+)
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
@@ -86,9 +101,18 @@ class Context:
     health: Rule
     rules: dict[str, Rule]
     by_name: dict[str, RunnerTypeSnapshot]
+    windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
+    github: GitHubStatus | None = None  # GitHub's status page, where the stack reads it
 
     @classmethod
-    def of(cls, config: Config, state: StoredState, observation: Observation, now: datetime) -> Context:
+    def of(
+        cls,
+        config: Config,
+        state: StoredState,
+        observation: Observation,
+        now: datetime,
+        github: GitHubStatus | None = None,
+    ) -> Context:
         snapshot = observation if isinstance(observation, Snapshot) else None
         health = health_rule(config)
         return cls(
@@ -100,7 +124,28 @@ class Context:
             health=health,
             rules={rule.name: rule for rule in (*config.resolved_rules, *config.path_rules, health)},
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
+            windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
+            github=github,
         )
+
+    @property
+    def github_incident(self) -> bool:
+        return self.github is not None and self.github.degraded
+
+    def github_adjusted(self, rule: Rule) -> Rule:
+        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`."""
+        settings = self.config.github_status
+        if not self.github_incident or settings.on_incident != "lower" or rule.name == HEALTH_RULE:
+            return rule
+        return replace(rule, priority=max(rule.priority, settings.lower_to))
+
+    def lowered_before(self, rule: Rule, record: GroupRecord | None) -> bool:
+        """The group paged at a priority lowered for a GitHub incident that is known to be over: it pages again
+        at its own priority, rather than stay below the pager until its repeat."""
+        if self.config.github_status.on_incident != "lower" or record is None or record.paged_as is None:
+            return False
+        over = self.github is not None and self.github.actions != "unknown" and not self.github.degraded
+        return over and record.paged_as.priority != rule.priority.value
 
     def rule(self, name: str) -> Rule:
         """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
@@ -152,8 +197,13 @@ class Context:
         return "all"
 
     def silenced(self, rule: Rule, runner_type: str) -> bool:
+        """Held back by a silence or an open maintenance window: both end the same way, a page if it still fires."""
         team = self.team(rule, runner_type)
-        return any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences)
+        if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
+            return True
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            return True  # the team chose to wait GitHub's incident out: its end pages what still fires
+        return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
 
 
 @dataclass
@@ -166,6 +216,8 @@ class Plan:
     instance_changes: list[InstanceChange] = field(default_factory=list)
     groups: list[GroupPlan] = field(default_factory=list)
     degraded: set[str] = field(default_factory=set)
+    # Per runner type, the highest-priority rule paging it this tick: it holds back lower-priority rules' pages.
+    holders: dict[str, Rule] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -175,9 +227,11 @@ class Plan:
         return sorted(key for key, state in self.instances.items() if state.status is status)
 
 
-def plan(config: Config, state: StoredState, observation: Observation, now: datetime) -> Plan:
+def plan(
+    config: Config, state: StoredState, observation: Observation, now: datetime, github: GitHubStatus | None = None
+) -> Plan:
     """Step every (rule, runner type) instance on the observation, then decide each group's page."""
-    result = Plan(Context.of(config, state, observation, now))
+    result = Plan(Context.of(config, state, observation, now, github))
     seen = _step_observed(result)
     for key, previous in state.instances.items():
         if key in seen:
@@ -207,6 +261,8 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     observed = result.context.by_name.get(runner_type)
     if new is not None and observed is not None and new.team != observed.team:
         new = replace(new, team=observed.team)
+    if new is not None and rule.name == HEALTH_RULE:
+        new = replace(new, reason=_reason(result.verdicts.get(key), previous, new))
     if new is not None:
         result.instances[key] = new
     if new != previous:
@@ -214,21 +270,46 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
     return key
 
 
+REASON_LENGTH = 1000  # characters of the monitor's reason kept in the state: status shows it, a page has it all
+
+
+def _reason(verdict: Verdict | None, previous: InstanceState | None, new: InstanceState) -> str | None:
+    """What the monitor could not see and why, taken when the instance turns pending or firing, else kept."""
+    if previous is not None and previous.status is new.status:
+        return previous.reason
+    missing = verdict.missing if verdict else {}
+    text = "; ".join(f"{name}: {why}" for name, why in missing.items())
+    return text[:REASON_LENGTH] or None
+
+
 def _step_observed(result: Plan) -> set[InstanceKey]:
     """Step what this observation says something about; returns the instances it stepped."""
     context = result.context
     seen: set[InstanceKey] = set()
+    blind_jobs: list[RunnerTypeSnapshot] = []
     for runner_type in context.snapshot.runner_types if context.snapshot else []:
         missing: dict[str, str] = {}
-        # The autoscaler's other queues are judged beside the build queue (demand_paths.py).
-        for rule in (*context.config.rules_for(runner_type.name), *context.config.path_rules):
-            absent = rule.path and rule.size_signal not in runner_type.signals
+        verdicts = []
+        for rule in context.config.rules_for(runner_type.name):
+            verdict = judge(rule, runner_type)
+            verdicts.append(verdict)
+            result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
+            missing.update(verdict.missing)
+            seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        # The autoscaler's other queues are judged beside the build queue (demand_paths.py), apart from the
+        # cross-check of the build queue and the jobs below.
+        for rule in context.config.path_rules:
+            absent = rule.size_signal not in runner_type.signals
             if absent and InstanceKey(rule.name, runner_type.name) not in context.state.instances:
                 continue  # no such queue, and no alert on it to resolve: nothing to step (5,000 stay cheap)
             verdict = judge(rule, runner_type)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
             seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        if verdicts:  # a cross-checked signal gone blind is said even while the other one pages
+            missing.update({k: v for k, v in blind_signals(runner_type).items() if k not in missing})
+        if untracked(runner_type, verdicts):
+            blind_jobs.append(runner_type)
         if missing:
             result.degraded.add(runner_type.name)
         result.verdicts[InstanceKey(HEALTH_RULE, runner_type.name)] = Verdict(
@@ -249,7 +330,57 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
     if context.snapshot is not None:
         seen |= _step_discovery(result, context.snapshot)
         seen.add(_step_unserved(result, context.snapshot))
+        seen.add(_step_untracked(result, blind_jobs))
+        seen |= _step_sources(result, context.snapshot)
     return seen
+
+
+def _step_sources(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
+    """A job source quiet past its own normal gaps (job_sources.py) is blind: `source:<name>` on the monitor.
+    A heartbeat read that failed leaves each source's state as it was, and says so under `source:heartbeats`."""
+    floor = result.context.config.monitor.job_source_quiet_after
+    seen: set[InstanceKey] = set()
+    for beat in snapshot.job_sources:
+        quiet = quiet_for(beat, result.context.now, floor) if floor is not None else None
+        name = f"{JOB_SOURCE}:{beat.source}"
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=quiet is not None,
+            breached_signals=("source_quiet",) if quiet is not None else (),
+            missing={"events": quiet_text(beat, quiet)} if quiet is not None else {},
+        )
+        if quiet is not None:
+            result.degraded.add(name)
+        seen.add(_step(result, result.context.health, name, quiet is not None))
+    if snapshot.job_sources_error is not None or InstanceKey(HEALTH_RULE, f"{JOB_SOURCE}:heartbeats") in (
+        result.context.state.instances
+    ):
+        failed = snapshot.job_sources_error
+        name = f"{JOB_SOURCE}:heartbeats"
+        result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+            breached=failed is not None,
+            breached_signals=("no_data",) if failed else (),
+            missing={"heartbeats": failed} if failed else {},
+        )
+        if failed:
+            result.degraded.add(name)
+            for key, previous in result.context.state.instances.items():  # unknown is neither quiet nor heard: hold
+                if key.rule == HEALTH_RULE and key.runner_type.startswith(f"{JOB_SOURCE}:") and key not in seen:
+                    result.instances[key] = previous
+                    seen.add(key)
+        seen.add(_step(result, result.context.health, name, failed is not None))
+    return seen
+
+
+def _step_untracked(result: Plan, blind: list[RunnerTypeSnapshot]) -> InstanceKey:
+    """Scale-up requests paging on the queue alone while no job is tracked queued: the jobs are blind."""
+    result.verdicts[InstanceKey(HEALTH_RULE, UNTRACKED_JOBS)] = Verdict(
+        breached=bool(blind),
+        breached_signals=("untracked_jobs",) if blind else (),
+        missing={"jobs": untracked_text(blind)} if blind else {},
+    )
+    if blind:
+        result.degraded.add(UNTRACKED_JOBS)
+    return _step(result, result.context.health, UNTRACKED_JOBS, bool(blind))
 
 
 def _step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:
@@ -320,8 +451,30 @@ def health_place(name: str) -> tuple[str, str] | None:
     return (rest, "") if kind == DISCOVERY else None
 
 
+def _holders(context: Context, instances: dict[InstanceKey, InstanceState]) -> dict[str, Rule]:
+    """Per runner type, the highest-priority rule firing on it and not silenced (the health rule aside: the
+    monitor's page says what queuewatch cannot see, and neither holds back nor is held back by a queue's page)."""
+    holders: dict[str, Rule] = {}
+    for state in instances.values():
+        rule = context.rules.get(state.rule)
+        if rule is None or rule.name == HEALTH_RULE or state.status is not Status.FIRING:
+            continue
+        if context.silenced(rule, state.runner_type):
+            continue  # a silence holds back what it names, and only that: it never quiets a lower rule too
+        held = holders.get(state.runner_type)
+        if held is None or (rule.priority, rule.name) < (held.priority, held.name):
+            holders[state.runner_type] = rule
+    return holders
+
+
+def inhibits(holder: Rule | None, rule: Rule) -> bool:
+    """Whether the rule paging a runner type at `holder`'s priority holds back `rule`'s page of it."""
+    return holder is not None and rule.name != HEALTH_RULE and holder.priority < rule.priority
+
+
 def _decide_groups(result: Plan) -> None:
     context = result.context
+    result.holders = _holders(context, result.instances)
     firing: dict[tuple[str, str], set[str]] = defaultdict(set)
     for state in result.instances.values():
         if state.status is Status.FIRING:
@@ -335,6 +488,7 @@ def _decide_groups(result: Plan) -> None:
             continue  # a resolve page is still unsent; it goes out first
         members = firing.get((rule_name, group), set())
         silenced = {name for name in members if context.silenced(rule, name)}
+        inhibited = {name for name in members if inhibits(result.holders.get(name), rule)}
         decision = decide_group(
             record.status if record else None,
             record.started_at if record else None,
@@ -344,12 +498,17 @@ def _decide_groups(result: Plan) -> None:
             silenced,
             context.now,
             rule.repeat_interval,
+            inhibited,
         )
-        if decision.page is PageKind.RESOLVED:
-            rule = context.as_paged(rule, record)
+        if decision.page is None and decision.status is GroupStatus.FIRING and context.lowered_before(rule, record):
+            decision = replace(decision, page=PageKind.REPEAT)
+        resolving = decision.page is PageKind.RESOLVED
+        rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)
+    # The higher page first, then the close of what it supersedes: the pager never sees the problem unpaged.
+    result.groups.sort(key=lambda g: g.decision.superseded)
 
 
 def _plan_group(

@@ -14,6 +14,7 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
    and publishes nothing; a failed publish stays in the outbox for the next tick.
    Writes carry this evaluation's token, so a retried write that had taken
    effect is not mistaken for a lost race (adapters/state_table.py).
+7. Record each change of status in its alert's history (adapters/transition_log.py), once the pages are out.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from queuewatch.adapters.errors import DeadlineExceeded
+from queuewatch.adapters.known_names import put_known
 from queuewatch.adapters.state_table import (
     WriteConflict,
     advance_cursor,
@@ -34,14 +38,17 @@ from queuewatch.adapters.state_table import (
     put_group,
     put_instance,
 )
+from queuewatch.adapters.transition_log import Transition, put_transition
 from queuewatch.alert import Alert
-from queuewatch.alert_state import GroupRecord, PagedAs, Status
+from queuewatch.alert_state import GroupRecord, InstanceKey, PagedAs, Status
 from queuewatch.config import Config
+from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.github_status import GitHubStatus
 from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 
 WRITE_THREADS = 16  # instance writes in flight at once: independent conditional puts, I/O-bound
@@ -60,6 +67,7 @@ def evaluate(
     *,
     memory: EvaluatorMemory | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    github: GitHubStatus | None = None,
 ) -> EvaluationResult:
     """Apply one observation. `clock` is the wall clock, only to refuse observations implausibly far from it."""
     memory = EvaluatorMemory() if memory is None else memory
@@ -69,6 +77,7 @@ def evaluate(
     check_plausible(observation, wall)  # before the first read: a refused observation changes nothing
     implausible_after = wall + MAX_AHEAD
     state = load_state(dynamodb, stack.table)
+    _publish_names(dynamodb, stack.table, config, memory, wall)
     result = EvaluationResult(
         outcome="applied", evaluated_at=now, observation=observation_label(observation), read_units=state.read_units
     )
@@ -82,7 +91,7 @@ def evaluate(
         result.outcome = "stale"
         return result
 
-    planned = plan(config, state, observation, now)
+    planned = plan(config, state, observation, now, github)
     memory.judged(now)
     result.firing = planned.with_status(Status.FIRING)
     result.pending = planned.with_status(Status.PENDING)
@@ -117,7 +126,74 @@ def evaluate(
             # lease runs out); the groups not reached are decided again next tick from their instances.
             result.deferred = [g.record.key for _, g in groups[index:]]
             return result
+    # Pages first, then the alerts' history: a tick short of time spends it on the pages.
+    unrecorded = _record_transitions(dynamodb, stack.table, _transitions(planned))
+    result.log_failed += [f"transition#{key}" for key in unrecorded]
     return result
+
+
+def _publish_names(
+    dynamodb: DynamoDBClient, table: str, config: Config, memory: EvaluatorMemory, now: datetime
+) -> None:
+    """The config's rules, teams and runner types for the commands (adapters/known_names.py): once per process
+    and config. A failed write never costs the tick its pages; the next tick tries again."""
+    if memory.published_config is config:
+        return
+    try:
+        put_known(dynamodb, table, known_names(config), now)
+    except (ClientError, BotoCoreError, DeadlineExceeded):
+        return
+    memory.published_config = config
+
+
+def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:
+    """The changes of status this plan makes, with the figures that made them and the silences holding them."""
+    context = planned.context
+    found: dict[InstanceKey, Transition] = {}
+    for change in planned.instance_changes:
+        before = change.previous.status.value if change.previous else "ok"
+        after = change.new.status.value if change.new else ("resolved" if before == Status.FIRING else "ok")
+        if before == after:
+            continue  # a keep-firing clock or a team moved: no change of state
+        verdict = planned.verdicts.get(change.key)
+        rule = context.rule(change.key.rule)
+        team = context.team(rule, change.key.runner_type)
+        silences = context.state.silences
+        found[change.key] = Transition(
+            at=context.now,
+            rule=change.key.rule,
+            runner_type=change.key.runner_type,
+            status=after,
+            previous=before,
+            queue_size=verdict.queue_size if verdict else None,
+            queue_time=verdict.queue_time if verdict else None,
+            breached=verdict.breached_signals if verdict else (),
+            silenced_by=tuple(
+                s.silence_id for s in silences if s.matches(rule.name, change.key.runner_type, team, context.now)
+            ),
+            team=team,
+        )
+    return found
+
+
+def _record_transitions(
+    dynamodb: DynamoDBClient, table: str, transitions: dict[InstanceKey, Transition]
+) -> list[InstanceKey]:
+    """Each change of status the tick wrote, in its alert's history (transition_log.py), WRITE_THREADS at a
+    time; each is put only if absent, so a retried tick records nothing twice. Returns those not recorded:
+    the history is the on-call's record, never a reason to fail a tick whose pages went out."""
+    unrecorded: list[InstanceKey] = []
+
+    def record(key: InstanceKey, transition: Transition) -> None:
+        try:
+            put_transition(dynamodb, table, transition)
+        except (ClientError, BotoCoreError, DeadlineExceeded):
+            unrecorded.append(key)
+
+    with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="evaluate-history") as pool:
+        for future in [pool.submit(record, key, t) for key, t in transitions.items()]:
+            future.result()
+    return unrecorded
 
 
 def _write_instances(

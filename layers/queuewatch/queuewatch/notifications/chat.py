@@ -18,7 +18,8 @@ def chat_notification(alert: Alert) -> dict[str, object]:
         lines += ["", f"*Likely cause:* {alert.likely_cause}"]
     lines.append("")
     for figures in alert.runner_types[:CHAT_LISTED]:
-        line = f"• `{figures.runner_type}` ({figures.place}): {figures.queue_text()}"
+        where = "" if figures.label == figures.runner_type else f" ({figures.place})"
+        line = f"• `{figures.runner_type}`{where}: {figures.queue_text()}"
         if firing and figures.triage and figures.triage.findings:
             finding = figures.triage.findings[0]
             line += f": {finding.title}: {finding.detail}"
@@ -42,6 +43,9 @@ def chat_notification(alert: Alert) -> dict[str, object]:
             finding = worst.triage.findings[0]
             next_steps.append(f"Start with {worst.runner_type}: {finding.title}. {finding.next_step}".rstrip(". "))
         next_steps.append(f"Silence it: `{alert.silence.command}`")
+        planned = alert.silence.next_window
+        if planned is not None:
+            next_steps.append(f"Or wait for maintenance window {planned.name}: {planned.local}")
     return {
         "version": "1.0",
         "source": "custom",

@@ -119,7 +119,8 @@ def alarm_name(alert: Alert) -> str:
 
 def _state_reason(alert: Alert) -> str:
     if alert.status == "resolved":
-        return f"Recovered: {alert.summary}"
+        # A superseded page closes while its queue still breaches; its summary opens "Superseded by ...".
+        return alert.summary if alert.superseded_by else f"Recovered: {alert.summary}"
     reason = f"Threshold crossed: {alert.summary}"
     return reason + (f". Likely cause: {alert.likely_cause}" if alert.likely_cause else "")
 

@@ -60,6 +60,9 @@ def email_text(alert: Alert) -> str:
             lines.append(f"  {figures.runner_type} queue metrics: {figures.console_url}")
     if alert.status == "firing":
         lines += ["", "Silence it", f"  {alert.silence.command}"]
+        planned = alert.silence.next_window
+        if planned is not None:
+            lines.append(f"  The next maintenance window that holds it back: {planned.name}, {planned.local}")
     lines += [
         "",
         f"Alert {alert.dedup_key}, notification {alert.sequence} ({alert.page}), "

@@ -80,7 +80,9 @@ def apply_deliveries(
             applied.results.append((delivery, TrackResult(outcome="refused", action="", job_id=None, reason=reason)))
             continue
         try:
-            result = track(event, router, dynamodb, table, now, occurred_at=received_at(record), history=history)
+            result = track(
+                event, router, dynamodb, table, now, occurred_at=received_at(record), history=history, received=True
+            )
             applied.results.append((delivery, result))
         except Exception as error:  # noqa: BLE001 - any failure is retried by SQS, then dead-lettered
             applied.failed.append(message_id)

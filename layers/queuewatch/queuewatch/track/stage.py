@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from queuewatch.adapters.job_store import put_job
 from queuewatch.frozen import FrozenModel
-from queuewatch.jobs import PROGRESS, StoredJob
+from queuewatch.jobs import PROGRESS, JobRecord, StoredJob
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.jobs import DEFAULT_HISTORY, UnusableEvent, rebased, record_of
 from queuewatch.track.routing import Router
@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 MAX_WRITES = 4  # a write rebased on what it found, again if another event moved the job in between
-# A replayed event this far in the past tells the job's history, not what waits now: a live event reaches the
-# stage within minutes, so an older one is the archive's (the evaluator refuses ticks this old too).
+# An event applied this long after what it tells happened is a recovery's (a redelivery, a dead-letter queue's
+# redrive, an archive's replay): it tells the job's history, not what waits now. A live event reaches the stage
+# within minutes: the bus's retries end within 10 (template.yaml), the webhook's queue applies each event as of
+# its receipt, and GitHub delivers within seconds. The evaluator refuses ticks this old too.
 HISTORY_AFTER = timedelta(minutes=15)
 
 
@@ -36,7 +38,7 @@ class TrackResult(FrozenModel):
     arrived: bool = False  # first seen queued, or further along
     queue_seconds: float | None = None
     run_seconds: float | None = None
-    history: bool = False  # a replayed event of the past: stored as history, never queued now, no metrics
+    history: bool = False  # an event of the past (of_the_past): stored as history, never queued now, no metrics
 
 
 class TrackConflict(RuntimeError):
@@ -53,24 +55,26 @@ def track(
     occurred_at: datetime | None = None,
     history: timedelta = DEFAULT_HISTORY,
     replayed: bool = False,
+    received: bool = False,
 ) -> TrackResult:
     """Store the job's state when the event moves it on; a duplicate or late event changes nothing.
     `occurred_at` is when the event happened (the bus envelope's time; the webhook's receipt, carried on
     its queue's message; `now` if None): the time a job that waited for approval was queued. A failed write
     raises, so that Lambda retries the event (and, past its retries, keeps it in the DLQ); an event that
     can never be applied is refused, and said, not retried.
-    An event `replayed` from an archive that happened more than HISTORY_AFTER ago is the job's history: stored,
-    never as queued now, so no tick counts a job of hours ago as waiting between its replayed queued and
-    in_progress; and none of its figures is emitted as if it happened now."""
+    `received`: `occurred_at` is when the webhook received the event (GitHub's body carries no time of the
+    event), not when it happened; `replayed`: the event comes from an archive's replay (EventBridge marks it).
+    An event of the past (of_the_past: a webhook redelivery, in any order, or a replay) is the job's history:
+    stored, never as queued now, so no tick counts a job of an hour ago as waiting between its queued event and
+    its in_progress; and none of its figures is emitted as if it happened now."""
     try:
         record = record_of(event, router, now, history=history)
     except UnusableEvent as error:
         return TrackResult(outcome="refused", action=event.action, job_id=event.workflow_job.id, reason=str(error))
     if record is None:
         return TrackResult(outcome="ignored", action=event.action, job_id=event.workflow_job.id)
-    past = replayed and now - (occurred_at or now) > HISTORY_AFTER
-    if past:
-        record = record.model_copy(update={"history_only": True})
+    occurred = occurred_at or now
+    record = record.model_copy(update={"history_only": of_the_past(record, occurred, now, replayed, received)})
     writer = uuid.uuid4().hex  # this event's writes: a retried write that took effect is recognised by it
     expect: StoredJob | None = None
     before: int | None = None
@@ -85,7 +89,9 @@ def track(
         rebase = rebased(record, answer, occurred_at or now, now, history=history)
         if rebase is None:
             break  # stored as far along: a duplicate, or an event that arrived after a later one
-        record, expect = rebase, answer
+        # Rebased, its queued_at may be the approval's, not the creation's: judged again.
+        past = of_the_past(rebase, occurred, now, replayed, received)
+        record, expect = rebase.model_copy(update={"history_only": past}), answer
     else:
         raise TrackConflict(f"job {record.job_id}: its item changed under {MAX_WRITES} writes in a row")
     applied = before is not None
@@ -106,5 +112,32 @@ def track(
         # An older payload without created_at: how long it queued is unknown, not 0.
         queue_seconds=record.queue_seconds if first_start and event.workflow_job.created_at else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
-        history=past,
+        history=record.history_only,
     )
+
+
+def of_the_past(record: JobRecord, occurred: datetime, now: datetime, replayed: bool, received: bool) -> bool:
+    """Whether the event behind `record` tells the job's past rather than what waits now.
+
+    - Received by the webhook (`received`): when it was received HISTORY_AFTER after the moment its state began
+      (queued: when the job was queued for a runner; in_progress: its start; completed: its end). GitHub
+      delivers within seconds, so only a redelivery is that late: received now, telling of a job queued an
+      hour ago. Or when it is applied HISTORY_AFTER after its receipt: the webhook's queue retries an event
+      for about 15 minutes, so only a redrive of its dead-letter queue is that late. A job waiting for
+      approval was queued when its queued event was received (track/jobs.py `rebased`), so an approval after
+      a long wait is live.
+    - From the bus: when it is an archive's replay (`replayed`) of HISTORY_AFTER ago. The bus's own deliveries,
+      however late, are live: its envelope's time is the event's, and its retries end within 10 minutes.
+
+    A job of the past that still waits is shown by its queue's scale-up requests until its next event."""
+    if not received:
+        return replayed and now - occurred > HISTORY_AFTER
+    moments = {
+        "waiting": None,  # not queued for a runner: nothing to page about, whenever it is applied
+        "queued": record.queued_at,
+        "in_progress": record.started_at,
+        "completed": record.completed_at,
+    }
+    moment = moments[record.status]
+    redriven = now - occurred > HISTORY_AFTER  # past the webhook queue's 10 receives: a dead-letter queue's redrive
+    return redriven or (moment is not None and occurred - moment > HISTORY_AFTER)

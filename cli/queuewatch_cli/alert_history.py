@@ -1,0 +1,137 @@
+"""`queuewatch history --alert RULE/RUNNER_TYPE` (or a runner type alone, for every rule): an alert's state
+history, as Grafana keeps one: each change of status (pending, firing, resolved, ok) with the figures that
+made it, from the items the evaluator writes beside each change (adapters/transition_log.py, kept 30
+days), and the silences that held it back, from their start to their end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from queuewatch.adapters.known_names import read_known
+from queuewatch.adapters.state_table import load_state
+from queuewatch.adapters.transition_log import Transition, read_transitions
+from queuewatch.durations import format_duration
+from queuewatch.rules import HEALTH_RULE
+from queuewatch_cli.stacks import Target, UsageError, on_table
+
+
+@dataclass(frozen=True)
+class Row:
+    at: datetime
+    rule: str
+    runner_type: str
+    status: str  # pending, firing, resolved, ok, silenced, unsilenced
+    detail: str
+    fields: dict[str, Any]
+
+
+def parse_alert(text: str) -> tuple[str | None, str]:
+    """`rule/runner_type`, `rule#runner_type` (as results and logs name an instance), or a runner type alone."""
+    for separator in ("/", "#"):
+        rule, found, runner_type = text.partition(separator)
+        if found:
+            if not rule.strip() or not runner_type.strip():
+                raise UsageError(f"--alert: found {text!r}, expected RULE/RUNNER_TYPE or a runner type")
+            return rule.strip(), runner_type.strip()
+    if not text.strip():
+        raise UsageError("--alert: found nothing, expected RULE/RUNNER_TYPE or a runner type")
+    return None, text.strip()
+
+
+def _figures(t: Transition) -> str:
+    size = "?" if t.queue_size is None else f"{t.queue_size:g}"
+    age = "?" if t.queue_time is None else format_duration(t.queue_time)
+    text = f"queue size {size}, queue time {age}"
+    if t.breached:
+        text += f" (over: {', '.join(t.breached)})"
+    if t.silenced_by:
+        text += f"; held back by silence {', '.join(t.silenced_by)}"
+    return text
+
+
+def _read(dynamodb: Any, table: str, *, rule: str, runner_type: str) -> list[Transition]:
+    return read_transitions(dynamodb, table, rule, runner_type)
+
+
+def alert_rows(
+    target: Target, rule: str | None, runner_type: str, client: Callable[[str, str | None], Any]
+) -> list[Row]:
+    """Every change of the alert (of each rule the stack knows, without one), with its silences, oldest first."""
+    state = on_table(target, load_state, client)
+    if rule is not None:
+        rules = {rule}
+    else:
+        published = on_table(target, read_known, client)
+        rules = {key.rule for key in state.instances} | (set(published[0].rules) if published else set())
+    rows: list[Row] = []
+    for name in sorted(rules):
+        changes = on_table(target, partial(_read, rule=name, runner_type=runner_type), client)
+        for change in changes:
+            rows.append(
+                Row(
+                    change.at,
+                    name,
+                    runner_type,
+                    change.status,
+                    _figures(change),
+                    {
+                        "previous": change.previous,
+                        "queue_size": change.queue_size,
+                        "queue_time_seconds": change.queue_time,
+                        "breached": list(change.breached),
+                        "silenced_by": list(change.silenced_by),
+                        "team": change.team,
+                    },
+                )
+            )
+        if not changes and rule is None:
+            continue
+        instance = next((i for i in state.instances.values() if (i.rule, i.runner_type) == (name, runner_type)), None)
+        team = instance.team if instance else None
+        for silence in state.silences:
+            if not (silence.rule in (None, name) and (silence.team is None or silence.team == team)):
+                continue
+            if not silence.covers(runner_type) or (name == HEALTH_RULE and silence.rule != HEALTH_RULE):
+                continue
+            said = f"by {silence.author}: {silence.comment}"
+            fields = {"silence": silence.silence_id, "author": silence.author, "comment": silence.comment}
+            rows.append(
+                Row(silence.starts_at, name, runner_type, "silenced", f"silence {silence.silence_id} {said}", fields)
+            )
+            rows.append(
+                Row(silence.ends_at, name, runner_type, "unsilenced", f"silence {silence.silence_id} ends", fields)
+            )
+    return sorted(rows, key=lambda r: (r.at, r.rule, r.status))
+
+
+def alert_history_lines(
+    target: Target, rule: str | None, runner_type: str, rows: list[Row], start: datetime, end: datetime, as_json: bool
+) -> list[str]:
+    shown = [r for r in rows if start <= r.at < end]
+    if as_json:
+        return [
+            json.dumps(
+                {
+                    "stack": target.label,
+                    "at": r.at.isoformat(),
+                    "rule": r.rule,
+                    "runner_type": r.runner_type,
+                    "status": r.status,
+                    **r.fields,
+                }
+            )
+            for r in shown
+        ]
+    what = f"{rule} / {runner_type}" if rule else f"{runner_type} (every rule)"
+    head = f"state history of {what} on {target.label}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC:"
+    if not shown:
+        return [head, "  no change of state recorded"]
+    several = rule is None  # every rule: each line names its own
+    return [head] + [
+        f"  {r.at:%Y-%m-%d %H:%M} UTC  {(r.rule + '  ') if several else ''}{r.status:10} {r.detail}" for r in shown
+    ]

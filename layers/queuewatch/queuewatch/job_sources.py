@@ -1,0 +1,63 @@
+"""The job sources' rhythm, pure: when each source (the autoscaler's bus, GitHub's webhook) last delivered a
+job event, its longest gaps between events, and whether it has gone quiet for longer than its own normal.
+
+The track stage keeps one small item per source in the jobs table (adapters/heartbeats.py): its latest event
+and, per UTC day, the longest gap it saw. The collector reads them in one call a tick and puts them in the
+snapshot; the evaluator pages the monitor (`source:<name>`) for a source quiet past both its longest gap of
+the last NORMAL_DAYS days and `monitor.job_source_quiet_after`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, AwareDatetime, Field
+
+from queuewatch.durations import format_duration
+from queuewatch.frozen import FrozenModel
+
+SOURCES = ("bus", "webhook")
+Source = Literal["bus", "webhook"]
+SOURCE_PREFIX = "source#"  # the heartbeat item's key in the jobs table: `source#bus`, `source#webhook`
+GAP_PREFIX = "gap#"  # its attribute per UTC day: `gap#2026-11-25`, the longest gap that day, in seconds
+NORMAL_DAYS = 7  # the gaps that define a source's normal: a week, so a weekend or a quiet night is normal
+BEAT_EVERY = timedelta(minutes=1)  # a container writes its source's heartbeat at most this often
+
+FIXES: dict[str, str] = {
+    "bus": "the autoscaler's EventBridge rule for workflow_job is disabled or its target is not TrackFunction "
+    "(check the rule and TrackFunction's Errors, Throttles and dead-letter queue), or the autoscaler's webhook "
+    "stopped publishing (check its log group)",
+    "webhook": "GitHub stopped delivering or the webhook refuses the deliveries: check the hook's Recent "
+    "Deliveries (a 401 is a secret that differs from WebhookSecretArn's, a 400 the form content type: set "
+    "application/json), that the hook is active and covers the repositories, and WebhookDeliveriesFunction's "
+    "Errors and its dead-letter queue",
+}
+
+
+class JobSourceBeat(FrozenModel):
+    """One source's heartbeat as the collector read it."""
+
+    source: Source
+    last_event_at: Annotated[AwareDatetime, AfterValidator(lambda moment: moment.astimezone(UTC))]
+    longest_gap_seconds: Annotated[float, Field(ge=0)] = 0  # over the last NORMAL_DAYS days
+
+
+def gap_days(now: datetime) -> list[str]:
+    """The UTC days whose longest gaps define the normal, newest first."""
+    return [(now - timedelta(days=n)).strftime("%Y-%m-%d") for n in range(NORMAL_DAYS)]
+
+
+def quiet_for(beat: JobSourceBeat, now: datetime, floor: int) -> float | None:
+    """How long the source has been quiet, when that is longer than both its normal and `floor`; else None."""
+    quiet = (now - beat.last_event_at).total_seconds()
+    return quiet if quiet > max(beat.longest_gap_seconds, floor) else None
+
+
+def quiet_text(beat: JobSourceBeat, quiet: float) -> str:
+    normal = (
+        f"longer than its longest gap in {NORMAL_DAYS} days ({format_duration(beat.longest_gap_seconds)})"
+        if beat.longest_gap_seconds
+        else f"and no gap recorded in {NORMAL_DAYS} days"
+    )
+    return f"no {beat.source} job event for {format_duration(quiet)}, {normal}. Likely: {FIXES[beat.source]}"

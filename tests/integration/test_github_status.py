@@ -1,0 +1,147 @@
+"""GitHub's own outages: the status page read over loopback from recorded Statuspage documents, and pages in the
+real evaluator (moto) that say so first, wait, or go out lower, as the config chooses."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from support import T0, Inbox, StackInMoto, arriving_now, minutes, runner_type, snapshot
+
+from queuewatch.adapters.github_status import read_github_status
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate.stage import evaluate
+from queuewatch.github_status import GitHubStatus, parse_summary
+
+RECORDED = Path(__file__).parent / "githubstatus"
+
+
+def recorded(name: str) -> GitHubStatus:
+    return parse_summary(json.loads((RECORDED / f"{name}.json").read_text()), T0)
+
+
+class StatusPage(BaseHTTPRequestHandler):
+    """githubstatus.com on loopback: each path answers as the test says."""
+
+    def do_GET(self) -> None:
+        name = self.path.strip("/")
+        if name == "silent":  # accepts, then never answers: the client's timeout must end it
+            self.server.release.wait()  # type: ignore[attr-defined]
+            return
+        status, body = (500, b"oops") if name == "error" else (200, b"<html>not json</html>")
+        if (RECORDED / f"{name}.json").exists():
+            status, body = 200, (RECORDED / f"{name}.json").read_bytes()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def status_page() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StatusPage)
+    server.release = threading.Event()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.release.set()  # type: ignore[attr-defined]
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_adapter_reads_an_actions_incident_with_its_link(status_page: str) -> None:
+    status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/summary_actions_incident")
+    assert status.degraded and status.actions == "partial_outage" and status.error is None
+    # Only the incident that names Actions; the other one is GitHub's business, not the fleet's.
+    assert [(i.name, i.url) for i in status.incidents] == [("Incident with Actions", "https://stspg.io/x1f3c5m0q8kd")]
+    quiet = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/summary_other_incident")
+    assert not quiet.degraded and quiet.actions == "operational"
+
+
+@pytest.mark.parametrize("path", ["error", "garbage", "silent"])
+def test_a_status_it_cannot_read_is_unknown_and_quick(status_page: str, path: str) -> None:
+    status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/{path}", timeout=0.2)
+    assert status.actions == "unknown" and not status.degraded and status.error
+
+
+def test_a_status_page_nobody_answers_on_is_unknown() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed when the block ends: nothing listens there
+    status = read_github_status(urllib3.PoolManager(), T0, f"http://127.0.0.1:{port}/summary.json", timeout=0.5)
+    assert status.actions == "unknown" and "127.0.0.1" in (status.error or "")
+
+
+CONFIG = """
+version: 1
+defaults:
+  rule: {team: ci-infra, keep_firing_for: 0s}
+runner_types:
+  - {name: linux-x64, queue: {name: gh-ci-linux-x64-queued-builds}}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m}, priority: P2}
+github_status: {on_incident: ON}
+"""
+
+
+def tick(on_incident: str, *statuses: GitHubStatus | None) -> list[list[dict[str, Any]]]:
+    """One tick a minute with linux-x64 queued 30m, GitHub's status as given; what each tick paged."""
+    moto = StackInMoto.create()
+    inbox = Inbox(moto.sns)
+    config = parse_config(CONFIG.replace("ON", on_incident), source="t.yaml")
+    sent = []
+    for at, github in enumerate(statuses):
+        observation = snapshot(minutes(at), runner_type("linux-x64", 12, 1800))
+        evaluate(
+            observation, config, moto.dynamodb, moto.sns, moto.stack, clock=arriving_now(observation), github=github
+        )
+        sent.append(inbox.drain())
+    return sent
+
+
+@pytest.mark.usefixtures("aws")
+def test_a_page_during_an_actions_incident_says_so_first_with_its_link() -> None:
+    (pages,) = tick("note", recorded("summary_actions_incident"))
+    (page,) = pages
+    assert page["summary"].startswith(
+        "GitHub Actions incident: Incident with Actions (https://stspg.io/x1f3c5m0q8kd). 1 runner type queueing"
+    )
+    assert page["github_incident"]["url"] == "https://stspg.io/x1f3c5m0q8kd" and page["priority"] == "P2"
+
+
+@pytest.mark.usefixtures("aws")
+@pytest.mark.parametrize("status", ["summary_other_incident", "unknown", None])
+def test_without_an_actions_incident_the_page_is_as_ever(status: str | None) -> None:
+    github = None if status is None else recorded(status) if status != "unknown" else GitHubStatus.unknown(T0, "x")
+    ((page,),) = tick("hold", github)  # even a team that holds pages back during incidents
+    assert page["github_incident"] is None and page["summary"].startswith("1 runner type queueing")
+
+
+@pytest.mark.usefixtures("aws")
+def test_hold_waits_for_github_and_pages_when_it_recovers() -> None:
+    incident, fine = recorded("summary_actions_incident"), recorded("summary_operational")
+    sent = tick("hold", incident, incident, GitHubStatus.unknown(T0, "timeout"), fine)
+    assert [len(pages) for pages in sent] == [0, 0, 1, 0]  # unknown is no incident: the page goes out then
+    assert sent[2][0]["page"] == "new"
+
+
+@pytest.mark.usefixtures("aws")
+def test_lower_pages_below_the_pager_then_again_at_its_own_priority_once_github_recovers() -> None:
+    incident, fine = recorded("summary_actions_incident"), recorded("summary_operational")
+    sent = tick("lower", incident, incident, fine, fine)
+    assert [[(p["priority"], p["page"]) for p in pages] for pages in sent] == [
+        [("P3", "new")],
+        [],
+        [("P2", "repeat")],
+        [],
+    ]

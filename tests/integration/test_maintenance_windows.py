@@ -1,0 +1,64 @@
+"""Maintenance windows in the real evaluator (moto): pages held back while one is open, and sent at its end if
+the queue still breaches, as a silence's end sends them; the page's silence hint names the next window."""
+
+from __future__ import annotations
+
+import pytest
+from support import Inbox, StackInMoto, minutes, runner_type, snapshot
+
+from queuewatch.alert import Alert
+from queuewatch.config.load import parse_config
+from queuewatch.notifications import email_text
+from queuewatch.snapshot import CollectorFailure
+
+# T0 is Saturday 2026-11-21 18:00 UTC, 19:00 in Berlin: the window runs 19:00-19:30 local, 18:00-18:30 UTC.
+CONFIG = """
+version: 1
+defaults:
+  rule: {team: ci-infra, keep_firing_for: 0s}
+runner_types:
+  - {name: linux-x64, queue: {name: gh-ci-linux-x64-queued-builds}}
+  - {name: windows-x64, queue: {name: gh-ci-windows-x64-queued-builds}}
+rules:
+  - name: jobs-queueing
+    thresholds: {queue_time: 5m}
+monitor: {for: 0s}
+maintenance_windows:
+  - {name: patching, time_zone: Europe/Berlin, weekdays: [saturday], start: "19:00", end: "19:30", match: [linux-*]}
+"""
+
+
+@pytest.fixture
+def world(aws: None) -> tuple[StackInMoto, Inbox]:
+    moto = StackInMoto.create()
+    return moto, Inbox(moto.sns)
+
+
+def test_a_window_holds_back_what_it_names_and_the_page_goes_out_at_its_end(world: tuple[StackInMoto, Inbox]) -> None:
+    moto, inbox = world
+    config = parse_config(CONFIG, source="t.yaml")
+    moto.evaluate(snapshot(minutes(5), runner_type("linux-x64", 4, 600)), config)
+    assert inbox.drain() == []  # in the window
+    moto.evaluate(snapshot(minutes(29), runner_type("linux-x64", 4, 1800)), config)
+    assert inbox.drain() == []
+    moto.evaluate(snapshot(minutes(30), runner_type("linux-x64", 4, 1860)), config)  # the window ends
+    (page,) = inbox.drain()
+    assert (page["status"], page["page"], page["runner_types"][0]["runner_type"]) == ("firing", "new", "linux-x64")
+    # The hint names the window's next occurrence, a week on.
+    assert page["silence"]["next_window"]["name"] == "patching"
+    assert page["silence"]["next_window"]["local"] == "Sat 2026-11-28 19:00-19:30 Europe/Berlin"
+    email = email_text(Alert.model_validate({k: v for k, v in page.items() if not k.startswith("_")}))
+    assert "The next maintenance window that holds it back: patching, Sat 2026-11-28 19:00-19:30" in email
+
+
+def test_a_window_leaves_what_it_does_not_name_and_never_hides_the_watchers_own_page(
+    world: tuple[StackInMoto, Inbox],
+) -> None:
+    moto, inbox = world
+    config = parse_config(CONFIG, source="t.yaml")
+    moto.evaluate(snapshot(minutes(5), runner_type("linux-x64", 4, 600), runner_type("windows-x64", 2, 600)), config)
+    (page,) = inbox.drain()
+    assert [f["runner_type"] for f in page["runner_types"]] == ["windows-x64"]
+    everything = parse_config(CONFIG.replace(", match: [linux-*]", ""), source="t.yaml")  # a window for all
+    moto.evaluate(CollectorFailure(at=minutes(6), error_type="E", error_message="x", request_id="r"), everything)
+    assert [p["rule"] for p in inbox.drain()] == ["queuewatch-health"]
