@@ -151,7 +151,7 @@ def test_a_dead_lettered_request_pages_with_the_job_it_likely_names(fleet: dict[
     assert row["jobs_note"].startswith("jobs inferred, not read")
     assert "likely pytorch/pytorch run 10000007, queued 42m ago" in alert["summary"]
     assert message_subject(message) == (
-        "ALARM: P2 1 runner type, 1 dead-lettered, oldest 42m: Scale-up requests dead-lettered (dead-letter)"
+        "ALARM: P2 linux-x64, 1 dead-lettered, oldest 42m: Scale-up requests dead-lettered (dead-letter)"
     )
 
 

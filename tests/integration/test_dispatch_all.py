@@ -65,19 +65,19 @@ def test_with_tracking_a_job_on_three_queues_is_counted_once(one_job_on_three_qu
     alert, subject = page("all", JOBS)
     assert alert["runner_types_affected"] == 3  # each pool's queue holds the request: each is queueing
     assert [f["queue_size"] for f in alert["runner_types"]] == [1, 1, 1]
-    assert alert["jobs_queued"] == 1
+    assert alert["jobs_queued"] == 1 and alert["total_queue_size"] == 1  # not 3
     assert "1 job in all, each counted once" in alert["summary"]
-    assert subject.startswith("ALARM: P2 3 runner types queueing, 1 job, ")
+    assert "3 queued" not in subject
 
 
 def test_without_tracking_all_dispatch_gives_the_bounds_not_a_sum(one_job_on_three_queues: None) -> None:
     alert, subject = page("all", None)
-    assert alert["jobs_queued"] is None
+    assert alert["jobs_queued"] is None and alert["total_queue_size"] is None
     assert "jobs in all between 1 job and 3" in alert["summary"]
-    assert "3 job" not in subject
+    assert "3 queued" not in subject
 
 
 def test_without_tracking_first_dispatch_sums_the_requests(one_job_on_three_queues: None) -> None:
     alert, subject = page("first", None)  # three requests are three jobs when each goes to one queue
-    assert alert["jobs_queued"] == 3
-    assert subject.startswith("ALARM: P2 3 runner types queueing, 3 jobs, ")
+    assert alert["jobs_queued"] == 3 and alert["total_queue_size"] == 3
+    assert subject.startswith("ALARM: P2 3 runner types")

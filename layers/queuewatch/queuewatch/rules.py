@@ -110,8 +110,8 @@ def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
     missing: dict[str, str] = {}
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = {}
     for signal, threshold in checks:
-        sources = CROSS_CHECKED[signal]
-        if all(source in runner_type.signals for source in sources):
+        sources = CROSS_CHECKED.get(signal)  # a path's signals (demand_paths.py) have no second signal
+        if sources is not None and all(source in runner_type.signals for source in sources):
             over, origin, why = _worse_of(runner_type, sources, threshold)
             if origin:
                 shown_by[signal] = origin
