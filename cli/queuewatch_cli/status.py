@@ -22,6 +22,7 @@ from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
@@ -44,6 +45,7 @@ class Member:
     silenced_since: datetime | None = None  # that silence's start
     fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
     reason: str | None = None  # the monitor's instances: what it cannot see, and why
+    measures: tuple[str, str] = ("queue size", "queue time")  # what the figures are: a path rule's own queue
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,19 @@ MAX_MEMBERS_SHOWN = 50  # per alert in the text; a fleet-wide alert lists thousa
 
 
 def latest_figures(
-    cloudwatch: Any, namespace: str, stack: str, names: list[str], now: datetime
+    cloudwatch: Any,
+    namespace: str,
+    stack: str,
+    names: list[str],
+    now: datetime,
+    metrics: tuple[str, str] = ("QueueSize", "QueueTime"),
 ) -> tuple[Figures, str | None]:
-    """The newest QueueSize and QueueTime the stack's evaluator emitted for each runner type in the last 5 minutes."""
+    """The newest QueueSize and QueueTime (or a path's `metrics`: demand_paths.PATH_METRICS) the stack's
+    evaluator emitted for each runner type in the last 5 minutes."""
     requests = [
         MetricRequest(f"{kind}{index}", namespace, metric, runner_type_dimensions(stack, name), "Maximum", 60)
         for index, name in enumerate(names)
-        for kind, metric in (("s", "QueueSize"), ("t", "QueueTime"))
+        for kind, metric in zip(("s", "t"), metrics, strict=True)
     ]
     end = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
     series = get_metric_data(cloudwatch, requests, end - FIGURES_WINDOW - timedelta(minutes=1), end)
@@ -112,6 +120,11 @@ def latest_figures(
             when = f"{namespace} metrics at {newest:%H:%M} UTC"
             figures[name] = (size[0][1] if size else None, age[0][1] if age else None, when)
     return figures, "; ".join(errors) or None
+
+
+PATH_MEASURES = {
+    rule: (SIGNAL_WORDS[size], SIGNAL_WORDS[age]) for rule, (size, age) in PATH_SIGNALS.items()
+}  # status names each path rule's figures as its page does
 
 
 @dataclass(frozen=True)
@@ -128,8 +141,9 @@ def _member(
     state: InstanceState | None, name: str, rule: str, silences: list[SilenceRecord], reading: Reading
 ) -> Member:
     size, age, source = reading.figures.get(name, (None, None, None))
+    measures = PATH_MEASURES.get(rule, ("queue size", "queue time"))
     if state is None:
-        return Member(name, "paged", None, None, size, age, source)
+        return Member(name, "paged", None, None, size, age, source, measures=measures)
     team = state.team or reading.rule_teams.get(rule, "")
     silence = next((s for s in silences if s.matches(rule, name, team, reading.now)), None)
     pending_for = reading.pending_for.get(rule)
@@ -150,6 +164,7 @@ def _member(
         silence.starts_at if silence else None,
         fires_at,
         state.reason,
+        measures,
     )
 
 
@@ -176,9 +191,10 @@ def build_view(
     metric_figures: Figures | None = None,
     figures_note: str | None = None,
     config: Config | None = None,
+    path_figures: dict[str, Figures] | None = None,
 ) -> StatusView:
     """What status shows; the silences in the table are applied now, not when the evaluator next writes."""
-    rules = config.resolved_rules if config else ()
+    rules = (*config.resolved_rules, *config.path_rules) if config else ()
     pending_for = {r.name: r.pending_for for r in rules}
     if config is not None:
         pending_for[HEALTH_RULE] = config.monitor.for_
@@ -192,7 +208,9 @@ def build_view(
         if record.status is None and record.outbox is None:
             continue  # over, and its resolve was sent: the item only waits for its TTL
         instances = by_rule.get(record.rule, {})
-        reading = replace(base, figures={**_outbox_figures(record), **(metric_figures or {})})
+        # A path rule's members (the job-retry, dead-letter queues) show that queue's figures, not the build queue's.
+        own = (path_figures or {}).get(record.rule) if record.rule in PATH_RULES else metric_figures
+        reading = replace(base, figures={**_outbox_figures(record), **(own or {})})
         names = sorted(set(record.members) | {n for n in instances if n in record.members})
         members = [_member(instances.get(n), n, record.rule, state.silences, reading) for n in names]
         held_by, held_since = _held_back(members)
@@ -224,7 +242,10 @@ def build_view(
     for rule, instances in sorted(by_rule.items()):
         unlisted = [i for name, i in sorted(instances.items()) if (rule, name) not in listed]
         if unlisted and rule != HEALTH_RULE:
-            members = [_member(i, i.runner_type, rule, state.silences, base) for i in unlisted]
+            figures = (path_figures or {}).get(rule, {}) if rule in PATH_RULES else base.figures
+            members = [
+                _member(i, i.runner_type, rule, state.silences, replace(base, figures=figures)) for i in unlisted
+            ]
             held_by, held_since = _held_back(members)
             alerts.append(
                 AlertView(
@@ -291,7 +312,7 @@ def _figures(member: Member) -> str:
         return ""
     age = "?" if member.queue_time_seconds is None else format_duration(member.queue_time_seconds)
     size = "?" if member.queue_size is None else f"{member.queue_size:g}"
-    return f"; queue size {size}, queue time {age} ({member.figures_from})"
+    return f"; {member.measures[0]} {size}, {member.measures[1]} {age} ({member.figures_from})"
 
 
 def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
@@ -382,9 +403,15 @@ def show_status(
     figures: Figures = {}
     note = "not read (--no-figures)" if cloudwatch is None else None
     names = listed_runner_types(state)
+    path_figures: dict[str, Figures] = {}
     if cloudwatch is not None and names:
         figures, note = latest_figures(cloudwatch, namespace, stack, names, now)
-    view = build_view(state, now, figures, note, config)
+        for rule, metrics in PATH_METRICS.items():
+            on_path = sorted({i.runner_type for i in state.instances.values() if i.rule == rule})
+            if on_path:
+                path_figures[rule], path_note = latest_figures(cloudwatch, namespace, stack, on_path, now, metrics)
+                note = note or path_note
+    view = build_view(state, now, figures, note, config, path_figures)
     if as_json:
         return json.dumps(status_document(view), indent=2)
     return "\n".join(text_lines(view, table, now))

@@ -267,3 +267,104 @@ def emitted_dimensions() -> set[str]:
     [blob] = [json.loads(line) for line in buffer.getvalue().splitlines()]
     [dimensions] = blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
     return set(dimensions)
+
+
+# --- upstream with job retry and redrive: every path a scale-up request takes --------------------
+
+
+def test_upstream_job_retry_and_dead_letter_queues_page_under_their_own_rules(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-job-retry-dead-letter.yaml")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    urls = {
+        name: sqs.create_queue(QueueName=name)["QueueUrl"]
+        for name in (
+            "multi-runner-linux-x64-queued-builds",
+            "multi-runner-linux-x64-job-retry",
+            "multi-runner-linux-x64-queued-builds_dead_letter",
+            "multi-runner-windows-x64-queued-builds",
+            "windows-builds-redrive",
+        )
+    }
+    sqs.send_message(QueueUrl=urls["multi-runner-linux-x64-job-retry"], MessageBody='{"id": 1}')
+    sqs.send_message(QueueUrl=urls["windows-builds-redrive"], MessageBody='{"id": 2}')
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "multi-runner-linux-x64-job-retry"},
+        {1: 50 * 60})  # fmt: skip
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": "windows-builds-redrive"}, {1: 600})
+    moto = StackInMoto.create(name="prod", region="eu-west-1")
+    inbox = moto.subscribe_queue("inbox")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    moto.evaluate(snap, config)
+    messages = sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages", [])
+    pages = {page["rule"]: page for page in (json.loads(json.loads(m["Body"])["Message"]) for m in messages)}
+    assert set(pages) == {"job-retry", "dead-letter"}
+    [stuck] = pages["job-retry"]["runner_types"]
+    assert (stuck["runner_type"], stuck["queue"], stuck["queue_time_seconds"]) == (
+        "linux-x64", "multi-runner-linux-x64-job-retry", 3000
+    )  # fmt: skip
+    [dead] = pages["dead-letter"]["runner_types"]
+    assert (dead["runner_type"], dead["queue"], dead["team"]) == ("windows-x64", "windows-builds-redrive", "windows-ci")
+    assert pages["dead-letter"]["priority"] == "P1" and pages["job-retry"]["priority"] == "P2"
+
+
+# --- upstream with several GitHub Apps: the rate limit is per app -------------------------------
+
+
+def test_upstream_several_apps_the_spent_app_is_named_beside_the_healthy_ones(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-several-apps.yaml")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName=UPSTREAM_QUEUE)["QueueUrl"]
+    for job in range(6):
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job}))
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": UPSTREAM_QUEUE}, {1: 20 * 60})
+    # The primary app is spent; the two additional apps are not: their figure alone would hide it.
+    for app, left in (("123456", 12), ("234567", 4100), ("345678", 4800)):
+        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", {"AppId": app}, {1: left, 2: left + 40})
+    page = page_for(config, "eu-west-1")
+    cause, detail = findings(page, "linux-x64")[0]
+    assert cause == "rate_limited"
+    assert detail.startswith("app 123456: 12 requests left (fleet-wide)")
+    assert "the other apps have app 234567: 4100, app 345678: 4800" in detail
+
+
+# --- upstream with `all` dispatch, and in several regions: a job counted once ------------------------
+
+
+def tracked_page(config: Config, jobs: dict[str, int]) -> dict[str, Any]:
+    """Collect at T0 with tracking on (`jobs`: queued jobs per runner type, 10 minutes old), evaluate, the page."""
+    dynamodb = AwsClients().dynamodb()  # the jobs table is in the collector's own region
+    create_jobs_table(dynamodb, "jobs")
+    first = 1
+    for runner_type, count in jobs.items():
+        put_queued_jobs(dynamodb, "jobs", runner_type, [T0 - timedelta(minutes=10)] * count, now=T0, first_id=first)
+        first += count
+    moto = StackInMoto.create(name="prod", region="eu-west-1")
+    inbox = moto.subscribe_queue("inbox")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1", jobs_table="jobs")
+    moto.evaluate(snap, config)
+    [message] = boto3.client("sqs", region_name="eu-west-1").receive_message(QueueUrl=inbox).get("Messages", [])
+    return json.loads(json.loads(message["Body"])["Message"])  # type: ignore[no-any-return]
+
+
+def request_in(region: str, queue: str, age: int) -> None:
+    sqs = boto3.client("sqs", region_name=region)
+    url = sqs.create_queue(QueueName=queue)["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": 1}))
+    put(region, "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": queue}, {1: age})
+
+
+def test_upstream_all_dispatch_one_job_in_both_pools_is_one_job(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-all-dispatch.yaml")
+    for pool in ("spot", "ondemand"):  # the webhook sent the job's request to both pools
+        request_in("eu-west-1", f"multi-runner-linux-x64-{pool}-queued-builds", 600)
+    page = tracked_page(config, {"linux-x64-spot": 1})  # tracked once, under the first pool
+    assert page["runner_types_affected"] == 2 and page["jobs_queued"] == 1, page["jobs_queued_basis"]
+
+
+def test_upstream_multi_region_a_keys_queues_in_two_regions_are_one_demand(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-multi-region.yaml")
+    request_in("eu-west-1", "multi-runner-linux-x64-queued-builds", 600)
+    request_in("us-east-1", "multi-runner-linux-x64-queued-builds", 600)
+    page = tracked_page(config, {"linux-x64": 2})  # one job dispatched to each region's queue
+    figures = {f["runner_type"]: f["queue_size"] for f in page["runner_types"]}
+    assert figures == {"linux-x64": 2, "linux-x64@us-east-1": 1}  # the jobs, and the copy's own requests
+    assert page["jobs_queued"] == 2  # not 3

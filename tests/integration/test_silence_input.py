@@ -144,8 +144,8 @@ def test_a_rule_not_in_the_config_is_refused(table: None, tmp_path: Path, capsys
     flags = ["--match", "linux.*", "--for", "2h", "--comment", "why", "--config", str(config)]
     assert add(*flags, "--rule", "jobs-queuing") == 2
     assert (
-        f"--rule: found 'jobs-queuing', which is not in the config {config}; expected one of jobs-queueing, "
-        f"{HEALTH_RULE}" in capsys.readouterr().err
+        f"--rule: found 'jobs-queuing', which is not in the config {config}; expected one of dead-letter, "
+        f"job-retry, jobs-queueing, {HEALTH_RULE}" in capsys.readouterr().err
     )
     assert silences() == []
     assert add(*flags, "--rule", "jobs-queueing") == 0

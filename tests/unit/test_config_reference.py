@@ -79,7 +79,7 @@ def rendered(default: Any, key: str) -> str | None:
     if isinstance(default, bool):
         return f"`{str(default).lower()}`"
     if isinstance(default, int) and any(
-        word in key for word in ("for", "interval", "lookback", "window", "baseline", "period", "after")
+        word in key for word in ("for", "interval", "lookback", "window", "baseline", "period", "after", "max_age")
     ):
         return f"`{format_duration(default)}`"
     if isinstance(default, list):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from support import load_template
 
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.alert import QueueBody
+from queuewatch.demand_paths import beside
 from queuewatch.settings import EvaluateSettings, TrackSettings
 from queuewatch.telemetry import record_webhook
 from queuewatch.track.stage import HISTORY_AFTER
@@ -36,6 +38,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
     "CollectRole": {
         (None, frozenset({"sqs:GetQueueAttributes"}),
          "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedQueueNamePattern}", None),
+        (None, frozenset({"sqs:GetQueueAttributes"}),
+         "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedJobRetryQueueNamePattern}", None),
         ("WatchesOtherAccounts", frozenset({"sqs:GetQueueAttributes"}), PER_ACCOUNT, None),
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
@@ -468,6 +472,7 @@ def other_accounts_grant(template: dict[str, Any], accounts: list[str]) -> list[
     parameters = {
         "WatchedAccountIds": accounts,
         "WatchedQueueNamePattern": "*-queued-builds*",
+        "WatchedJobRetryQueueNamePattern": "*-job-retry",
         "AWS::Partition": "aws",
         "AWS::AccountId": "123456789012",
     }
@@ -486,9 +491,13 @@ def test_other_accounts_queues_are_granted_one_by_one(template: dict[str, Any]) 
     assert other_accounts_grant(template, ["111122223333", "444455556666"]) == [
         "arn:aws:sqs:*:111122223333:*-queued-builds*",
         "arn:aws:sqs:*:444455556666:*-queued-builds*",
+        "arn:aws:sqs:*:111122223333:*-job-retry",
+        "arn:aws:sqs:*:444455556666:*-job-retry",
     ]
     ten = [f"{n:012d}" for n in range(1, 11)]
-    assert other_accounts_grant(template, ten) == [f"arn:aws:sqs:*:{a}:*-queued-builds*" for a in ten]
+    assert other_accounts_grant(template, ten) == [
+        f"arn:aws:sqs:*:{a}:{pattern}" for pattern in ("*-queued-builds*", "*-job-retry") for a in ten
+    ]
     parameter = template["Parameters"]["WatchedAccountIds"]
     assert parameter["Type"] == "CommaDelimitedList" and parameter["Default"] == ""
     # CloudFormation matches a list's AllowedPattern against each entry: an account id, or nothing.
@@ -554,6 +563,22 @@ def test_the_jobs_table_is_the_one_the_code_reads_and_keeps_the_history_its_para
         env = template["Resources"][name]["Properties"]["Environment"]["Variables"]
         assert env["JOB_HISTORY_DAYS"] == {"Ref": "JobHistoryDays"} and env["JOB_METRICS"] == {"Ref": "JobMetrics"}
     assert template["Parameters"]["JobMetrics"]["Default"] == "off"
+
+
+def test_the_collector_may_read_every_queue_of_a_runner_type_under_upstreams_names(template: dict[str, Any]) -> None:
+    """The build queue, its dead-letter queue (FIFO or not) and the job-retry queue beside it all match the
+    default patterns the collector's GetQueueAttributes is granted on; and nothing else is granted on them."""
+    parameters = template["Parameters"]
+    patterns = [parameters[p]["Default"] for p in ("WatchedQueueNamePattern", "WatchedJobRetryQueueNamePattern")]
+    for build in ("gh-ci-linux-x64-queued-builds", "gh-ci-linux-x64-queued-builds.fifo"):
+        paths = beside(build)
+        for queue in (build, paths.job_retry, paths.dead_letter):
+            assert queue is not None
+            # IAM's '*' and '?' are fnmatch's, with no character classes in these patterns
+            assert any(fnmatch.fnmatchcase(queue, pattern) for pattern in patterns), queue
+    assert not fnmatch.fnmatchcase("gh-ci-webhook-events", patterns[1])  # not every queue
+    for pattern in patterns:
+        assert re.fullmatch(parameters["WatchedJobRetryQueueNamePattern"]["AllowedPattern"], pattern)
 
 
 def test_the_bus_path_shows_its_blindness_in_minutes_and_keeps_what_it_cannot_apply(template: dict[str, Any]) -> None:

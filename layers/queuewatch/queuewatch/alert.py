@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import AwareDatetime, Field
 
+from queuewatch.demand_paths import PATH_COUNTED, PATH_RULES
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.github_status import GitHubIncident
@@ -53,7 +54,8 @@ class RunnerTypeFigures(FrozenModel):
     # unserved_jobs: the monitor's jobs:unserved, tracked jobs waiting for labels no runner type serves;
     # untracked_jobs: its jobs:untracked, scale-up requests paging while no job is tracked queued;
     # source_quiet: its source:<bus|webhook>, a job source silent past its own normal gaps;
-    # unjudged: its rules:unjudged, watched runner types no rule selects
+    # unjudged: its rules:unjudged, watched runner types no rule selects;
+    # job_retry_*, dead_letter*: the autoscaler's job-retry and dead-letter queues (rules job-retry, dead-letter)
     breached: list[
         Literal[
             "queue_size",
@@ -64,6 +66,10 @@ class RunnerTypeFigures(FrozenModel):
             "untracked_jobs",
             "source_quiet",
             "unjudged",
+            "job_retry_checks",
+            "job_retry_age",
+            "dead_lettered",
+            "dead_letter_age",
         ]
     ]
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = Field(
@@ -78,7 +84,12 @@ class RunnerTypeFigures(FrozenModel):
     )
     triage: Triage | None = Field(default=None, description="why it queues, likely cause first; firing pages only")
     oldest_jobs: list[WaitingJob] = Field(
-        default_factory=list, description="where jobs are tracked: the jobs waiting longest, with their links"
+        default_factory=list,
+        description="where jobs are tracked: the jobs waiting longest, with their links; on a dead-letter page, "
+        "the jobs its requests likely stood for (see jobs_note)",
+    )
+    jobs_note: str | None = Field(
+        default=None, description="a dead-letter page: whether its jobs are inferred or unknown, and why"
     )
 
     @property
@@ -163,6 +174,12 @@ class Alert(FrozenModel):
         default=None, description="jobs queued over every runner type of the page, listed or not"
     )
     max_queue_size_runner_type: str | None
+    jobs_queued: float | None = Field(
+        default=None,
+        description="jobs queued across every runner type of the page, each job counted once however many "
+        "queues hold its scale-up request; null when that cannot be known (see jobs_queued_basis)",
+    )
+    jobs_queued_basis: str | None = Field(default=None, description="how jobs_queued was counted, or why it was not")
     max_queue_time_seconds: float | None
     max_queue_time_runner_type: str | None
     runbook_url: str | None
@@ -250,6 +267,15 @@ class Alert(FrozenModel):
                 return [f"{state} {count} superseded", state]
             return [f"{state} {count} recovered", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
+        if self.rule in PATH_RULES:  # the job-retry or dead-letter queue's figures, named as such
+            held = f"{size:g} {PATH_COUNTED[self.rule]}" if size is not None else None
+            oldest = f"oldest {format_duration(time)}" if time is not None else None
+            return [
+                ", ".join([f"{state} {count}", *(text for text in (held, oldest) if text)]),
+                ", ".join([f"{state} {count}", *(text for text in (oldest,) if text)]),
+                f"{state} {count}",
+                state,
+            ]
         # The short wordings say the page's total, never the worst runner type's as if it were all of it.
         total = self.total_queue_size if self.total_queue_size is not None else size
         wordings = [

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from queuewatch.demand_paths import SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.signals import CROSS_CHECKED, SIGNAL_ORIGIN, SignalName
 from queuewatch.snapshot import QUALIFIER, RunnerTypeSnapshot, runner_type_key
@@ -54,6 +55,12 @@ class Rule:
     dashboard_url: str | None
     group_by: Literal["all", "team", "runner_type"]
     title: str | None = None  # the page's title; None: "Jobs are queueing (<rule>)"
+    # What the thresholds judge: the build queue's (or the jobs') size and time, or, for the rules of the
+    # autoscaler's other queues (demand_paths.py), that queue's count and oldest age. A path rule judges a
+    # runner type only where its queue was found: no reading at all there means no such queue.
+    size_signal: SignalName = SignalName.QUEUE_SIZE
+    time_signal: SignalName = SignalName.QUEUE_TIME
+    path: bool = False
 
     def applies_to(self, runner_type: str) -> bool:
         """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects
@@ -66,9 +73,9 @@ class Rule:
         """The thresholds as pages and config errors word them: 'queue size > 0 and queue time > 1m'."""
         parts = []
         if self.queue_size_threshold is not None:
-            parts.append(f"queue size > {self.queue_size_threshold}")
+            parts.append(f"{SIGNAL_WORDS[self.size_signal]} > {self.queue_size_threshold}")
         if self.queue_time_threshold is not None:
-            parts.append(f"queue time > {format_duration(self.queue_time_threshold)}")
+            parts.append(f"{SIGNAL_WORDS[self.time_signal]} > {format_duration(self.queue_time_threshold)}")
         return (" and " if self.breach_when == "all" else " or ").join(parts)
 
 
@@ -94,16 +101,18 @@ class Verdict:
 def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
     checks: list[tuple[SignalName, int]] = []
     if rule.queue_size_threshold is not None:
-        checks.append((SignalName.QUEUE_SIZE, rule.queue_size_threshold))
+        checks.append((rule.size_signal, rule.queue_size_threshold))
     if rule.queue_time_threshold is not None:
-        checks.append((SignalName.QUEUE_TIME, rule.queue_time_threshold))
+        checks.append((rule.time_signal, rule.queue_time_threshold))
+    if rule.path and rule.size_signal not in runner_type.signals:
+        return Verdict(breached=False)  # the runner type has no such queue: nothing to judge
     outcomes: list[bool | None] = []
     breached: list[str] = []
     missing: dict[str, str] = {}
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = {}
     for signal, threshold in checks:
-        sources = CROSS_CHECKED[signal]
-        if all(source in runner_type.signals for source in sources):
+        sources = CROSS_CHECKED.get(signal)  # a path's signals (demand_paths.py) have no second signal
+        if sources is not None and all(source in runner_type.signals for source in sources):
             over, origin, why = _worse_of(runner_type, sources, threshold)
             if origin:
                 shown_by[signal] = origin
@@ -117,8 +126,8 @@ def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:
     return Verdict(
         breached=_combine(outcomes, rule.breach_when),
         breached_signals=tuple(breached),
-        queue_size=runner_type.value(SignalName.QUEUE_SIZE),
-        queue_time=runner_type.value(SignalName.QUEUE_TIME),
+        queue_size=runner_type.value(rule.size_signal),
+        queue_time=runner_type.value(rule.time_signal),
         missing=missing,
         shown_by=shown_by,
     )

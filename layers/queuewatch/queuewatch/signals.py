@@ -22,6 +22,9 @@ class SignalName(StrEnum):
     JOBS_DEQUEUED = "jobs_dequeued"  # the scale-up consumer's throughput
     JOB_DURATION = "job_duration"
     EC2_EXCEPTIONS = "ec2_exceptions"  # RunInstances errors, one query per exception name
+    # Requests left in each GitHub App's rate limit, one query per app (upstream's GitHubAppRateLimitRemaining,
+    # by AppId; v7.11's additional_github_apps spreads the control plane's calls over several apps).
+    GITHUB_APP_RATE_LIMIT = "github_app_rate_limit"
     # The runners' own resources, in percent used (AWS/EC2 CPUUtilization, the CloudWatch agent's
     # mem_used_percent and disk_used_percent): a runner short of one takes jobs slower, or fails them.
     CPU_USED = "cpu_used"
@@ -34,6 +37,13 @@ class SignalName(StrEnum):
     # Where jobs are tracked but the rules judge the requests (queue_source: sqs): the jobs as evidence.
     JOBS_QUEUED = "jobs_queued"
     OLDEST_JOB_AGE = "oldest_job_age"
+    # The autoscaler's other queues beside a runner type's build queue (demand_paths.py): the job-retry
+    # queue's checks waiting (GetQueueAttributes) and its oldest one's age (AWS/SQS); the build queue's
+    # dead-letter queue likewise, each message a scale-up request the autoscaler gave up on.
+    JOB_RETRY_CHECKS = "job_retry_checks"
+    JOB_RETRY_AGE = "job_retry_age"
+    DEAD_LETTERED = "dead_lettered"
+    DEAD_LETTER_AGE = "dead_letter_age"
 
 
 COUNT_SIGNALS = frozenset(
@@ -85,3 +95,8 @@ SQS_METRICS: Mapping[SignalName, tuple[str, str]] = {
     SignalName.JOB_ARRIVALS: ("NumberOfMessagesSent", "Sum"),
     SignalName.JOBS_DEQUEUED: ("NumberOfMessagesDeleted", "Sum"),
 }
+
+PATH_SIGNAL_NAMES = frozenset(
+    {SignalName.JOB_RETRY_CHECKS, SignalName.JOB_RETRY_AGE, SignalName.DEAD_LETTERED, SignalName.DEAD_LETTER_AGE}
+)
+"""Read from the autoscaler's other queues beside the build queue (demand_paths.py), never configured."""

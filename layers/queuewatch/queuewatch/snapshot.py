@@ -117,6 +117,7 @@ class WaitingJob(FrozenModel):
     repo: Annotated[str, Field(max_length=MAX_NAME_LENGTH)]
     url: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
     created_at: UtcDatetime
+    run_id: Annotated[int, Field(ge=0)] | None = None  # the workflow run, where the page names it
 
 
 class UnmatchedJobs(FrozenModel):
@@ -135,6 +136,13 @@ class RunnerTypeSnapshot(FrozenModel):
     team: Name | None = None
     signals: dict[SignalName, Reading] = Field(default_factory=dict)
     oldest_jobs: list[WaitingJob] = Field(default_factory=list, max_length=5)
+    # The autoscaler's job-retry queue and its build queue's dead-letter queue, where found (demand_paths.py):
+    # unset, that path is not deployed for this runner type, and its signals are absent.
+    job_retry_queue: Annotated[str, Field(max_length=MAX_NAME_LENGTH)] | None = None
+    dead_letter_queue: Annotated[str, Field(max_length=MAX_NAME_LENGTH)] | None = None
+    # Where jobs are tracked and requests are dead-lettered: the tracked jobs those requests likely stood
+    # for (inferred, never read from the queue: collect/dead_letters.py), nearest first.
+    dead_letter_jobs: list[WaitingJob] = Field(default_factory=list, max_length=5)
 
     @field_validator("signals")
     @classmethod
@@ -227,6 +235,7 @@ class Snapshot(FrozenModel):
     # Where jobs are tracked: each job source's heartbeat (job_sources.py), or why they could not be read.
     job_sources: list[JobSourceBeat] = Field(default_factory=list, max_length=len(SOURCES))
     job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
+    jobs_tracked: bool = False  # the collector read the tracked jobs this tick (tracking on, the table answered)
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 
+from queuewatch.demand_paths import PATH_METRICS, PATH_SIGNALS
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.jobs import github_hosted
 from queuewatch.settings import RunnerTypeMetrics
@@ -44,9 +45,15 @@ def record_tick(
             continue
         size = runner_type.value(SignalName.QUEUE_SIZE)
         age = runner_type.value(SignalName.QUEUE_TIME)
+        paths = {
+            metric: value
+            for rule, signals in PATH_SIGNALS.items()
+            for metric, signal in zip(PATH_METRICS[rule], signals, strict=True)
+            if (value := runner_type.value(signal))
+        }
         # Only while jobs wait: CloudWatch bills a custom metric for every hour it gets data, and a
         # fleet's queues are empty most hours. A graph fills the gaps with 0 (FILL(m, 0)).
-        if not (size or age):
+        if not (size or age or paths):
             continue
         per_type = EphemeralMetrics(namespace=metrics.namespace)
         # Per stack too, like the tick's metrics: the stack's dashboard searches on it.
@@ -56,6 +63,9 @@ def record_tick(
             per_type.add_metric(name="QueueSize", unit=MetricUnit.Count, value=size)
         if age is not None:
             per_type.add_metric(name="QueueTime", unit=MetricUnit.Seconds, value=age)
+        for metric, value in paths.items():  # the job-retry and dead-letter queues, while they hold messages
+            unit = MetricUnit.Seconds if metric.endswith("Age") else MetricUnit.Count
+            per_type.add_metric(name=metric, unit=unit, value=value)
         per_type.flush_metrics()
 
 

@@ -26,6 +26,7 @@ Cause = Literal[
     "jobs_untracked",
     "no_scale_up_request",
     "idle_not_taking_jobs",
+    "rate_limited",
     "scale_up_failing",
     "at_max",
     "arrival_surge",
@@ -39,6 +40,7 @@ TITLES: dict[Cause, str] = {
     "jobs_untracked": "Scale-up requests with no tracked job: tracking blind",
     "no_scale_up_request": "Jobs queued with no scale-up request",
     "idle_not_taking_jobs": "Idle runners not taking jobs",
+    "rate_limited": "GitHub App rate limit nearly spent",
     "scale_up_failing": "Scale-up stalled or failing",
     "at_max": "At the autoscaler's maximum",
     "arrival_surge": "Arrival surge",
@@ -63,6 +65,9 @@ NEXT_STEPS: dict[Cause, str] = {
     f"{SCALE_UP_LOG} for their launches, and replay the autoscaler's EventBridge archive if its events were dropped",
     "idle_not_taking_jobs": "First: check that the jobs' runs-on labels match the runner type and that new "
     "runners register with GitHub; look in the runners' own logs and the repository's runner settings",
+    "rate_limited": "First: spread the control plane's calls over more GitHub Apps (the module's "
+    "additional_github_apps, v7.11) or wait for the app's hourly reset; look in "
+    f"{SCALE_UP_LOG} for rate-limit errors",
     "scale_up_failing": f"First: look in {SCALE_UP_LOG} for the errors; if it says the maximum is reached, "
     "raise the autoscaler's runners_maximum_count",
     "at_max": "First: raise the autoscaler's runners_maximum_count for this runner type, or free runners; "
@@ -84,6 +89,7 @@ SURGE_MIN_JOBS = 5  # ... and at least this many more jobs than usual
 THROUGHPUT_DROP = 0.5  # the consumer dequeued at most this share of its usual
 LONGER_FACTOR = 1.5  # jobs take at least this many times their usual duration
 RESOURCE_SHORT = 90.0  # a runner resource at or above this percent used
+RATE_LIMIT_LOW = 500.0  # requests left in an app's hourly limit (5,000 at least): below this, scale-ups fail soon
 AGED_THROUGH = 0.8  # the oldest job aged through this share of the window: nobody took it
 
 
@@ -172,6 +178,7 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Tr
             _untracked,
             _no_request,
             _idle,
+            _rate_limited,
             _scale_up_failing,
             _at_max,
             _surge,
@@ -236,6 +243,19 @@ def _idle(r: _Reader) -> Finding | None:
         [f"{plural(idle, 'idle runner')} while {growth.text}"],
         {"idle_runners": idle, **growth.evidence},
     )
+
+
+def _rate_limited(r: _Reader) -> Finding | None:
+    """A GitHub App with few requests left: scale-up cannot register runners or check jobs until it resets.
+    Per app: with several apps (additional_github_apps) one spent app fails the calls that pick it."""
+    limits = r.reading(SignalName.GITHUB_APP_RATE_LIMIT)
+    if limits is None or not limits.by_name or (limits.value or 0) >= RATE_LIMIT_LOW:
+        return None
+    by_app = sorted(limits.by_name.items(), key=lambda item: (item[1], item[0]))
+    low = [f"app {app}: {left:g} requests left" for app, left in by_app if left < RATE_LIMIT_LOW]
+    others = [f"app {app}: {left:g}" for app, left in by_app if left >= RATE_LIMIT_LOW]
+    parts = ["; ".join(low) + _fleet(limits)] + ([f"the other apps have {', '.join(others)}"] if others else [])
+    return _finding("rate_limited", parts, {f"github_app_{app}_remaining": left for app, left in by_app})
 
 
 def _scale_up_failing(r: _Reader) -> Finding | None:

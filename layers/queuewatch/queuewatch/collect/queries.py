@@ -7,7 +7,7 @@ once and its answer given to each of them, through its slots.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
 from queuewatch.adapters.cloudwatch import MetricRequest
@@ -28,6 +28,7 @@ class MetricSlot:
     missing_as_zero: bool
     fleet_wide: bool = False
     exception: str | None = None  # ec2_exceptions: the exception name this query reads
+    app: str | None = None  # github_app_rate_limit: the GitHub App id this query reads
     depth_history: bool = False  # the queue-depth series behind an SQS queue size, for the triage
 
 
@@ -35,12 +36,16 @@ _RequestKey = tuple[str | None, str, str, tuple[tuple[str, str], ...], str, int]
 
 
 def metric_requests(
-    targets: Iterable[WatchedQueue], empty: Set[int] = frozenset(), evidence_for: Set[int] | None = None
+    targets: Iterable[WatchedQueue],
+    empty: Set[int] = frozenset(),
+    evidence_for: Set[int] | None = None,
+    path_ages: Mapping[int, list[tuple[SignalName, str]]] | None = None,
 ) -> dict[str, list[tuple[MetricRequest, list[MetricSlot]]]]:
     """One round's metric queries, grouped by the region that answers them.
 
     Without `evidence_for`: what the rules judge, for every runner type except the AWS/SQS age
-    of a queue in `empty`. With it: the triage's evidence, for those runner types only. A query
+    of a queue in `empty`, and the oldest age of each path queue in `path_ages` (collect/paths.py). With
+    it: the triage's evidence, for those runner types only. A query
     that several runner types share (a fleet-wide metric, a shared queue) is asked once and its
     answer given to each of them.
     """
@@ -48,7 +53,11 @@ def metric_requests(
     for index, target in enumerate(targets):
         if evidence_for is not None and index not in evidence_for:
             continue
-        for is_evidence, region, query, slot in _queries(index, target, index in empty):
+        ages = (path_ages or {}).get(index, []) if evidence_for is None else []
+        for is_evidence, region, query, slot in [
+            *_queries(index, target, index in empty),
+            *_path_ages(index, target, ages),
+        ]:
             if is_evidence != (evidence_for is not None):
                 continue
             entries = by_region[region]
@@ -71,6 +80,15 @@ def metric_requests(
     return {region: list(entries.values()) for region, entries in by_region.items()}
 
 
+def _path_ages(
+    index: int, target: WatchedQueue, ages: list[tuple[SignalName, str]]
+) -> Iterator[tuple[bool, str, MetricQuery, MetricSlot]]:
+    metric, stat = SQS_METRICS[SignalName.QUEUE_TIME]
+    for signal, queue in ages:
+        query = MetricQuery(namespace="AWS/SQS", metric=metric, dimensions={"QueueName": queue}, stat=stat)
+        yield False, target.region, query, MetricSlot(index, signal, 1, False)
+
+
 def _queries(index: int, target: WatchedQueue, empty: bool) -> Iterator[tuple[bool, str, MetricQuery, MetricSlot]]:
     """Every metric query one runner type can need: (is the triage's evidence, region, query, slot)."""
     for signal, source in target.signals.items():
@@ -84,6 +102,9 @@ def _queries(index: int, target: WatchedQueue, empty: bool) -> Iterator[tuple[bo
                 for name in query.exceptions:
                     slot = MetricSlot(index, signal, 1, zero, fleet, exception=name)
                     yield is_evidence, region, query.for_exception(name), slot
+            elif signal == SignalName.GITHUB_APP_RATE_LIMIT:
+                for app in query.apps:  # one query per app: each app's limit is its own
+                    yield is_evidence, region, query.for_app(app), MetricSlot(index, signal, 1, zero, fleet, app=app)
             else:
                 yield is_evidence, region, query, MetricSlot(index, signal, query.seconds_per_unit, zero, fleet)
             continue

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.sqs import list_queue_urls, queue_url
 from queuewatch.config import Config, DiscoverySpec, SignalSource
+from queuewatch.demand_paths import beside
 from queuewatch.rules import RESERVED_RUNNER_TYPES
 from queuewatch.signals import SQS_SOURCE, SignalName
 from queuewatch.snapshot import (
@@ -66,10 +67,19 @@ class WatchedQueue:
     team: str | None
     signals: dict[SignalName, SignalSource]
     foreign: bool = False  # in another account than the collector's: its metrics are read with AccountId
+    # The autoscaler's job-retry and dead-letter queues beside the build queue (demand_paths.py), where
+    # found: a discovery listing holds them, or the config names the runner type (its own names, or
+    # upstream's beside its build queue). None: that path is not deployed, or not read.
+    job_retry_queue: str | None = None
+    dead_letter_queue: str | None = None
 
     @property
     def url(self) -> str:
         return queue_url(self.region, self.account_id, self.queue_name)
+
+    def url_of(self, queue_name: str) -> str:
+        """A queue beside this one, in its region and account."""
+        return queue_url(self.region, self.account_id, queue_name)
 
     @property
     def has_queue(self) -> bool:
@@ -114,6 +124,16 @@ def resolve_queues(
     default_account = config.defaults.account_id or account_id
     targets: list[WatchedQueue] = []
     claims = _Claims()
+    # Every queue the listings hold, by place: where the paths beside a build queue are found, at no call more
+    # (ListQueues' prefix is the build queues', so it lists their job-retry and dead-letter queues too).
+    listed = {
+        (_url_account(url) or default_account, region, url.rsplit("/", 1)[-1])
+        for _, region, urls in answers
+        if isinstance(urls, list)
+        for url in urls
+    }
+    retry_on = config.defaults.job_retry.max_age is not None
+    dead_on = config.defaults.dead_letter.max_messages is not None
     for named in config.runner_types:
         if named.queue is None:  # queue: none: its tracked jobs alone (collect/jobs.py), no SQS signal
             signals: dict[SignalName, SignalSource] = {
@@ -122,14 +142,20 @@ def resolve_queues(
             targets.append(WatchedQueue(named.name, config.defaults.region, default_account, "", named.team, signals))
             continue
         account = named.queue.account_id or _url_account(named.queue.url) or default_account
+        paths = beside(named.queue.queue_name)
+        place = named.queue.region_or(config.defaults.region)
         target = WatchedQueue(
             runner_type=named.name,
-            region=named.queue.region_or(config.defaults.region),
+            region=place,
             account_id=account,
             queue_name=named.queue.queue_name,
             team=named.team,
             signals=config.signals_for(named.signals),
             foreign=account != account_id,
+            job_retry_queue=(named.job_retry_queue if retry_on else None)
+            or _if_listed(paths.job_retry, account, place, listed, retry_on),
+            dead_letter_queue=(named.dead_letter_queue if dead_on else None)
+            or _if_listed(paths.dead_letter, account, place, listed, dead_on),
         )
         targets.append(target)
         claims.owners.setdefault((target.account_id, target.region, target.queue_name), target.runner_type)
@@ -154,6 +180,7 @@ def resolve_queues(
             if isinstance(outcome, SkippedQueue):
                 skipped.append(outcome)
                 continue
+            paths = beside(name)
             found.append(
                 WatchedQueue(
                     runner_type=outcome,
@@ -163,17 +190,19 @@ def resolve_queues(
                     team=spec.team,
                     signals=config.signals_for(spec.signals),
                     foreign=account != account_id,
+                    job_retry_queue=_if_listed(paths.job_retry, account, region, listed, retry_on),
+                    dead_letter_queue=_if_listed(paths.dead_letter, account, region, listed, dead_on),
                 )
             )
         targets += found
-        listed = sorted(skipped, key=lambda q: (q.shadowed, q.queue))[:MAX_SKIPPED_LISTED]  # the unwatched first
+        shown = sorted(skipped, key=lambda q: (q.shadowed, q.queue))[:MAX_SKIPPED_LISTED]  # the unwatched first
         results.append(
             DiscoveryResult(
                 region=region,
                 pattern=spec.queue_name_pattern,
                 found=len(found),
                 skipped=len(skipped),
-                skipped_queues=listed,
+                skipped_queues=shown,
             )
         )
     return targets, results
@@ -212,6 +241,11 @@ def _place(
     claims.identities[identity] = queue
     claims.plain.add(key)
     return identity
+
+
+def _if_listed(name: str | None, account: str, region: str, listed: set[tuple[str, str, str]], on: bool) -> str | None:
+    """A path's queue under upstream's name where a listing of its place holds it; else none is known."""
+    return name if on and name is not None and (account, region, name) in listed else None
 
 
 def _url_account(url: str | None) -> str | None:

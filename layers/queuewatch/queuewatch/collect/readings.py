@@ -55,6 +55,8 @@ def assemble(
         own = [(m, s) for m, s in answers if not s.depth_history]
         if signal == SignalName.EC2_EXCEPTIONS:
             signals[signal] = _exceptions_reading(own, spans)
+        elif signal == SignalName.GITHUB_APP_RATE_LIMIT:
+            signals[signal] = _apps_reading(own, spans)
         elif own:
             metric, slot = own[0]
             signals[signal] = _reading(metric, slot, spans)
@@ -168,6 +170,23 @@ def _exceptions_reading(answers: list[tuple[MetricSeries, MetricSlot]], spans: S
         by_name=by_name,
         fleet_wide=True if answers[0][1].fleet_wide else None,
     )
+
+
+def _apps_reading(answers: list[tuple[MetricSeries, MetricSlot]], spans: Spans) -> Reading:
+    """Each GitHub App's requests left, by app id; the value is the lowest. An app not read makes the whole
+    reading missing, with that app named: a spent app must never hide behind a healthy one's figure."""
+    by_app: dict[str, float] = {}
+    unread: list[str] = []
+    for metric, slot in answers:
+        reading = _fresh_value(metric, slot, spans)
+        if reading.value is None:
+            unread.append(f"app {slot.app}: {reading.error}")
+        else:
+            by_app[slot.app or ""] = _round(reading.value)
+    if unread:
+        return Reading.missing("; ".join(unread))
+    fleet = True if answers and answers[0][1].fleet_wide else None
+    return Reading(value=min(by_app.values()), age_seconds=0.0, by_name=by_app, fleet_wide=fleet)
 
 
 def _round(value: float) -> float:

@@ -28,8 +28,10 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
+from queuewatch.collect.paths import aged_paths, read_paths, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import resolve_queues
 from queuewatch.collect.readings import Spans, assemble
@@ -70,14 +72,21 @@ def collect(
             index: pool.submit(clients.queue_depths(targets[index].region).read, targets[index].url)
             for index in sized_by_queue
         }
+        path_results = read_paths(targets, lambda region: clients.queue_depths(region).read, pool)
         depths = {index: _outcome(future) for index, future in depth_futures.items()}
+        path_depths = path_results()
         # No AWS/SQS age for an empty queue: its oldest job is 0 old.
         no_age = {index for index, depth in depths.items() if isinstance(depth, QueueDepth) and depth.total == 0}
-        judged = _read_metrics(clients, metric_requests(targets, no_age), spans, pool)
+        judged = _read_metrics(
+            clients, metric_requests(targets, no_age, path_ages=aged_paths(targets, path_depths)), spans, pool
+        )
         tracked = _census(jobs_future, {t.runner_type for t in targets}, now) if jobs_future else None
 
         def reading(index: int, series: list[tuple[MetricSeries, MetricSlot]]) -> RunnerTypeSnapshot:
-            runner_type = assemble(targets[index], depths.get(index), series, spans)
+            runner_type = with_paths(
+                assemble(targets[index], depths.get(index), series, spans), targets[index], index, path_depths
+            )
+            runner_type = with_dead_letter_jobs(runner_type, queued_records(), now)
             if tracked is None and not targets[index].has_queue:
                 return _unread(runner_type)
             # Jobs are routed to a key, not a region: their figures go to the key's plain identity alone.
@@ -85,6 +94,9 @@ def collect(
             return (
                 runner_type if tracked is None or copy else with_jobs(runner_type, tracked, now, judge_jobs=judge_jobs)
             )
+
+        def queued_records() -> list[JobRecord] | None:
+            return jobs_future.result() if jobs_future and not jobs_future.exception() else None
 
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
@@ -126,6 +138,7 @@ def collect(
         unjudged_count=len(unjudged),
         job_sources=beats,
         job_sources_error=beats_error,
+        jobs_tracked=census_read is not None,
     )
 
 

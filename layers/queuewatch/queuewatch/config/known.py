@@ -22,7 +22,7 @@ class KnownNames:
 
 def config_teams(config: Config) -> set[str]:
     """Every team the config can page: the rules' (defaults applied), the runner types', discovery's, the monitor's."""
-    teams = {rule.team for rule in config.resolved_rules}
+    teams = {rule.team for rule in (*config.resolved_rules, *config.path_rules)}
     teams |= {spec.team for spec in config.runner_types if spec.team}
     teams |= {found.team for found in config.discovery if found.team}
     return teams | ({config.monitor.team} if config.monitor.team else set())
@@ -30,7 +30,8 @@ def config_teams(config: Config) -> set[str]:
 
 def known_names(config: Config) -> KnownNames:
     return KnownNames(
-        rules=frozenset({rule.name for rule in config.resolved_rules} | {HEALTH_RULE}),
+        # job-retry and dead-letter page too (demand_paths.py): a silence may name them
+        rules=frozenset({rule.name for rule in (*config.resolved_rules, *config.path_rules)} | {HEALTH_RULE}),
         teams=frozenset(config_teams(config)),
         runner_types=frozenset(spec.name for spec in config.runner_types),
     )

@@ -149,8 +149,12 @@ def label_set_problems(config: Config) -> list[tuple[Location, str]]:
     """Label sets no job can ever reach: the first runner type that takes a job wins (track/routing.py), so a
     set whose every job an earlier runner type's set takes gives its runner type none of them. An earlier
     set takes them all when it holds every label of this one, or, both exact_match, is the same set.
-    Indexed by label, so 5,000 runner types are checked without comparing each pair."""
+    Indexed by label, so 5,000 runner types are checked without comparing each pair. Under the webhook's
+    `random` or `all` queue selection, runner types that share labels are the point (pools one job may go to):
+    a tracked job counts under the first of them, once, and their queues are judged each on its own."""
     problems: list[tuple[Location, str]] = []
+    if config.defaults.queue_selection_strategy != "first":
+        return problems
     exact_sets: dict[frozenset[str], int] = {}  # the first runner type with this exact set
     holding: dict[str, set[int]] = {}  # label -> indexes of earlier sets (not exact) that hold it
     wide_sets: list[int] = []  # the runner type of each such set, by the index above

@@ -29,6 +29,7 @@ from queuewatch.config.names import (
 from queuewatch.config.slos import SloSpec
 from queuewatch.config.sources import Signals, SignalSource
 from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
+from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_RULES, PATH_SIGNALS
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
@@ -144,6 +145,16 @@ class RunnerTypeSpec(FrozenModel):
         "(all of them and no other with exact_match); without them, a job belongs here when its labels name it",
     )
     exact_match: bool = False
+    job_retry_queue: str | None = Field(
+        default=None,
+        description="the runner type's job-retry queue, in the build queue's region and account; by default "
+        "upstream's name beside the build queue (<prefix>-<key>-job-retry) where a discovery listing holds it",
+    )
+    dead_letter_queue: str | None = Field(
+        default=None,
+        description="the build queue's dead-letter queue; by default upstream's name "
+        "(<prefix>-<key>-queued-builds_dead_letter, .fifo for a FIFO build queue) where a discovery listing holds it",
+    )
     label_sets: list[LabelSet] | None = Field(
         default=None,
         min_length=1,
@@ -183,6 +194,16 @@ class RunnerTypeSpec(FrozenModel):
             )
             raise ValueError(f"exact_match: true needs {where}")
         return self
+
+    @field_validator("job_retry_queue", "dead_letter_queue")
+    @classmethod
+    def _valid_path_queue(cls, value: str | None) -> str | None:
+        if value is not None and not QUEUE_NAME.match(value):
+            raise ValueError(
+                f"found {value!r}, expected an SQS queue name: 1 to 80 letters, digits, '-' or '_', "
+                "with an optional '.fifo' ending"
+            )
+        return value
 
     @property
     def all_label_sets(self) -> list[tuple[list[str], bool]]:
@@ -331,6 +352,11 @@ class RuleSpec(RuleSettings):
     def _valid_name(cls, value: str) -> str:
         if not RULE_NAME.match(value):
             raise ValueError(f"found {value!r}, expected a rule name of lower-case letters, digits and '-'")
+        if value in PATH_RULES:
+            raise ValueError(
+                f"found {value!r}, which queuewatch reserves for the autoscaler's {value} queues; expected another "
+                f"name (set their thresholds under defaults.{value.replace('-', '_')})"
+            )
         return value
 
 
@@ -369,6 +395,29 @@ class TriageSettings(FrozenModel):
         return self
 
 
+class JobRetrySettings(FrozenModel):
+    """The job-retry queue beside each runner type (demand_paths.py), judged by the rule `job-retry`."""
+
+    max_age: Duration | None = Field(
+        default=1800,
+        description="a job-retry check older than this pages (upstream delays a check 15 minutes at most); "
+        "null: the job-retry queues are not read",
+    )
+    priority: Priority | None = None
+    team: str | None = None
+
+
+class DeadLetterSettings(FrozenModel):
+    """The build queue's dead-letter queue beside each runner type, judged by the rule `dead-letter`."""
+
+    max_messages: Annotated[int, Field(ge=0)] | None = Field(
+        default=0,
+        description="more dead-lettered requests than this page (0: any); null: the dead-letter queues are not read",
+    )
+    priority: Priority | None = None
+    team: str | None = None
+
+
 class Defaults(FrozenModel):
     region: Region = "us-east-1"
     account_id: AccountId | None = None
@@ -382,6 +431,14 @@ class Defaults(FrozenModel):
     signals: Signals = Field(default_factory=dict)
     rule: RuleSettings = RuleSettings()
     triage: TriageSettings = TriageSettings()
+    queue_selection_strategy: Literal["first", "random", "all"] = Field(
+        default="first",
+        description="the upstream webhook's queue_selection_strategy: with 'all' (v7.9) one job's scale-up request "
+        "goes to every matching queue, so summed requests count it once per queue; a page's jobs total is then "
+        "the tracked jobs', or not summed",
+    )
+    job_retry: JobRetrySettings = JobRetrySettings()
+    dead_letter: DeadLetterSettings = DeadLetterSettings()
 
 
 # No built-in team: a page routed to a team queuewatch made up is a page nobody gets. Every rule's team is
@@ -447,6 +504,44 @@ class Config(FrozenModel):
             if spec.name == runner_type:
                 return spec.team
         return next((d.team for d in self.discovery if d.selects(runner_type)), None)
+
+    @cached_property
+    def path_rules(self) -> tuple[Rule, ...]:
+        """The rules of the autoscaler's other queues (demand_paths.py), from defaults.job_retry and
+        defaults.dead_letter and, for what they leave out, defaults.rule; none for a path switched off."""
+        retry, dead = self.defaults.job_retry, self.defaults.dead_letter
+        wanted = [
+            (JOB_RETRY_RULE, None, retry.max_age, retry.priority, retry.team),
+            (DEAD_LETTER_RULE, dead.max_messages, None, dead.priority, dead.team),
+        ]
+        base = self.defaults.rule
+        rules = []
+        for name, size, age, priority, team in wanted:
+            if size is None and age is None:
+                continue
+            size_signal, time_signal = PATH_SIGNALS[name]
+            rules.append(
+                Rule(
+                    name=name,
+                    match=("*",),
+                    exclude=(),
+                    queue_time_threshold=age,
+                    queue_size_threshold=size,
+                    breach_when="any",
+                    pending_for=0,
+                    keep_firing_for=BUILTIN_RULE_DEFAULTS["keep_firing_for"],
+                    repeat_interval=base.repeat_interval or BUILTIN_RULE_DEFAULTS["repeat_interval"],
+                    priority=priority or base.priority or BUILTIN_RULE_DEFAULTS["priority"],
+                    team=team or base.team or self.resolved_rules[0].team,
+                    runbook_url=base.runbook_url,
+                    dashboard_url=base.dashboard_url,
+                    group_by=base.group_by or BUILTIN_RULE_DEFAULTS["group_by"],
+                    size_signal=size_signal,
+                    time_signal=time_signal,
+                    path=True,
+                )
+            )
+        return tuple(rules)
 
     def rule_origins(self, spec: RuleSpec) -> dict[str, RuleOrigin]:
         """Where each of the rule's settings comes from: itself, defaults.rule, the built-in default, or unset."""

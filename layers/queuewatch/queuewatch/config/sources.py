@@ -10,9 +10,10 @@ from pydantic import AfterValidator, Field, field_validator
 from queuewatch.config.names import STAT, Region
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
-from queuewatch.signals import SQS_METRICS, SQS_SOURCE, SignalName
+from queuewatch.signals import PATH_SIGNAL_NAMES, SQS_METRICS, SQS_SOURCE, SignalName
 
 EXCEPTION_PLACEHOLDER = "{exception}"
+APP_PLACEHOLDER = "{app_id}"
 
 
 class MetricQuery(FrozenModel):
@@ -38,6 +39,20 @@ class MetricQuery(FrozenModel):
         max_length=50,
         description="ec2_exceptions only: the exception names to read, each filled in for '{exception}'",
     )
+
+    apps: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="github_app_rate_limit only: the GitHub App ids to read, each filled in for '{app_id}'",
+    )
+
+    @field_validator("apps")
+    @classmethod
+    def _app_ids(cls, value: list[str]) -> list[str]:
+        for app in value:
+            if not re.match(r"^\d{1,20}$", app):
+                raise ValueError(f'found {app!r}, expected a GitHub App id, digits quoted as text: "123456"')
+        return value
 
     @field_validator("stat")
     @classmethod
@@ -75,6 +90,15 @@ class MetricQuery(FrozenModel):
             }
         )
 
+    def for_app(self, app: str) -> MetricQuery:
+        return self.model_copy(
+            update={"dimensions": {k: v.replace(APP_PLACEHOLDER, app) for k, v in self.dimensions.items()}}
+        )
+
+    @property
+    def names_app(self) -> bool:
+        return any(APP_PLACEHOLDER in v for v in self.dimensions.values())
+
     @property
     def per_runner_type(self) -> bool:
         """False for a fleet-wide metric: one that names no runner type."""
@@ -94,6 +118,11 @@ SignalSource = Literal["sqs"] | MetricQuery
 
 def _check_signal_sources(signals: dict[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:
     for name, source in signals.items():
+        if name in PATH_SIGNAL_NAMES:
+            raise ValueError(
+                f"signal {name.value!r} is read from the autoscaler's job-retry or dead-letter queue found beside "
+                "the build queue; expected no source for it (name the queue with job_retry_queue or dead_letter_queue)"
+            )
         if source == SQS_SOURCE and name not in SQS_METRICS and name != SignalName.QUEUE_SIZE:
             raise ValueError(
                 f"signal {name.value!r} cannot come from 'sqs'; expected a metric query "
@@ -106,6 +135,16 @@ def _check_signal_sources(signals: dict[SignalName, SignalSource]) -> dict[Signa
             raise ValueError(
                 f"signal 'ec2_exceptions': found {lacking}; expected 'exceptions: [names]' and '{{exception}}' "
                 "in the metric name or a dimension value, such as dimensions: {Exception: '{exception}'}"
+            )
+        if name == SignalName.GITHUB_APP_RATE_LIMIT and not (source.apps and source.names_app):
+            lacking = "no 'apps' list" if not source.apps else "no '{app_id}' placeholder in a dimension value"
+            raise ValueError(
+                f"signal 'github_app_rate_limit': found {lacking}; expected 'apps: [ids]' and "
+                "dimensions: {AppId: '{app_id}'}, one query per GitHub App"
+            )
+        if name != SignalName.GITHUB_APP_RATE_LIMIT and (source.apps or source.names_app):
+            raise ValueError(
+                f"signal {name.value!r}: found 'apps' or '{{app_id}}', which only github_app_rate_limit takes"
             )
         if name != SignalName.EC2_EXCEPTIONS and (source.exceptions or source.names_exception):
             raise ValueError(

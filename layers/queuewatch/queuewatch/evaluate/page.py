@@ -23,13 +23,16 @@ from queuewatch.alert import (
 from queuewatch.alert_state import InstanceKey, PageKind
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
+from queuewatch.demand_paths import DEAD_LETTER_RULE
 from queuewatch.durations import format_duration
+from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
 from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.totals import jobs_total
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
 from queuewatch.triage import triage
 from queuewatch.wording import plural
 
@@ -72,9 +75,22 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     # Every team whose runner types the page names, listed or not, so each team's routing sees it.
     # A resolve reaches every team its page reached, whatever the config says now.
     paged_teams = set(record.paged_as.teams) if resolved and record.paged_as else set()
+    counted = rule.name != HEALTH_RULE and not rule.path and not resolved
+    total, basis = (
+        jobs_total(plan.context.config, snapshot, decision.members, plan.context.by_name)
+        if counted
+        else (
+            None,
+            None,
+        )
+    )
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     supersedes, superseded_by, escalation = _escalation(plan, group, stack)
-    summary = _summary(rule, figures, resolved and not decision.superseded)
+    summary = (
+        path_summary(rule, figures, resolved, now)
+        if rule.path
+        else _summary(rule, figures, resolved and not decision.superseded) + _total_text(total, basis, len(figures))
+    )
     summary = f"{escalation}. {summary}" if escalation else summary
     github = plan.context.github
     outage = github.first if github and github.degraded and not resolved and rule.name != HEALTH_RULE else None
@@ -102,10 +118,13 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         runner_types=figures[:MAX_LISTED],
         runner_types_affected=len(figures),
         max_queue_size=max_size,
-        total_queue_size=sum(f.queue_size or 0 for f in figures) if max_size is not None else None,
+        # Each job once (evaluate/totals.py): a job's request may sit in several queues under `all` dispatch.
+        total_queue_size=_total_size(total, basis, figures, max_size),
         max_queue_size_runner_type=max_size_at,
         max_queue_time_seconds=max_time,
         max_queue_time_runner_type=max_time_at,
+        jobs_queued=total,
+        jobs_queued_basis=basis,
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
         silence=silence_for(
@@ -168,9 +187,11 @@ def _figures(
         }
         queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
         snapshot = context.snapshot
-        if snapshot is not None and not resolved and rule.name != HEALTH_RULE and queueing:
+        if snapshot is not None and not resolved and rule.name != HEALTH_RULE and not rule.path and queueing:
             explanation = triage(found, window=snapshot.triage_window_seconds, baseline=snapshot.baseline_seconds)
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
+    if found is not None and rule.path:
+        queue = path_queue(rule, found) or queue
     return RunnerTypeFigures(
         runner_type=runner_type,
         region=region,
@@ -179,8 +200,8 @@ def _figures(
         team=context.team(rule, runner_type),
         status="resolved" if resolved or instance is None else "firing",
         since=instance.since if instance else None,
-        queue_size=found.value(SignalName.QUEUE_SIZE) if found else None,
-        queue_time_seconds=found.value(SignalName.QUEUE_TIME) if found else None,
+        queue_size=found.value(rule.size_signal) if found else None,
+        queue_time_seconds=found.value(rule.time_signal) if found else None,
         queue_size_threshold=rule.queue_size_threshold,
         queue_time_threshold_seconds=rule.queue_time_threshold,
         breached=list(verdict.breached_signals) if verdict and not resolved else [],
@@ -193,8 +214,14 @@ def _figures(
         ),
         signals=others,
         triage=explanation,
-        oldest_jobs=list(found.oldest_jobs) if found and not resolved else [],
+        oldest_jobs=_jobs(rule, found) if found and not resolved else [],
+        jobs_note=dead_letter_note(rule, found, context.snapshot) if found and not resolved else None,
     )
+
+
+def _jobs(rule: Rule, found: RunnerTypeSnapshot) -> list[WaitingJob]:
+    """The jobs a page row lists: a dead-letter page, the jobs its requests likely stood for."""
+    return list(found.dead_letter_jobs if rule.name == DEAD_LETTER_RULE else found.oldest_jobs)
 
 
 def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeSnapshot) -> str:
@@ -207,13 +234,34 @@ def _metrics_link(plan: Plan, own: Signals, runner_type: str, found: RunnerTypeS
     return queue_metrics_url(found.region, found.queue_name)
 
 
+def _total_size(
+    total: float | None, basis: str | None, figures: list[RunnerTypeFigures], max_size: float | None
+) -> float | None:
+    """The page's queue size over every runner type: the jobs each counted once where that is known, none
+    where it cannot be (all dispatch untracked), else the sum."""
+    if total is not None:
+        return total
+    if basis is not None or max_size is None:
+        return None
+    return sum(f.queue_size or 0 for f in figures)
+
+
+def _total_text(total: float | None, basis: str | None, listed: int) -> str:
+    """Across several runner types, the jobs each counted once, or the bounds where they cannot be."""
+    if listed < 2 or basis is None:
+        return ""
+    if total is not None:
+        return f"; {plural(int(total), 'job')} in all, each counted once"
+    return f"; jobs in all {basis}" if basis.startswith("between") else ""
+
+
 def title_of(rule: Rule, group: str) -> str:
     if rule.name == HEALTH_RULE:
         return "queuewatch monitor degraded"
     if is_slo_rule(rule.name):
         kind = "ticket" if is_ticket(rule.name) else "page"
         return f"Queue-time SLO {rule.name.removeprefix('slo:').removesuffix(':ticket')} burning its budget ({kind})"
-    title = rule.title or f"Jobs are queueing ({rule.name})"
+    title = rule.title or PATH_TITLES.get(rule.name, "Jobs are queueing") + f" ({rule.name})"
     if rule.group_by == "team":
         title += f" team {group}"
     elif rule.group_by == "runner_type":

@@ -126,7 +126,8 @@ class Context:
             snapshot=snapshot,
             failure=observation if isinstance(observation, CollectorFailure) else None,
             health=health,
-            rules={rule.name: rule for rule in (*config.resolved_rules, health)} | slo_rules(config),
+            rules={rule.name: rule for rule in (*config.resolved_rules, *config.path_rules, health)}
+            | slo_rules(config),
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
             windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
             github=github,
@@ -298,6 +299,16 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
         for rule in context.config.rules_for(runner_type.name):
             verdict = judge(rule, runner_type)
             verdicts.append(verdict)
+            result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
+            missing.update(verdict.missing)
+            seen.add(_step(result, rule, runner_type.name, verdict.breached))
+        # The autoscaler's other queues are judged beside the build queue (demand_paths.py), apart from the
+        # cross-check of the build queue and the jobs below.
+        for rule in context.config.path_rules:
+            absent = rule.size_signal not in runner_type.signals
+            if absent and InstanceKey(rule.name, runner_type.name) not in context.state.instances:
+                continue  # no such queue, and no alert on it to resolve: nothing to step (5,000 stay cheap)
+            verdict = judge(rule, runner_type)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)
             seen.add(_step(result, rule, runner_type.name, verdict.breached))

@@ -1,0 +1,83 @@
+"""Under the upstream webhook's `queue_selection_strategy: all` (v7.9), one job's scale-up request sits in every
+matching queue: a page counts the job once in its total, its subject and its summary."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from support import T0, StackInMoto, arriving_now
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.collect import collect
+from queuewatch.config.load import parse_config
+from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+
+JOBS = "jobs"
+POOLS = ("linux-a", "linux-b", "linux-c")  # three pools whose labels all take the job
+CONFIG = """
+version: 1
+defaults: {region: us-east-1, queue_source: sqs, queue_selection_strategy: STRATEGY, rule: {team: ci-infra}}
+runner_types:
+  - {name: linux-a, queue: {name: gh-ci-linux-a-queued-builds}, labels: [self-hosted, linux, x64]}
+  - {name: linux-b, queue: {name: gh-ci-linux-b-queued-builds}, labels: [self-hosted, linux, x64]}
+  - {name: linux-c, queue: {name: gh-ci-linux-c-queued-builds}, labels: [self-hosted, linux, x64]}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_size: 0}}
+"""
+
+
+@pytest.fixture
+def one_job_on_three_queues(aws: None) -> None:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for pool in POOLS:
+        url = sqs.create_queue(QueueName=f"gh-ci-{pool}-queued-builds")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": 7, "repositoryName": "pytorch"}))
+    put_queue_ages(
+        boto3.client("cloudwatch", region_name="us-east-1"), {f"gh-ci-{p}-queued-builds": 120 for p in POOLS}, T0
+    )
+
+
+def page(strategy: str, jobs_table: str | None) -> tuple[dict[str, Any], str]:
+    text = CONFIG.replace("STRATEGY", strategy)
+    if strategy == "first":  # each pool its own labels: each job goes to one queue
+        text = text.replace(", labels: [self-hosted, linux, x64]", "")
+    config = parse_config(text, source="t.yaml")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=jobs_table)
+    moto = StackInMoto.create(table=f"state-{strategy}-{jobs_table}")
+    inbox = moto.subscribe_queue(f"inbox-{strategy}-{jobs_table}")
+    moto.evaluate(snap, config, clock=arriving_now(snap))
+    [message] = boto3.client("sqs", region_name="us-east-1").receive_message(QueueUrl=inbox)["Messages"]
+    body = json.loads(message["Body"])
+    return json.loads(body["Message"]), str(body["Subject"])
+
+
+def test_with_tracking_a_job_on_three_queues_is_counted_once(one_job_on_three_queues: None) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    # The track stage routes the job to one runner type: the first whose labels take it.
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    alert, subject = page("all", JOBS)
+    assert alert["runner_types_affected"] == 3  # each pool's queue holds the request: each is queueing
+    assert [f["queue_size"] for f in alert["runner_types"]] == [1, 1, 1]
+    assert alert["jobs_queued"] == 1 and alert["total_queue_size"] == 1  # not 3
+    assert "1 job in all, each counted once" in alert["summary"]
+    assert "3 queued" not in subject
+
+
+def test_without_tracking_all_dispatch_gives_the_bounds_not_a_sum(one_job_on_three_queues: None) -> None:
+    alert, subject = page("all", None)
+    assert alert["jobs_queued"] is None and alert["total_queue_size"] is None
+    assert "jobs in all between 1 job and 3" in alert["summary"]
+    assert "3 queued" not in subject
+
+
+def test_without_tracking_first_dispatch_sums_the_requests(one_job_on_three_queues: None) -> None:
+    alert, subject = page("first", None)  # three requests are three jobs when each goes to one queue
+    assert alert["jobs_queued"] == 3 and alert["total_queue_size"] == 3
+    assert subject.startswith("ALARM: P2 3 runner types")
