@@ -16,6 +16,7 @@ from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+from queuewatch_cli.status import show_status
 
 JOBS = "jobs"
 POOLS = ("linux-a", "linux-b", "linux-c")  # three pools whose labels all take the job
@@ -42,8 +43,8 @@ def one_job_on_three_queues(aws: None) -> None:
     )
 
 
-def page(strategy: str, jobs_table: str | None) -> tuple[dict[str, Any], str]:
-    text = CONFIG.replace("STRATEGY", strategy)
+def page(strategy: str, jobs_table: str | None, queue_source: str = "sqs") -> tuple[dict[str, Any], str]:
+    text = CONFIG.replace("STRATEGY", strategy).replace("queue_source: sqs", f"queue_source: {queue_source}")
     if strategy == "first":  # each pool its own labels: each job goes to one queue
         text = text.replace(", labels: [self-hosted, linux, x64]", "")
     config = parse_config(text, source="t.yaml")
@@ -81,3 +82,29 @@ def test_without_tracking_first_dispatch_sums_the_requests(one_job_on_three_queu
     alert, subject = page("first", None)  # three requests are three jobs when each goes to one queue
     assert alert["jobs_queued"] == 3 and alert["total_queue_size"] == 3
     assert subject.startswith("ALARM: P2 3 runner types")
+
+
+def test_under_all_dispatch_a_request_for_a_job_tracked_elsewhere_is_not_called_tracking_blind(
+    one_job_on_three_queues: None,
+) -> None:
+    """The job is tracked under linux-a; linux-b's and linux-c's queues hold its request too. Judged on the worse
+    of the jobs and the queue, all three queue, but the jobs' events are arriving: no row blames tracking."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    alert, _ = page("all", JOBS, queue_source="jobs")
+    assert "tracking blind" not in show_status(dynamodb, "state-all-jobs", T0, as_json=False)  # nor the monitor
+    causes = {row["runner_type"]: [f["cause"] for f in row["triage"]["findings"]] for row in alert["runner_types"]}
+    assert set(causes) == set(POOLS)
+    assert all("jobs_untracked" not in found for found in causes.values()), causes
+
+
+def test_under_first_dispatch_a_request_with_no_tracked_job_is_tracking_blind(one_job_on_three_queues: None) -> None:
+    """The same queues under `first` dispatch: each request is its own job, and none is tracked."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    alert, _ = page("first", JOBS, queue_source="jobs")
+    assert "tracking blind: pending since" in show_status(dynamodb, "state-first-jobs", T0, as_json=False)
+    for row in alert["runner_types"]:
+        assert row["triage"]["findings"][0]["cause"] == "jobs_untracked"

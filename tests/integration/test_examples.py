@@ -368,3 +368,14 @@ def test_upstream_multi_region_a_keys_queues_in_two_regions_are_one_demand(aws: 
     figures = {f["runner_type"]: f["queue_size"] for f in page["runner_types"]}
     assert figures == {"linux-x64": 2, "linux-x64@us-east-1": 1}  # the jobs, and the copy's own requests
     assert page["jobs_queued"] == 2  # not 3
+
+
+def test_upstream_scale_set_lane_is_judged_on_its_jobs_beside_the_pools_two_signals(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-scale-set-lane.yaml")
+    request_in("eu-west-1", "multi-runner-linux-x64-queued-builds", 600)  # a discovered pool, its request aging
+    page = tracked_page(config, {"arc-linux-x64": 2})  # the lane: two jobs waiting 10 minutes, no queue at all
+    figures = {f["runner_type"]: (f["queue_size"], f["queue_time_seconds"]) for f in page["runner_types"]}
+    assert figures == {"arc-linux-x64": (2, 600), "linux-x64": (1, 600)}
+    shown = {f["runner_type"]: f["shown_by"] for f in page["runner_types"]}
+    assert set(shown["linux-x64"].values()) == {"queue"}  # no job tracked: its build queue showed it
+    assert shown["arc-linux-x64"] == {}  # one signal, nothing cross-checked: no "shown by" to give

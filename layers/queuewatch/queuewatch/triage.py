@@ -169,13 +169,14 @@ class _Reader:
         return None
 
 
-def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int) -> Triage:
-    """The findings for one queueing runner type, most likely cause first."""
+def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int, requests_shared: bool = False) -> Triage:
+    """The findings for one queueing runner type, most likely cause first. `requests_shared`: under `all` dispatch
+    with a job tracked queued elsewhere, a request with no job of this runner type's is not tracking blind."""
     reader = _Reader(runner_type, window, baseline)
     findings = [
         finding
         for check in (
-            _untracked,
+            *(() if requests_shared else (_untracked,)),
             _no_request,
             _idle,
             _rate_limited,

@@ -188,7 +188,12 @@ def _figures(
         queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
         snapshot = context.snapshot
         if snapshot is not None and not resolved and rule.name != HEALTH_RULE and not rule.path and queueing:
-            explanation = triage(found, window=snapshot.triage_window_seconds, baseline=snapshot.baseline_seconds)
+            explanation = triage(
+                found,
+                window=snapshot.triage_window_seconds,
+                baseline=snapshot.baseline_seconds,
+                requests_shared=context.requests_shared,
+            )
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     if found is not None and rule.path:
         queue = path_queue(rule, found) or queue
