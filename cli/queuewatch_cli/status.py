@@ -18,10 +18,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
+from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
@@ -30,6 +32,7 @@ from queuewatch.silences import SilenceRecord
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
+from queuewatch_cli.windows import status_window_lines
 
 
 @dataclass(frozen=True)
@@ -417,6 +420,14 @@ def show_status(
     return "\n".join(text_lines(view, table, now))
 
 
+def _windows(target: Target, config: Config | None, client: Any) -> tuple[MaintenanceWindow, ...]:
+    """The config's maintenance windows; without --config, those the stack's evaluator published (known_names.py)."""
+    if config is not None:
+        return tuple(config.maintenance_windows)
+    published = on_table(target, read_known, client)
+    return published[0].windows if published else ()
+
+
 def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | None = None) -> int:
     """Each stack's status in turn (--stack, repeatable): one document per stack with --json."""
     now = now or datetime.now(UTC)
@@ -431,14 +442,17 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
 
         text = on_table(target, show, client)
         slos = budget_lines(client("dynamodb", target.region), target, config, now) if config else []
+        windows = _windows(target, config, client)
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
             if slos:
                 documents[-1]["slos"] = slos
+            if windows:
+                documents[-1]["maintenance_windows"] = status_window_lines(windows, now)
         else:
             if len(chosen) > 1:
                 print(f"== {target.label}")
-            print("\n".join([text, *slos]))
+            print("\n".join([text, *slos, *status_window_lines(windows, now)]))
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0
