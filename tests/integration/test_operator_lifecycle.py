@@ -269,6 +269,9 @@ def test_history_of_an_alert_lists_each_change_with_its_figures_and_silences(
     # A runner type alone: every rule's history of it.
     assert main(["history", *BASE, "--since", "1h", "--alert", "linux.2xlarge"]) == 0
     assert "jobs-queueing" in capsys.readouterr().out
+    # status --history: the same, over the last day.
+    assert main(["status", *BASE, "--history", "jobs-queueing/linux.2xlarge"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == lines[1:]
 
 
 def test_an_alert_held_back_by_a_window_then_released_by_a_silences_end_is_two_changes_each_once(
