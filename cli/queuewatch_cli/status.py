@@ -17,13 +17,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
 from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
-from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
@@ -420,12 +421,18 @@ def show_status(
     return "\n".join(text_lines(view, table, now))
 
 
-def _windows(target: Target, config: Config | None, client: Any) -> tuple[MaintenanceWindow, ...]:
-    """The config's maintenance windows; without --config, those the stack's evaluator published (known_names.py)."""
+def _window_lines(target: Target, config: Config | None, client: Any, now: datetime) -> list[str]:
+    """The open and next maintenance windows: the config's; without --config, those the stack's evaluator
+    published (known_names.py). A role without GetItem reads the rest of status, and is told what it missed."""
     if config is not None:
-        return tuple(config.maintenance_windows)
-    published = on_table(target, read_known, client)
-    return published[0].windows if published else ()
+        return status_window_lines(config.maintenance_windows, now)
+    try:
+        published = on_table(target, read_known, client)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "AccessDeniedException":
+            raise
+        return ["maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"]
+    return status_window_lines(published[0].windows, now) if published else []
 
 
 def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | None = None) -> int:
@@ -442,17 +449,17 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
 
         text = on_table(target, show, client)
         slos = budget_lines(client("dynamodb", target.region), target, config, now) if config else []
-        windows = _windows(target, config, client)
+        windows = _window_lines(target, config, client, now)
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
             if slos:
                 documents[-1]["slos"] = slos
             if windows:
-                documents[-1]["maintenance_windows"] = status_window_lines(windows, now)
+                documents[-1]["maintenance_windows"] = windows
         else:
             if len(chosen) > 1:
                 print(f"== {target.label}")
-            print("\n".join([text, *slos, *status_window_lines(windows, now)]))
+            print("\n".join([text, *slos, *windows]))
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0

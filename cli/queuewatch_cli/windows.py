@@ -3,6 +3,7 @@ status prints the one open now and the next (from the config, or as the stack's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from queuewatch.config.maintenance import MaintenanceWindow, local_span, next_window
@@ -34,7 +35,7 @@ def _holds(window: MaintenanceWindow) -> str:
     return "; ".join(what) or "every alert"
 
 
-def status_window_lines(windows: tuple[MaintenanceWindow, ...] | list[MaintenanceWindow], now: datetime) -> list[str]:
+def status_window_lines(windows: Sequence[MaintenanceWindow], now: datetime) -> list[str]:
     """status's lines: each window open now, then the next to open (the soonest start after now)."""
     spans = sorted(((*next_window(w, now), w) for w in windows), key=lambda s: (s[0], s[2].name))
     lines = [

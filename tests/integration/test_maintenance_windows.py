@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from botocore.exceptions import ClientError
 from support import Inbox, StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.alert import Alert
@@ -93,3 +94,23 @@ WEEKLY_PLUS = """maintenance_windows:
   - {name: db-upgrade, time_zone: America/New_York, weekdays: [tuesday], start: "02:00", end: "04:00",
      rules: [jobs-queueing], teams: [ci-infra]}
 """
+
+
+def test_status_without_get_item_shows_the_rest_and_says_the_windows_were_not_read(
+    world: tuple[StackInMoto, Inbox], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operator role granted before status read the windows (Query alone) still gets its status."""
+    moto, _ = world
+    moto.evaluate(snapshot(minutes(5), runner_type("linux-x64", 4, 600)), parse_config(CONFIG, source="t.yaml"))
+
+    def denied(**_: object) -> None:
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "GetItem")
+
+    moto.dynamodb.meta.events.register("before-call.dynamodb.GetItem", denied)
+    args = build_parser().parse_args(["status", "--table", "state", "--region", "us-east-1", "--no-figures"])
+    assert status(args, client=lambda service, region: moto.dynamodb, now=minutes(10)) == 0
+    out = capsys.readouterr().out
+    assert "last applied tick (the last that changed state): 2026-11-21 18:05:00 UTC" in out
+    assert out.splitlines()[-1] == (
+        "maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"
+    )
