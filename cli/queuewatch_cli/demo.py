@@ -7,7 +7,8 @@ AWS/SQS history. The real handlers run on real-shaped events; the page is
 shown as the pager, the chat channel and an e-mail subscriber get it (--json: also
 the raw SNS notification and the JSON alert). The next tick pages nothing; the
 autoscaler then drains the queue and the resolve arrives; status, history and a
-backtest show the operator's side; part 3 escalates a queue from P2 to P1 as one incident.
+backtest show the operator's side; part 3 escalates a queue from P2 to P1 as one incident; part 4 pages on a
+queue-time SLO's burn rate and shows `queuewatch slo`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from queuewatch.notifications import Origin
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.demo_escalation import show_escalation
+from queuewatch_cli.demo_slo import show_slo
 from queuewatch_cli.history import history_lines
 from queuewatch_cli.localrun import (
     REPO_ROOT,
@@ -245,12 +247,13 @@ class Demo:
         )
         tracked_ok = self.run_tracked(start + timedelta(minutes=10))
         escalated = show_escalation(self, start + timedelta(minutes=20), Path(os.environ["QUEUEWATCH_CONFIG"]))
+        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
+        slo_ok = show_slo(self, JOBS_TABLE, Path(os.environ["QUEUEWATCH_CONFIG"]))
         self.out(
             "\nThe demo's state ends with it. To try status, history, silences and backtest on a local stack: "
             "queuewatch local up (and queuewatch local down to stop it)."
         )
-        decided = show_decisions(self.out, Path(os.environ["QUEUEWATCH_CONFIG"]), JOBS_TABLE, REGION, start)
-        return 0 if ok and replayed and tracked_ok and escalated and decided else 1
+        return 0 if ok and replayed and tracked_ok and escalated and decided and slo_ok else 1
 
     def leave_incident(self, at: datetime) -> None:
         """For the local stack: 5 jobs queue 40 minutes on linux.4xlarge at `at`, paged and left firing."""
@@ -312,10 +315,19 @@ class Demo:
             and "pages only B sends: 0" in report
         )
 
-    def track(self, action: str, job_id: int, created: datetime, started: datetime | None = None) -> None:
+    def track(
+        self,
+        action: str,
+        job_id: int,
+        created: datetime,
+        started: datetime | None = None,
+        labels: list[str] | None = None,
+    ) -> None:
         """One workflow_job event through TrackFunction's handler, as the autoscaler's bus delivers it."""
         event = load_event(f"track_{action}.json")
         job = event["detail"]["workflow_job"]
+        if labels is not None:
+            job["labels"] = labels
         run_id = 10_200_000_000 + job_id
         job.update(id=job_id, run_id=run_id, created_at=created.isoformat(), status=action)
         job["html_url"] = f"https://github.com/pytorch/pytorch/actions/runs/{run_id}/job/{job_id}"

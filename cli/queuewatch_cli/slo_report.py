@@ -8,7 +8,7 @@ import argparse
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -171,7 +171,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--top", type=int, default=5, help="how many runner types and hours to name")
 
 
-def run(args: argparse.Namespace, now: datetime | None = None) -> int:
+def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[str], None] = print) -> int:
     if not args.config:
         raise UsageError("--config: none given; expected the stack's config file (or $QUEUEWATCH_CONFIG)")
     config = load_config(args.config)
@@ -203,10 +203,10 @@ def run(args: argparse.Namespace, now: datetime | None = None) -> int:
             for (by_type, by_hour), summary in zip(spent, summaries, strict=True)
         ]
     if args.json:
-        print(json.dumps([asdict(s) for s in summaries], indent=2))
+        out(json.dumps([asdict(s) for s in summaries], indent=2))
     else:
         for summary in summaries:
-            print("\n".join(lines(summary)))
+            out("\n".join(lines(summary)))
     return 0
 
 

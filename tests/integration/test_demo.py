@@ -43,6 +43,18 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     pager = [line.split("[")[-1] for line in escalation.splitlines() if line.startswith("  pager: ")]
     assert pager == ["ALARM]", "ALARM]", "OK]"]  # the P2 page; then the P1 raised and the P2 closed
     assert "Jobs stuck in the queue on linux.4xlarge" in escalation and "Superseded by P1" in escalation
+    # Part 4: 6 of 30 jobs late against a 1% budget burns at (6 / 30) / 0.01 = 20 over the hour: the fast
+    # pair (14.4) pages, the 3-day ticket (1) goes out at P3, and `queuewatch slo` reads the same counters.
+    slo = text.split("Part 4, a queue-time SLO")[1]
+    pager = [line.split(" [")[-1] for line in slo.splitlines() if line.startswith("  pager: ")]
+    assert pager == ["ALARM] P2", "ALARM] P3"]  # the page, then the ticket
+    assert "burning its budget (page)" in slo and "burning its budget (ticket)" in slo
+    assert "fast: burn 20.0 over 1h (30 jobs, 6 late)" in slo
+    report = slo.split("=== queuewatch slo --config queuewatch.yaml")[1]
+    assert "  achieved 80.00% of 30 jobs (6 late)" in report
+    assert "  fast (page, 14.4): burn 20.00 long, " in report and ": FIRING" in report
+    assert "  late jobs by runner type: linux.4xlarge 6" in report
+    assert "demo OK: the fast burn paged once" in slo
 
 
 def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:

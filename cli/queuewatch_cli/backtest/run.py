@@ -53,6 +53,7 @@ class Extent:
     """What the history read holds: the tracked jobs start where the jobs table's do, which may be after --from."""
 
     held_from: datetime | None = None  # None: from --from (or not known: CloudWatch answers for its range)
+    jobs: list[JobRecord] | None = None  # the tracked jobs read (None: CloudWatch's history), for --suggest's SLOs
 
 
 @dataclass
@@ -195,6 +196,7 @@ def _job_ticks(
         )
     if spans.hosted:
         notes.append(f"{spans.hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) are no runner type's")
+    extent.jobs = records
     held = held_start(start.timestamp(), spans.first_queued)
     if held > start.timestamp():
         extent.held_from = datetime.fromtimestamp(held, UTC)
@@ -290,7 +292,7 @@ def run_backtest(
             ticks = source if jobs_table is not None else HeldTicks(source, minutes)
             for note in notes:
                 out(f"note: {note}")
-            return run_suggest(args, config, ticks, start, end, out, held_from=extent.held_from)
+            return run_suggest(args, config, ticks, start, end, out, held_from=extent.held_from, jobs=extent.jobs)
         if getattr(args, "budget", None) or getattr(args, "incidents", None):
             raise QueuewatchError("--budget and --incidents go with --suggest")
         outcomes = [

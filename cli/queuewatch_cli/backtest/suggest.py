@@ -31,10 +31,12 @@ from queuewatch.config import Config
 from queuewatch.config.schema import RuleSpec, Thresholds
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.jobs import JobRecord
 from queuewatch.rules import Rule
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.backtest.replay import Episode, Replay
+from queuewatch_cli.backtest.slo_suggest import objective_lines, propose
 
 QUEUE_TIME_LADDER = (60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10800)
 QUEUE_SIZE_LADDER = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500)
@@ -419,9 +421,10 @@ def run_suggest(
     end: datetime,
     out: Callable[[str], None] = print,
     held_from: datetime | None = None,
+    jobs: Sequence[JobRecord] | None = None,
 ) -> int:
     """`backtest --suggest`: 0 when every rule has a setting meeting the budget and the incidents, 1 when one
-    has none, 2 for bad input."""
+    has none, 2 for bad input. With SLOs, an objective for each from the tracked `jobs` (slo_suggest.py)."""
     try:
         budget = parse_budget(args.budget or "1/week")
         incidents = read_incidents(args.incidents) if args.incidents else []
@@ -438,4 +441,8 @@ def run_suggest(
         print(f"backtest: {error}", file=sys.stderr)
         return 2
     out("\n".join(suggestion_lines(answers, budget, incidents, start, end, held_from)))
+    if config.slos and jobs is None:
+        out("slos: no objective proposed: it is read from the tracked jobs' queue times (--jobs-table)")
+    elif config.slos and jobs is not None:
+        out("\n".join(objective_lines(propose(config, jobs, held_from or start, end), held_from or start, end)))
     return 0 if all(a.chosen is not None for a in answers) else 1
