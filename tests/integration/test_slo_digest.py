@@ -139,7 +139,7 @@ def test_a_team_of_many_slos_with_a_foreign_name_fits_sns(stack: tuple[Any, Any,
         for n in range(50)
     )
     path = tmp_path / "q.yaml"
-    path.write_text(CONFIG.split("slos:")[0] + "slos:\n" + slos + "\n", encoding="utf-8")
+    path.write_text(CONFIG.split("slos:", maxsplit=1)[0] + "slos:\n" + slos + "\n", encoding="utf-8")
     config = load_config(path)
     fired = NOW - timedelta(days=1)
     for n in range(30):  # more alerts than a digest lists for one SLO
@@ -158,7 +158,7 @@ def test_a_team_of_many_slos_with_a_foreign_name_fits_sns(stack: tuple[Any, Any,
 def test_a_config_without_slos_sends_nothing(stack: tuple[Any, Any, str, str], tmp_path: Path) -> None:
     dynamodb, sns, topic, inbox = stack
     path = tmp_path / "q.yaml"
-    path.write_text(CONFIG.split("slos:")[0], encoding="utf-8")
+    path.write_text(CONFIG.split("slos:", maxsplit=1)[0], encoding="utf-8")
     assert send_digests(dynamodb, sns, topic, load_config(path), TABLES, NOW, "prod") == []
     assert received(inbox) == []
 

@@ -210,6 +210,7 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
         # into its own dead-letter queue; from the webhook's own queue (OWN_QUEUE)
         "TrackRole": {"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"},
         "WebhookRole": {"sqs:SendMessage"},  # into the webhook's own queue
+        "DigestRole": set(),
     }
 
 
@@ -661,3 +662,21 @@ def test_the_webhook_refusal_alarms_read_every_reason_the_webhook_counts(
     assert "Content type" in alarms["WebhookPayloadRefusalsAlarm"]["AlarmDescription"]
     webhook_env = template["Resources"]["WebhookFunction"]["Properties"]["Environment"]["Variables"]
     assert webhook_env["STACK_NAME"] == {"Ref": "AWS::StackName"}  # the Stack the alarms read
+
+
+def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(template: dict[str, Any]) -> None:
+    assert template["Parameters"]["SloDigestSchedule"]["Default"] == ""
+    assert template["Conditions"]["SendsSloDigest"] == {
+        "Fn::And": [{"Fn::Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
+    }
+    digest = {name for name, r in template["Resources"].items() if r.get("Condition") == "SendsSloDigest"}
+    assert digest == {"DigestFunction", "DigestRole", "DigestLogGroup", "DigestErrorsAlarm"}
+    function = template["Resources"]["DigestFunction"]["Properties"]
+    assert function["Events"]["Digest"]["Properties"]["Schedule"] == {"Ref": "SloDigestSchedule"}
+    assert function["EventInvokeConfig"]["MaximumRetryAttempts"] == 0  # a retry would send a team's digest twice
+    env = function["Environment"]["Variables"]
+    assert (
+        env["CHAT_TOPIC_ARN"]
+        == template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]["CHAT_TOPIC_ARN"]
+    )
+    assert "ALERT_TOPIC_ARN" not in env  # never the pager's topic

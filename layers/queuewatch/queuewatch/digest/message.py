@@ -4,7 +4,7 @@ readable e-mail body, in SNS's per-protocol JSON, cut to fit SNS's 256 KB whatev
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -76,10 +76,11 @@ def team_digest(team: str, weeks: Sequence[SloWeek], now: datetime, span: timede
         },
         "metadata": {"summary": title, "eventType": "queuewatch.slo_digest", "additionalContext": {"team": team}},
     }
-    return TeamDigest(team=team, subject=sns_subject(title), message=fitted(chat, f"{title}\n\n{text}"), slos=len(weeks))
+    message = fitted(chat, f"{title}\n\n{text}")
+    return TeamDigest(team=team, subject=sns_subject(title), message=message, slos=len(weeks))
 
 
-def fitted(chat: dict[str, object], email: str) -> str:
+def fitted(chat: Mapping[str, object], email: str) -> str:
     """The per-protocol message, its e-mail body cut until the whole is under MESSAGE_LIMIT bytes (the chat body
     is bounded already by its description's limit)."""
     keep = len(email)
