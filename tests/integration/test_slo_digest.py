@@ -18,8 +18,10 @@ from queuewatch.adapters.state_table import create_table
 from queuewatch.config.load import load_config
 from queuewatch.digest.message import MESSAGE_LIMIT, fitted
 from queuewatch.digest.stage import DigestTables, build_digests, send_digests
+from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
+from queuewatch_cli.localrun import EVENTS_DIR, FakeContext, load_event, load_handler_module
 
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 TABLES = DigestTables(slo_table="slos", jobs_table="jobs", state_table="state")
@@ -170,3 +172,27 @@ def test_a_digest_over_snss_size_is_cut_to_fit() -> None:
     email = json.loads(message)["email"]
     assert email.startswith("Zürich") and email.endswith("(cut to fit SNS's message size)\n")
     assert len(email.encode("utf-8")) > MESSAGE_LIMIT // 3  # cut to fit, not emptied
+
+
+def test_the_handler_sends_from_the_scheduled_event_and_refuses_one_far_from_the_clock(
+    stack: tuple[Any, Any, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dynamodb, sns, topic, inbox = stack
+    path = tmp_path / "q.yaml"
+    path.write_text(CONFIG, encoding="utf-8")
+    env = {"QUEUEWATCH_CONFIG": str(path), "SLO_TABLE": "slos", "JOBS_TABLE": "jobs", "STATE_TABLE": "state"}
+    for key, value in {**env, "CHAT_TOPIC_ARN": topic, "STACK_NAME": "prod"}.items():
+        monkeypatch.setenv(key, value)
+    event = load_event(EVENTS_DIR / "digest_scheduled.json")
+    scheduled = datetime.fromisoformat(event["time"])
+    module = load_handler_module("digest")
+    module.clock = lambda: scheduled + timedelta(seconds=2)  # type: ignore[attr-defined]
+    assert module.lambda_handler(event, FakeContext("digest")) == {"teams_sent": ["ci-infra", "gpu"]}
+    assert {e["Subject"] for e in received(inbox)} == {
+        f"queuewatch prod: SLO digest for {team}, 7 days to {scheduled:%Y-%m-%d %H:%M} UTC"
+        for team in ("ci-infra", "gpu")
+    }
+    module.clock = lambda: scheduled + timedelta(hours=2)  # type: ignore[attr-defined]
+    with pytest.raises(QueuewatchError, match="from the clock: refused"):
+        module.lambda_handler(event, FakeContext("digest"))
+    assert received(inbox) == []
