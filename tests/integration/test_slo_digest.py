@@ -21,7 +21,7 @@ from queuewatch.digest.stage import DigestTables, build_digests, send_digests
 from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
-from queuewatch_cli.localrun import EVENTS_DIR, FakeContext, load_event, load_handler_module
+from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
 
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 TABLES = DigestTables(slo_table="slos", jobs_table="jobs", state_table="state")
@@ -177,13 +177,13 @@ def test_a_digest_over_snss_size_is_cut_to_fit() -> None:
 def test_the_handler_sends_from_the_scheduled_event_and_refuses_one_far_from_the_clock(
     stack: tuple[Any, Any, str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    dynamodb, sns, topic, inbox = stack
+    _, _, topic, inbox = stack
     path = tmp_path / "q.yaml"
     path.write_text(CONFIG, encoding="utf-8")
     env = {"QUEUEWATCH_CONFIG": str(path), "SLO_TABLE": "slos", "JOBS_TABLE": "jobs", "STATE_TABLE": "state"}
     for key, value in {**env, "CHAT_TOPIC_ARN": topic, "STACK_NAME": "prod"}.items():
         monkeypatch.setenv(key, value)
-    event = load_event(EVENTS_DIR / "digest_scheduled.json")
+    event = load_event("digest_scheduled.json")
     scheduled = datetime.fromisoformat(event["time"])
     module = load_handler_module("digest")
     module.clock = lambda: scheduled + timedelta(seconds=2)  # type: ignore[attr-defined]
