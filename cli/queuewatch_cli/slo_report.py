@@ -15,10 +15,14 @@ from botocore.exceptions import ClientError
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
+from queuewatch.adapters.sent_log import read_entries
 from queuewatch.adapters.slo_counters import read_counts
+from queuewatch.collect.slo import waiting_buckets
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
-from queuewatch.slo import window_buckets_start
+from queuewatch.digest.stage import fired_alerts
+from queuewatch.jobs import JobRecord
+from queuewatch.slo import Counts, window_buckets_start
 from queuewatch.slo_summary import lines, spenders, summarize
 from queuewatch_cli.stacks import Target, UsageError, boto_client
 
@@ -42,6 +46,17 @@ def add_parser(commands: Any) -> None:
         "the jobs' history (default: the whole window, as far as JobHistoryDays keeps it)",
     )
     parser.add_argument("--top", type=int, default=5, help="how many runner types and hours to name")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw each SLO's budget burning down across its window, with its alerts (needs the 'plot' extra)",
+    )
+    parser.add_argument(
+        "--state-table",
+        default=None,
+        help="with --plot, the stack's state table (its StateTableName output): its sent log gives the SLO alerts that "
+        "went out (kept 30 days)",
+    )
 
 
 def run(args: argparse.Namespace, now: datetime | None = None) -> int:
@@ -50,18 +65,19 @@ def run(args: argparse.Namespace, now: datetime | None = None) -> int:
     config = load_config(args.config)
     if not config.slos:
         raise UsageError(f"--config: {args.config} declares no slos:")
+    from queuewatch_cli.backtest.run import _plot_problem
+
+    if args.plot and (problem := _plot_problem(args.plot)):
+        raise UsageError(f"--plot {args.plot}: {problem}")
     now = now or datetime.now(UTC)
     dynamodb = boto_client("dynamodb", args.region)
     queued = list(queued_jobs(dynamodb, args.jobs_table))
-    summaries = [
-        summarize(
-            slo,
-            config,
-            read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now),
-            queued,
-            now,
-        )
+    counted = [
+        read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now)
         for slo in config.resolved_slos
+    ]
+    summaries = [
+        summarize(slo, config, counts, queued, now) for slo, counts in zip(config.resolved_slos, counted, strict=True)
     ]
     if summaries:
         days = max(slo.window for slo in config.resolved_slos) // 86400
@@ -80,7 +96,37 @@ def run(args: argparse.Namespace, now: datetime | None = None) -> int:
     else:
         for summary in summaries:
             print("\n".join(lines(summary)))
+    if args.plot:
+        plot(args, config, dynamodb, counted, queued, now)
+        if not args.json:
+            print(f"each SLO's budget burning down across its window written to {args.plot}")
     return 0
+
+
+def plot(
+    args: argparse.Namespace,
+    config: Config,
+    dynamodb: Any,
+    counted: list[dict[datetime, Counts]],
+    queued: list[JobRecord],
+    now: datetime,
+) -> None:
+    """--plot: each SLO's burn-down from the counts just read (and the jobs waiting now, as the summary adds
+    them), with the SLO's alerts from the sent log when --state-table names it."""
+    from queuewatch_cli.slo_plot import burn_down, draw
+
+    slos = config.resolved_slos
+    entries = []
+    if args.state_table:
+        longest = max(slo.window for slo in slos)
+        entries = read_entries(dynamodb, args.state_table, now - timedelta(seconds=longest), now)
+    charts = []
+    for slo, counts in zip(slos, counted, strict=True):
+        buckets = dict(counts)
+        for start, waiting in waiting_buckets(slo, config, queued, now).items():
+            buckets[start] = buckets.get(start, Counts()) + waiting
+        charts.append(burn_down(slo, buckets, now, fired_alerts(entries, slo.name), bool(args.state_table)))
+    draw(charts, args.plot)
 
 
 def budget_lines(dynamodb: Any, target: Target, config: Config, now: datetime) -> list[str]:

@@ -22,6 +22,7 @@ class Fired:
     page_at: datetime
     priority: str
     subject: str
+    rule: str  # slo:<name> (a page) or slo:<name>:ticket
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def fired_alerts(entries: list[SentEntry], slo: str) -> tuple[Fired, ...]:
     for entry in entries:
         if entry.rule in rules and entry.kind == "new" and entry.outcome == SENT and entry.notification_id not in seen:
             seen.add(entry.notification_id)
-            fired.append(Fired(entry.page_at, entry.priority, entry.subject))
+            fired.append(Fired(entry.page_at, entry.priority, entry.subject, entry.rule))
     return tuple(sorted(fired, key=lambda f: f.page_at))
 
 
