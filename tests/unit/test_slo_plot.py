@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
+from matplotlib.text import Annotation
 
 from queuewatch.digest.message import Fired
 from queuewatch.rules import Priority
@@ -61,10 +63,14 @@ def test_each_alert_sent_in_the_window_is_drawn_and_named_in_the_legend(tmp_path
     legend = drawn.get_legend()
     assert legend is not None
     assert [t.get_text() for t in legend.get_texts()] == ["budget left", "page sent", "ticket sent"]
-    vertical = {xs[0] for xs in (list(line.get_xdata()) for line in drawn.lines[1:]) if len(set(xs)) == 1}
+    vertical = {
+        xs[0] for xs in (cast(list[datetime], line.get_xdata()) for line in drawn.lines[1:]) if len(set(xs)) == 1
+    }
     assert vertical == {page.page_at, ticket.page_at}
     assert {t.get_text() for t in drawn.texts} == {"P2", "P3"}
-    assert all(t.xycoords == ("data", "axes fraction") for t in drawn.texts)  # at the top, whatever the budget
+    assert all(
+        cast(Annotation, t).xycoords == ("data", "axes fraction") for t in drawn.texts
+    )  # at the top, whatever the budget
     assert "alerts not read" in empty.get_title() and "no jobs in the window" in empty.texts[0].get_text()
     path = tmp_path / "slo.png"
     draw([chart], str(path))
