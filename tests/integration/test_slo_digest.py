@@ -152,6 +152,9 @@ def test_a_team_of_many_slos_with_a_foreign_name_fits_sns(stack: tuple[Any, Any,
     assert digest.subject.isascii() and len(digest.subject) < 100 and "Zurich" in digest.subject
     email = json.loads(digest.message)["email"]
     assert "and 10 more" in email and email.count("objective 99.9%") == 50
+    description = json.loads(json.loads(digest.message)["default"])["content"]["description"]
+    assert len(description) <= CHAT_DESCRIPTION_LIMIT and description.startswith("```\n")
+    assert description.endswith("\n```") and description.count("```") == 2  # the fence closed, though cut
     assert send_digests(dynamodb, sns, topic, config, TABLES, NOW, "prod") == [team.strip()]
     [envelope] = received(inbox)
     assert envelope["Subject"] == digest.subject

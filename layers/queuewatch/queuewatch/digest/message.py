@@ -72,7 +72,9 @@ def team_digest(team: str, weeks: Sequence[SloWeek], now: datetime, span: timede
         "content": {
             "textType": "client-markdown",
             "title": f":bar_chart: {title}",
-            "description": cut("```\n" + text + "```", CHAT_DESCRIPTION_LIMIT),
+            "description": "```\n"
+            + cut(text, CHAT_DESCRIPTION_LIMIT - len("```\n\n```"))
+            + "\n```",  # fenced, cut or not
             "keywords": ["slo-digest", team],
         },
         "metadata": {"summary": title, "eventType": "queuewatch.slo_digest", "additionalContext": {"team": team}},
