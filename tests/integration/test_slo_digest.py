@@ -118,6 +118,7 @@ def test_each_team_gets_its_slos_week_with_the_alerts_that_fired(
     assert "linux-fast: objective 99% within 120s over 28d" in text
     assert "achieved 98.00% of 200 jobs (4 late); budget left -2.0 jobs, -100.0%" in text
     assert "late jobs by runner type: linux.2xlarge 2" in text  # the week's, not the one 10 days ago
+    assert "(the runner types and hours named: late jobs of the last 7 days)" in text
     assert "fast (page, 14.4): burn" in text
     assert "alerts in the last 7 days: 2" in text
     assert "slo:linux-fast new at" in text and "slo:linux-fast:ticket new" in text

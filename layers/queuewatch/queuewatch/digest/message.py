@@ -42,7 +42,9 @@ class TeamDigest:
 def week_lines(week: SloWeek, days: int) -> list[str]:
     """`queuewatch slo`'s lines for the SLO, then the alerts of the week."""
     out = lines(week.summary)
-    if not week.summary.spent_by_runner_type:
+    if week.summary.spent_by_runner_type:
+        out.append(f"  (the runner types and hours named: late jobs of the last {days} days)")
+    else:
         out.append(f"  no late jobs in the last {days} days")
     if not week.fired:
         out.append(f"  alerts in the last {days} days: none")
