@@ -1,7 +1,8 @@
 """`queuewatch history --alert RULE/RUNNER_TYPE` (or a runner type alone, for every rule): an alert's state
 history, as Grafana keeps one: each change of status (pending, firing, resolved, ok) with the figures that
-made it, from the items the evaluator writes beside each change (adapters/transition_log.py, kept 30
-days), and the silences that held it back, from their start to their end."""
+made it, and each time a silence, a maintenance window or a GitHub hold started (silenced) or stopped
+(unsilenced) holding a pending or firing alert back, from the items the evaluator writes beside each
+change (adapters/transition_log.py, kept 30 days)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.adapters.transition_log import Transition, read_transitions
 from queuewatch.durations import format_duration
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.silences import GITHUB_HOLD, SilenceRecord
 from queuewatch_cli.stacks import Target, UsageError, on_table
 
 
@@ -43,14 +44,33 @@ def parse_alert(text: str) -> tuple[str | None, str]:
     return None, text.strip()
 
 
-def _figures(t: Transition) -> str:
+def _holders(held: tuple[str, ...], silences: dict[str, SilenceRecord]) -> str:
+    """'silence s-ami by bob: AMI rollout, window patching'; a silence gone from the table by its id alone."""
+    words = []
+    for name in held:
+        if name.startswith("window:"):
+            words.append(f"window {name.removeprefix('window:')}")
+        elif name == GITHUB_HOLD:
+            words.append("GitHub's incident (github_status.on_incident: hold)")
+        elif name in silences:
+            words.append(f"silence {name} by {silences[name].author}: {silences[name].comment}")
+        else:
+            words.append(f"silence {name}")
+    return ", ".join(words)
+
+
+def _figures(t: Transition, silences: dict[str, SilenceRecord]) -> str:
     size = "?" if t.queue_size is None else f"{t.queue_size:g}"
     age = "?" if t.queue_time is None else format_duration(t.queue_time)
     text = f"queue size {size}, queue time {age}"
     if t.breached:
         text += f" (over: {', '.join(t.breached)})"
+    if t.status == "silenced":
+        return f"held back by {_holders(t.silenced_by, silences)}; {text}"
+    if t.status == "unsilenced":
+        return f"released by {_holders(t.silenced_by, silences)}; {text}"
     if t.silenced_by:
-        text += f"; held back by silence {', '.join(t.silenced_by)}"
+        text += f"; held back by {_holders(t.silenced_by, silences)}"
     return text
 
 
@@ -69,6 +89,7 @@ def alert_rows(
         published = on_table(target, read_known, client)
         rules = {key.rule for key in state.instances} | (set(published[0].rules) if published else set())
     rows: list[Row] = []
+    silences = {s.silence_id: s for s in state.silences}
     for name in sorted(rules):
         changes = on_table(target, partial(_read, rule=name, runner_type=runner_type), client)
         for change in changes:
@@ -78,7 +99,7 @@ def alert_rows(
                     name,
                     runner_type,
                     change.status,
-                    _figures(change),
+                    _figures(change, silences),
                     {
                         "previous": change.previous,
                         "queue_size": change.queue_size,
@@ -88,23 +109,6 @@ def alert_rows(
                         "team": change.team,
                     },
                 )
-            )
-        if not changes and rule is None:
-            continue
-        instance = next((i for i in state.instances.values() if (i.rule, i.runner_type) == (name, runner_type)), None)
-        team = instance.team if instance else None
-        for silence in state.silences:
-            if not (silence.rule in (None, name) and (silence.team is None or silence.team == team)):
-                continue
-            if not silence.covers(runner_type) or (name == HEALTH_RULE and silence.rule != HEALTH_RULE):
-                continue
-            said = f"by {silence.author}: {silence.comment}"
-            fields = {"silence": silence.silence_id, "author": silence.author, "comment": silence.comment}
-            rows.append(
-                Row(silence.starts_at, name, runner_type, "silenced", f"silence {silence.silence_id} {said}", fields)
-            )
-            rows.append(
-                Row(silence.ends_at, name, runner_type, "unsilenced", f"silence {silence.silence_id} ends", fields)
             )
     return sorted(rows, key=lambda r: (r.at, r.rule, r.status))
 

@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the stack's config, for when a pending alert fires (default: $QUEUEWATCH_CONFIG)",
     )
     status.add_argument("--no-figures", action="store_true", help="read the state table alone (no GetMetricData)")
+    status.add_argument(
+        "--history",
+        metavar="RULE/RUNNER_TYPE",
+        help="that alert's state history over the last 24h instead, as history --alert prints it",
+    )
 
     add_history_parser(commands)
 
@@ -173,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
         return run_demo(raw=args.json)
     if args.command == "local":
         return run_local(args)
+    if args.command == "status" and args.history is not None:
+        args.alert, args.since, args.until = args.history, "24h", "now"
+        return run_history(args)
     if args.command == "status":
         from queuewatch_cli.status import status
 

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
+from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
 from queuewatch.config import Config
@@ -30,6 +33,7 @@ from queuewatch.silences import SilenceRecord
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
+from queuewatch_cli.windows import status_window_lines
 
 
 @dataclass(frozen=True)
@@ -417,6 +421,20 @@ def show_status(
     return "\n".join(text_lines(view, table, now))
 
 
+def _window_lines(target: Target, config: Config | None, client: Any, now: datetime) -> list[str]:
+    """The open and next maintenance windows: the config's; without --config, those the stack's evaluator
+    published (known_names.py). A role without GetItem reads the rest of status, and is told what it missed."""
+    if config is not None:
+        return status_window_lines(config.maintenance_windows, now)
+    try:
+        published = on_table(target, read_known, client)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "AccessDeniedException":
+            raise
+        return ["maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"]
+    return status_window_lines(published[0].windows, now) if published else []
+
+
 def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | None = None) -> int:
     """Each stack's status in turn (--stack, repeatable): one document per stack with --json."""
     now = now or datetime.now(UTC)
@@ -431,14 +449,17 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
 
         text = on_table(target, show, client)
         slos = budget_lines(client("dynamodb", target.region), target, config, now) if config else []
+        windows = _window_lines(target, config, client, now)
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
             if slos:
                 documents[-1]["slos"] = slos
+            if windows:
+                documents[-1]["maintenance_windows"] = windows
         else:
             if len(chosen) > 1:
                 print(f"== {target.label}")
-            print("\n".join([text, *slos]))
+            print("\n".join([text, *slos, *windows]))
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0

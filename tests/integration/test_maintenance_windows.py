@@ -3,13 +3,18 @@ the queue still breaches, as a silence's end sends them; the page's silence hint
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from botocore.exceptions import ClientError
 from support import Inbox, StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.alert import Alert
 from queuewatch.config.load import parse_config
 from queuewatch.notifications import email_text
 from queuewatch.snapshot import CollectorFailure
+from queuewatch_cli.main import build_parser
+from queuewatch_cli.status import status
 
 # T0 is Saturday 2026-11-21 18:00 UTC, 19:00 in Berlin: the window runs 19:00-19:30 local, 18:00-18:30 UTC.
 CONFIG = """
@@ -62,3 +67,50 @@ def test_a_window_leaves_what_it_does_not_name_and_never_hides_the_watchers_own_
     everything = parse_config(CONFIG.replace(", match: [linux-*]", ""), source="t.yaml")  # a window for all
     moto.evaluate(CollectorFailure(at=minutes(6), error_type="E", error_message="x", request_id="r"), everything)
     assert [p["rule"] for p in inbox.drain()] == ["queuewatch-health"]
+
+
+def test_status_without_the_config_shows_the_window_open_now_and_the_next_as_the_evaluator_published_them(
+    world: tuple[StackInMoto, Inbox], capsys: pytest.CaptureFixture[str]
+) -> None:
+    moto, _ = world
+    config = parse_config(CONFIG.replace("maintenance_windows:\n", WEEKLY_PLUS), source="t.yaml")
+    moto.evaluate(snapshot(minutes(5), runner_type("linux-x64", 4, 600)), config)
+    args = build_parser().parse_args(["status", "--table", "state", "--region", "us-east-1", "--no-figures"])
+    assert status(args, now=minutes(10)) == 0  # Saturday 19:10 in Berlin: patching is open, until 19:30
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == [
+        "maintenance window open now: patching Sat 2026-11-21 19:00-19:30 Europe/Berlin, holds runner types "
+        "linux-* (ends in 20m)",
+        "next maintenance window: db-upgrade Tue 2026-11-24 02:00-04:00 America/New_York, holds rules "
+        "jobs-queueing; teams ci-infra (in 60h50m)",
+    ]
+    args = build_parser().parse_args(["status", "--table", "state", "--region", "us-east-1", "--no-figures", "--json"])
+    assert status(args, now=minutes(40)) == 0  # patching is over: its next is a week on, db-upgrade is sooner
+    [upcoming] = json.loads(capsys.readouterr().out)["maintenance_windows"]
+    assert upcoming.startswith("next maintenance window: db-upgrade Tue 2026-11-24 02:00-04:00")
+
+
+WEEKLY_PLUS = """maintenance_windows:
+  - {name: db-upgrade, time_zone: America/New_York, weekdays: [tuesday], start: "02:00", end: "04:00",
+     rules: [jobs-queueing], teams: [ci-infra]}
+"""
+
+
+def test_status_without_get_item_shows_the_rest_and_says_the_windows_were_not_read(
+    world: tuple[StackInMoto, Inbox], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operator role granted before status read the windows (Query alone) still gets its status."""
+    moto, _ = world
+    moto.evaluate(snapshot(minutes(5), runner_type("linux-x64", 4, 600)), parse_config(CONFIG, source="t.yaml"))
+
+    def denied(**_: object) -> None:
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "GetItem")
+
+    moto.dynamodb.meta.events.register("before-call.dynamodb.GetItem", denied)
+    args = build_parser().parse_args(["status", "--table", "state", "--region", "us-east-1", "--no-figures"])
+    assert status(args, client=lambda service, region: moto.dynamodb, now=minutes(10)) == 0
+    out = capsys.readouterr().out
+    assert "last applied tick (the last that changed state): 2026-11-21 18:05:00 UTC" in out
+    assert out.splitlines()[-1] == (
+        "maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"
+    )

@@ -91,7 +91,7 @@ def test_the_evaluator_publishes_the_names_when_they_change_and_a_steady_tick_wr
     assert published is not None
     names, _ = published
     assert names.teams == {"ci-infra", "gpu-infra"}
-    assert names.rules == {"jobs-queueing", "gpu-waiting", "queuewatch-health"}
+    assert names.rules == {"jobs-queueing", "gpu-waiting", "job-retry", "dead-letter", "queuewatch-health"}
     assert names.runner_types == {"linux.2xlarge", "linux-x64", "gpu.a100"}
     assert puts == ["known", "queuewatch"]  # the names, then the marker the evaluator's Query reads
     puts.clear()
@@ -245,25 +245,79 @@ def test_history_of_an_alert_lists_each_change_with_its_figures_and_silences(
     silence = SilenceRecord("s-ami", ("linux.*",), None, None, start + timedelta(minutes=3),
                             start + timedelta(minutes=10), "bob", "AMI rollout")  # fmt: skip
     put_silence(moto.dynamodb, "state", silence)
+    tick(3, 9, 580)  # held back from here on
+    tick(3, 9, 580)  # the same tick again (Lambda's retry): nothing recorded twice
     tick(4, 0, 0)  # resolved
-    tick(4, 0, 0)  # the same tick again (Lambda's retry): nothing recorded twice
+    tick(4, 0, 0)
     changes = read_transitions(moto.dynamodb, "state", "jobs-queueing", "linux.2xlarge")
     assert [(c.previous, c.status) for c in changes] == [
         ("ok", "pending"),
         ("pending", "firing"),
+        ("firing", "silenced"),
         ("firing", "resolved"),
     ]
     assert (changes[1].queue_size, changes[1].queue_time, changes[1].breached) == (9, 520, ("queue_size", "queue_time"))
+    assert changes[2].silenced_by == changes[3].silenced_by == ("s-ami",)
     capsys.readouterr()
     assert main(["history", *BASE, "--since", "1h", "--alert", "jobs-queueing/linux.2xlarge"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("state history of jobs-queueing / linux.2xlarge on queuewatch@us-east-1")
-    assert [line.split()[3] for line in lines[1:]] == ["pending", "firing", "silenced", "resolved", "unsilenced"]
+    assert [line.split()[3] for line in lines[1:]] == ["pending", "firing", "silenced", "resolved"]
     assert lines[2].endswith("firing     queue size 9, queue time 8m (over: queue_size, queue_time)")
-    assert "silence s-ami by bob: AMI rollout" in lines[3]
+    assert lines[3].endswith("held back by silence s-ami by bob: AMI rollout; queue size 9, queue time 9m "
+                             "(over: queue_size, queue_time)")  # fmt: skip
     # A runner type alone: every rule's history of it.
     assert main(["history", *BASE, "--since", "1h", "--alert", "linux.2xlarge"]) == 0
     assert "jobs-queueing" in capsys.readouterr().out
+    # status --history: the same, over the last day.
+    assert main(["status", *BASE, "--history", "jobs-queueing/linux.2xlarge"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == lines[1:]
+
+
+def test_an_alert_held_back_by_a_window_then_released_by_a_silences_end_is_two_changes_each_once(
+    moto: StackInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A silence or a window that starts or stops holding back a firing alert is its own row; a steady held tick
+    writes nothing, and one that only moves from one holder to the next records the new holder."""
+    start = now_minute() - timedelta(minutes=30)
+    window = (
+        "maintenance_windows:\n"
+        f"  - {{name: patching, time_zone: UTC, weekdays: [{start:%A}], start: '{start:%H:%M}', ".replace(
+            f"{start:%A}", f"{start:%A}".lower()
+        )
+        + f"end: '{start + timedelta(minutes=4):%H:%M}'}}\n"
+    )
+    config = parse_config(CONFIG.replace("rules:", window + "rules:"), source="qw.yaml")
+
+    def tick(minute: int) -> None:
+        moto.evaluate(snapshot(start + timedelta(minutes=minute), runner_type("linux.2xlarge", 9, 600)), config)
+
+    tick(0)  # pending, held back by the window from the start
+    tick(2)  # firing, still held
+    puts: list[str] = []
+    moto.dynamodb.meta.events.register(
+        "provide-client-params.dynamodb.PutItem", lambda params, **_: puts.append(params["Item"]["pk"]["S"])
+    )
+    tick(3)
+    assert puts == []  # a steady held tick writes nothing
+    put_silence(moto.dynamodb, "state", SilenceRecord("s-db", (), None, None, start + timedelta(minutes=4),
+                start + timedelta(minutes=6), "ann", "DB failover"))  # fmt: skip
+    tick(4)  # the window ends as the silence starts: held by the silence now
+    tick(5)
+    tick(6)  # the silence ends: released, and it pages
+    tick(6)
+    changes = read_transitions(moto.dynamodb, "state", "jobs-queueing", "linux.2xlarge")
+    assert [(c.status, c.silenced_by) for c in changes] == [
+        ("pending", ("window:patching",)),
+        ("firing", ("window:patching",)),
+        ("silenced", ("s-db",)),
+        ("unsilenced", ("s-db",)),
+    ]
+    assert main(["history", *BASE, "--since", "1h", "--alert", "jobs-queueing/linux.2xlarge"]) == 0
+    out = capsys.readouterr().out
+    assert "pending    queue size 9, queue time 10m (over: queue_size, queue_time); held back by window patching" in out
+    assert "unsilenced released by silence s-ami" not in out
+    assert "unsilenced released by silence s-db by ann: DB failover; queue size 9" in out
 
 
 def test_a_transition_is_recorded_once_however_often_it_is_written(moto: StackInMoto) -> None:

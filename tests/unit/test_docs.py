@@ -14,6 +14,8 @@ USER_DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (?P<title>.+)$", re.MULTILINE)
 README_MOST_LINES = 300
+CONTRIBUTOR_DOCS = {ROOT / "docs" / "development.md", ROOT / "docs" / "ARCHITECTURE.md"}
+TEST_FILE = re.compile(r"\btests/|\btest_\w+\.py\b|\bconftest\.py\b")
 
 
 def slug(title: str) -> str:
@@ -53,3 +55,16 @@ def test_no_link_to_our_build_machines(doc: Path) -> None:
     assert "../shared" not in text and "shared/tools" not in text, (
         f"{doc.name} points at a folder of this project's build machines, which a user does not have"
     )
+
+
+@pytest.mark.parametrize(
+    "doc", [d for d in USER_DOCS if d not in CONTRIBUTOR_DOCS], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_user_docs_name_no_test_file(doc: Path) -> None:
+    """Which test holds which promise is contributor material: docs/development.md keeps that table."""
+    found = [
+        f"line {number}: {match.group()}"
+        for number, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+        for match in TEST_FILE.finditer(text)
+    ]
+    assert not found, f"{doc.name} names test files ({found}); say what is tested, and list the test in development.md"

@@ -53,6 +53,9 @@ class InstanceState:
     # The monitor's instances: what it could not see, and why, as of the tick it turned pending or firing
     # (kept unchanged while it holds, so a steady tick writes nothing); `queuewatch status` shows it.
     reason: str | None = None
+    # What holds it back from paging as of the last tick that stepped it: silence ids, `window:<name>`,
+    # `github-incident`. Kept so a change of it is a change of state: the alert's history records it once.
+    held_by: tuple[str, ...] = ()
 
     @property
     def key(self) -> InstanceKey:

@@ -7,6 +7,9 @@ from datetime import datetime
 
 from queuewatch.rules import HEALTH_RULE, selects
 
+GITHUB_HOLD = "github-incident"
+"""What an alert's history names as holding it back while `github_status.on_incident: hold` waits GitHub out."""
+
 
 @dataclass(frozen=True)
 class SilenceRecord:

@@ -121,6 +121,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             version=int(item["version"]),
             team=item.get("team"),
             reason=item.get("reason"),
+            held_by=tuple(item.get("held_by", ())),
         )
     elif kind == "group":
         outbox = None
@@ -282,6 +283,7 @@ def put_instance(
         "clear_since": _iso_or_none(state.clear_since),
         "team": state.team,
         **({"reason": state.reason} if state.reason else {}),
+        **({"held_by": list(state.held_by)} if state.held_by else {}),
         "version": expected_version + 1,
         "updated_at": _iso(now),
     }

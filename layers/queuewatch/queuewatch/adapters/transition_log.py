@@ -1,5 +1,6 @@
 """The state history of each alert: one item per change of an instance's status (pending, firing, resolved,
-back to ok), with the figures that made it, kept as long as the sent log (sent_log.KEEP).
+back to ok) and per change of what holds it back (silenced, unsilenced), with the figures that made it, kept
+as long as the sent log (sent_log.KEEP).
 
 The items live in a partition per alert, `transition#<rule>#<runner type>`, so the evaluator's one Query
 of the `queuewatch` partition never reads them and `queuewatch history --alert` reads one Query. The
@@ -37,12 +38,12 @@ class Transition:
     at: datetime  # the observation that made the change
     rule: str
     runner_type: str
-    status: str  # pending, firing, resolved (from firing) or ok (a pending alert that cleared)
+    status: str  # pending, firing, resolved (from firing), ok (a pending alert that cleared), silenced, unsilenced
     previous: str  # ok, pending or firing
     queue_size: float | None = None
     queue_time: float | None = None  # seconds
     breached: tuple[str, ...] = ()  # the signals over their thresholds
-    silenced_by: tuple[str, ...] = ()  # the silences holding it back at that moment
+    silenced_by: tuple[str, ...] = ()  # what holds it back then (silence ids, window:<name>); unsilenced: what held it
     team: str | None = None
 
 

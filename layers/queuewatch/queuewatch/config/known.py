@@ -1,4 +1,5 @@
-"""The names a config makes known to the operator commands: its rules, its teams, its runner types.
+"""The names a config makes known to the operator commands: its rules, its teams, its runner types, and its
+maintenance windows (status shows the next one without the config).
 
 `silence add --team gpu-infra` must be accepted before that team ever pages, so the evaluator publishes
 these names from the config it runs (adapters/known_names.py), and the commands check against them.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.schema import Config
 from queuewatch.rules import HEALTH_RULE
 
@@ -18,6 +20,7 @@ class KnownNames:
     rules: frozenset[str]  # queuewatch's own rule included
     teams: frozenset[str]
     runner_types: frozenset[str]  # the configured names (discovered ones are known from the alerts)
+    windows: tuple[MaintenanceWindow, ...] = ()
 
 
 def config_teams(config: Config) -> set[str]:
@@ -34,4 +37,5 @@ def known_names(config: Config) -> KnownNames:
         rules=frozenset({rule.name for rule in (*config.resolved_rules, *config.path_rules)} | {HEALTH_RULE}),
         teams=frozenset(config_teams(config)),
         runner_types=frozenset(spec.name for spec in config.runner_types),
+        windows=tuple(config.maintenance_windows),
     )

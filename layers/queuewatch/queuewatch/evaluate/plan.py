@@ -46,6 +46,7 @@ from queuewatch.rules import (
     judge,
 )
 from queuewatch.signals import SignalName
+from queuewatch.silences import GITHUB_HOLD
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
 
@@ -73,6 +74,9 @@ def health_rule(config: Config) -> Rule:
         dashboard_url=None,
         group_by="all",
     )
+
+
+HELD_LISTED = 10  # holders kept on an instance: the history names the first ten
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,15 @@ class Context:
             return True  # the team chose to wait GitHub's incident out: its end pages what still fires
         return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
 
+    def holding(self, rule: Rule, runner_type: str) -> tuple[str, ...]:
+        """What holds it back now, as the alert's history names it: silence ids, `window:<name>`, `github-incident`."""
+        team = self.team(rule, runner_type)
+        held = [s.silence_id for s in self.state.silences if s.matches(rule.name, runner_type, team, self.now)]
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            held.append(GITHUB_HOLD)
+        held += [f"window:{w.name}" for w in self.windows_open if w.holds_back(rule.name, runner_type, team)]
+        return tuple(sorted(held)[:HELD_LISTED])
+
 
 @dataclass
 class Plan:
@@ -274,6 +287,8 @@ def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> 
         new = replace(new, team=observed.team)
     if new is not None and rule.name == HEALTH_RULE:
         new = replace(new, reason=_reason(result.verdicts.get(key), previous, new))
+    if new is not None:
+        new = replace(new, held_by=result.context.holding(rule, runner_type))
     if new is not None:
         result.instances[key] = new
     if new != previous:

@@ -14,7 +14,8 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
    and publishes nothing; a failed publish stays in the outbox for the next tick.
    Writes carry this evaluation's token, so a retried write that had taken
    effect is not mistaken for a lost race (adapters/state_table.py).
-7. Record each change of status in its alert's history (adapters/transition_log.py), once the pages are out.
+7. Record each change of status, and of what holds an alert back, in its alert's history
+   (adapters/transition_log.py), once the pages are out.
 """
 
 from __future__ import annotations
@@ -144,20 +145,21 @@ def _publish_names(dynamodb: DynamoDBClient, table: str, config: Config, publish
         return
 
 
-def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:
-    """The changes of status this plan makes, with the figures that made them and the silences holding them."""
+def _transitions(planned: Plan) -> list[tuple[InstanceKey, Transition]]:
+    """The changes of status this plan makes, with the figures that made them and what held them back; and
+    each firing or pending alert that a silence, window or GitHub hold starts (`silenced`) or stops
+    (`unsilenced`) holding back, as its own change."""
     context = planned.context
-    found: dict[InstanceKey, Transition] = {}
+    found: list[tuple[InstanceKey, Transition]] = []
     for change in planned.instance_changes:
         before = change.previous.status.value if change.previous else "ok"
         after = change.new.status.value if change.new else ("resolved" if before == Status.FIRING else "ok")
-        if before == after:
-            continue  # a keep-firing clock or a team moved: no change of state
         verdict = planned.verdicts.get(change.key)
         rule = context.rule(change.key.rule)
         team = context.team(rule, change.key.runner_type)
-        silences = context.state.silences
-        found[change.key] = Transition(
+        held_before = change.previous.held_by if change.previous else ()
+        held_now = change.new.held_by if change.new else ()
+        figures = Transition(
             at=context.now,
             rule=change.key.rule,
             runner_type=change.key.runner_type,
@@ -166,16 +168,21 @@ def _transitions(planned: Plan) -> dict[InstanceKey, Transition]:
             queue_size=verdict.queue_size if verdict else None,
             queue_time=verdict.queue_time if verdict else None,
             breached=verdict.breached_signals if verdict else (),
-            silenced_by=tuple(
-                s.silence_id for s in silences if s.matches(rule.name, change.key.runner_type, team, context.now)
-            ),
+            silenced_by=held_now or (context.holding(rule, change.key.runner_type) if change.new is None else ()),
             team=team,
         )
+        if before != after:  # else a keep-firing clock or a team moved: no change of status
+            found.append((change.key, figures))
+        if change.previous is not None and change.new is not None and held_before != held_now:
+            held = "silenced" if held_now else "unsilenced"
+            found.append(
+                (change.key, replace(figures, status=held, previous=after, silenced_by=held_now or held_before))
+            )
     return found
 
 
 def _record_transitions(
-    dynamodb: DynamoDBClient, table: str, transitions: dict[InstanceKey, Transition]
+    dynamodb: DynamoDBClient, table: str, transitions: list[tuple[InstanceKey, Transition]]
 ) -> list[InstanceKey]:
     """Each change of status the tick wrote, in its alert's history (transition_log.py), WRITE_THREADS at a
     time; each is put only if absent, so a retried tick records nothing twice. Returns those not recorded:
@@ -189,7 +196,7 @@ def _record_transitions(
             unrecorded.append(key)
 
     with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="evaluate-history") as pool:
-        for future in [pool.submit(record, key, t) for key, t in transitions.items()]:
+        for future in [pool.submit(record, key, t) for key, t in transitions]:
             future.result()
     return unrecorded
 
