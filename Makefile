@@ -77,6 +77,7 @@ lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checko
 	$(VENV)/bin/mypy functions/collect/app.py
 	$(VENV)/bin/mypy functions/evaluate/app.py
 	$(VENV)/bin/mypy functions/track/app.py
+	$(VENV)/bin/mypy functions/digest/app.py
 	$(VENV)/bin/mypy tests
 	$(VENV)/bin/mypy bench
 	$(SAM) validate --lint --region us-east-1

@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,137 +16,16 @@ from botocore.exceptions import ClientError
 
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
+from queuewatch.adapters.sent_log import read_entries
 from queuewatch.adapters.slo_counters import read_counts
-from queuewatch.collect.slo import reading_of, waiting_buckets
+from queuewatch.collect.slo import waiting_buckets
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.digest.stage import fired_alerts
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import (
-    Counts,
-    Slo,
-    budget_left,
-    judge_pair,
-    outcome_of,
-    waiting_outcome,
-    window_buckets_start,
-    window_counts,
-)
+from queuewatch.slo import Counts, window_buckets_start
+from queuewatch.slo_summary import lines, spenders, summarize
 from queuewatch_cli.stacks import Target, UsageError, boto_client
-
-
-@dataclass(frozen=True)
-class PairNow:
-    name: str
-    notify: str
-    factor: float
-    long_burn: float
-    short_burn: float
-    long_jobs: int
-    firing: bool
-
-
-@dataclass(frozen=True)
-class SloSummary:
-    name: str
-    objective: float
-    queue_time_under_seconds: int
-    window_days: int
-    history_from: str | None  # the first bucket counted in the window: later than its start, a shorter history
-    jobs: int
-    bad: int
-    achieved: float | None  # None over no jobs
-    budget_left_jobs: float
-    budget_left_fraction: float
-    pairs: list[PairNow]
-    spent_by_runner_type: list[tuple[str, int]] = field(default_factory=list)  # late jobs, most first
-    spent_by_hour: list[tuple[str, int]] = field(default_factory=list)  # the UTC hours they turned late in
-
-
-def spenders(
-    slo: Slo, config: Config, jobs: Iterable[JobRecord], now: datetime, since: datetime, top: int
-) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """Which runner types, and which hours, the SLO's late jobs since `since` came from (the jobs' history and
-    the jobs queued now, as the counters count them: at the moment each turned late)."""
-    by_type: Counter[str] = Counter()
-    by_hour: Counter[str] = Counter()
-    for job in jobs:
-        if job.queued_at is None or not slo.selects(job.runner_type, config.team_of(job.runner_type or ""), job.labels):
-            continue
-        started = job.started_at if job.started_at is not None and job.started_at <= now else None
-        decided = (
-            outcome_of(job.queued_at, started, job.completed_at, slo.queue_time_under)
-            if started or job.completed_at
-            else waiting_outcome(job.queued_at, now, slo.queue_time_under)
-        )
-        if decided is None or decided[0] != "bad" or not since <= decided[1] <= now:
-            continue
-        by_type[job.runner_type or ""] += 1
-        by_hour[f"{decided[1]:%Y-%m-%dT%H:00Z}"] += 1
-    return by_type.most_common(top), by_hour.most_common(top)
-
-
-def summarize(
-    slo: Slo, config: Config, counted: dict[datetime, Counts], queued: list[JobRecord], now: datetime
-) -> SloSummary:
-    """One SLO now, from its counters over the window and the jobs queued now."""
-    buckets = dict(counted)
-    for start, waiting in waiting_buckets(slo, config, queued, now).items():
-        buckets[start] = buckets.get(start, Counts()) + waiting
-    total = window_counts(buckets, now, slo.window)
-    left_jobs, left_fraction = budget_left(total, slo)
-    reading = reading_of(slo, config, counted, queued, now)
-    pairs = []
-    for alert in slo.burn_alerts:
-        long, short = reading.window(alert.long_window), reading.window(alert.short_window)
-        pair = judge_pair(
-            slo,
-            alert,
-            Counts(long.good, long.bad) if long else Counts(),
-            Counts(short.good, short.bad) if short else Counts(),
-        )
-        pairs.append(
-            PairNow(
-                alert.name, alert.notify, alert.factor, pair.long_burn, pair.short_burn, pair.long.total, pair.firing
-            )
-        )
-    first = min(
-        (at for at, c in buckets.items() if c.total and at >= window_buckets_start(now, slo.window)), default=None
-    )
-    return SloSummary(
-        name=slo.name,
-        objective=slo.objective,
-        queue_time_under_seconds=slo.queue_time_under,
-        window_days=slo.window // 86400,
-        history_from=first.isoformat() if first else None,
-        jobs=total.total,
-        bad=total.bad,
-        achieved=total.good / total.total if total.total else None,
-        budget_left_jobs=left_jobs,
-        budget_left_fraction=left_fraction,
-        pairs=pairs,
-    )
-
-
-def lines(summary: SloSummary) -> list[str]:
-    achieved = f"{summary.achieved * 100:.2f}%" if summary.achieved is not None else "no jobs"
-    since = f", history from {summary.history_from}" if summary.history_from else ""
-    out = [
-        f"{summary.name}: objective {summary.objective * 100:g}% within {summary.queue_time_under_seconds}s over "
-        f"{summary.window_days}d{since}",
-        f"  achieved {achieved} of {summary.jobs:,} jobs ({summary.bad:,} late); budget left "
-        f"{summary.budget_left_jobs:,.1f} jobs, {summary.budget_left_fraction * 100:.1f}%",
-    ]
-    if summary.spent_by_runner_type:
-        listed = ", ".join(f"{name} {count:,}" for name, count in summary.spent_by_runner_type)
-        out.append(f"  late jobs by runner type: {listed}")
-        out.append("  by hour: " + ", ".join(f"{hour} {count:,}" for hour, count in summary.spent_by_hour))
-    for pair in summary.pairs:
-        state = "FIRING" if pair.firing else "ok"
-        out.append(
-            f"  {pair.name} ({pair.notify}, {pair.factor:g}): burn {pair.long_burn:.2f} long, "
-            f"{pair.short_burn:.2f} short, {pair.long_jobs:,} jobs in the long window: {state}"
-        )
-    return out
 
 
 def add_parser(commands: Any) -> None:
@@ -169,6 +47,17 @@ def add_parser(commands: Any) -> None:
         "the jobs' history (default: the whole window, as far as JobHistoryDays keeps it)",
     )
     parser.add_argument("--top", type=int, default=5, help="how many runner types and hours to name")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw each SLO's budget burning down across its window, with its alerts (needs the 'plot' extra)",
+    )
+    parser.add_argument(
+        "--state-table",
+        default=None,
+        help="with --plot, the stack's state table (its StateTableName output): its sent log gives the SLO alerts that "
+        "went out (kept 30 days)",
+    )
 
 
 def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[str], None] = print) -> int:
@@ -177,18 +66,19 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
     config = load_config(args.config)
     if not config.slos:
         raise UsageError(f"--config: {args.config} declares no slos:")
+    from queuewatch_cli.backtest.run import _plot_problem
+
+    if args.plot and (problem := _plot_problem(args.plot)):
+        raise UsageError(f"--plot {args.plot}: {problem}")
     now = now or datetime.now(UTC)
     dynamodb = boto_client("dynamodb", args.region)
     queued = list(queued_jobs(dynamodb, args.jobs_table))
-    summaries = [
-        summarize(
-            slo,
-            config,
-            read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now),
-            queued,
-            now,
-        )
+    counted = [
+        read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now)
         for slo in config.resolved_slos
+    ]
+    summaries = [
+        summarize(slo, config, counts, queued, now) for slo, counts in zip(config.resolved_slos, counted, strict=True)
     ]
     if summaries:
         days = max(slo.window for slo in config.resolved_slos) // 86400
@@ -207,7 +97,37 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
     else:
         for summary in summaries:
             out("\n".join(lines(summary)))
+    if args.plot:
+        plot(args, config, dynamodb, counted, queued, now)
+        if not args.json:
+            out(f"each SLO's budget burning down across its window written to {args.plot}")
     return 0
+
+
+def plot(
+    args: argparse.Namespace,
+    config: Config,
+    dynamodb: Any,
+    counted: list[dict[datetime, Counts]],
+    queued: list[JobRecord],
+    now: datetime,
+) -> None:
+    """--plot: each SLO's burn-down from the counts just read (and the jobs waiting now, as the summary adds
+    them), with the SLO's alerts from the sent log when --state-table names it."""
+    from queuewatch_cli.slo_plot import burn_down, draw
+
+    slos = config.resolved_slos
+    entries = []
+    if args.state_table:
+        longest = max(slo.window for slo in slos)
+        entries = read_entries(dynamodb, args.state_table, now - timedelta(seconds=longest), now)
+    charts = []
+    for slo, counts in zip(slos, counted, strict=True):
+        buckets = dict(counts)
+        for start, waiting in waiting_buckets(slo, config, queued, now).items():
+            buckets[start] = buckets.get(start, Counts()) + waiting
+        charts.append(burn_down(slo, buckets, now, fired_alerts(entries, slo.name), bool(args.state_table)))
+    draw(charts, args.plot)
 
 
 def budget_lines(dynamodb: Any, target: Target, config: Config, now: datetime) -> list[str]:

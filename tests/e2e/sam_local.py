@@ -68,6 +68,7 @@ FUNCTIONS = {
     "track": "TrackFunction",
     "webhook": "WebhookFunction",
     "deliveries": "WebhookDeliveriesFunction",
+    "digest": "DigestFunction",
 }
 JOBS_TABLE = "queuewatch-e2e-jobs"
 WEBHOOK_SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json
@@ -297,6 +298,13 @@ def write_env_vars(path: Path, moto: MotoServer, seeded: Seeded) -> Path:
             "WEBHOOK_QUEUE_URL": seeded.webhook_queue_url,
         },
         "WebhookDeliveriesFunction": {"JOBS_TABLE": seeded.jobs_table},
+        # The e2e config declares no SLOs: the digest reads no table and sends nothing, but starts as deployed.
+        "DigestFunction": {
+            "SLO_TABLE": "queuewatch-e2e-slos",
+            "JOBS_TABLE": seeded.jobs_table,
+            "STATE_TABLE": seeded.table,
+            "CHAT_TOPIC_ARN": seeded.chat_topic_arn,
+        },
     }
     path.write_text(json.dumps(env_vars, indent=2), encoding="utf-8")
     return path

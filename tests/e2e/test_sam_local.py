@@ -102,6 +102,7 @@ def test_every_event_file_invokes_without_error(local_aws: LocalAws, event_file:
         "TrackFunction": "outcome",
         "WebhookFunction": "statusCode",
         "WebhookDeliveriesFunction": "batchItemFailures",
+        "DigestFunction": "teams_sent",
     }[invocation.function]
     assert expected_key in invocation.payload
 

@@ -19,6 +19,7 @@ from botocore.client import BaseClient
 from support import StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.slo_counters import create_slo_table
 from queuewatch.adapters.state_table import load_state
 from queuewatch.config.load import parse_config
 from queuewatch_cli.main import main
@@ -93,6 +94,12 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text(FLEET)
     since = (datetime.now(UTC) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+    with_slos = tmp_path / "slos.yaml"
+    with_slos.write_text(
+        FLEET + "slos:\n  - {name: linux-fast, match: ['linux-*'], objective: 99%, queue_time_under: 2m}\n"
+    )
+    create_slo_table(boto3.client("dynamodb", region_name="us-east-1"), "slos")
+    slo = ["slo", "--config", str(with_slos), "--slo-table", "slos", "--jobs-table", "jobs"]
     runs: dict[str, list[list[str]]] = {
         "status": [["status", "--stack", STACK]],
         "history": [["history", "--stack", STACK], ["history", "--stack", STACK, "--alert", "linux-x64"]],
@@ -116,6 +123,10 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
             ],
         ],
         "capacity": [["capacity", "--stack", STACK, "--from", "1d"]],
+        "slo": [
+            [*slo, "--region", "us-east-1"],
+            [*slo, "--region", "us-east-1", "--plot", str(tmp_path / "slo.png"), "--state-table", "state"],
+        ],
     }
     for command, argvs in runs.items():
         called: set[str] = set()
@@ -136,6 +147,6 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
 def test_the_table_covers_every_operator_command_and_the_docs_hold_no_second_one() -> None:
     table = iam_table()
     assert {"status", "history", "silence add", "silence list", "silence extend", "silence expire"} <= set(table)
-    assert {"backtest", "capacity", "track backfill"} <= set(table)
+    assert {"backtest", "capacity", "track backfill", "slo"} <= set(table)
     for doc in (REPO / "docs").glob("*.md"):
         assert "| `silence add` |" not in doc.read_text(), f"{doc.name} holds a second IAM table"

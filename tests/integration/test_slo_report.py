@@ -131,3 +131,48 @@ def test_status_gives_each_slos_budget_in_one_line(
     assert "slo linux-fast: budget left -100% (-1.0 of 1.0 jobs) over 28d, 98.00% of 100 jobs in time" in out
     assert main(["status", "--table", "state", "--region", "us-east-1", "--config", str(config), "--no-figures"]) == 0
     assert "slo linux-fast: budget unknown: no SLO table" in capsys.readouterr().out
+
+
+def test_the_plot_draws_the_burn_down_with_the_slos_alerts_from_the_sent_log(
+    aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from queuewatch.adapters.sent_log import SENT, SentEntry, put_entry
+    from queuewatch_cli import slo_plot
+
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_slo_table(dynamodb, "slos")
+    create_jobs_table(dynamodb, "jobs")
+    create_table(dynamodb, "state")
+    now = datetime.now(UTC)
+    keep = now + timedelta(days=30)
+    for number in range(100):
+        at = now - timedelta(hours=10) + timedelta(minutes=6 * number)
+        count_job(
+            dynamodb, "slos", number, [Contribution("linux-fast", "bad" if number < 3 else "good", at, keep)], keep
+        )
+    paged = now - timedelta(hours=9)
+    for rule, kind, notification in (("slo:linux-fast", "new", "n1"), ("slo:linux-fast", "resolved", "n2"),
+                                     ("jobs-queueing", "new", "n3")):  # fmt: skip
+        put_entry(dynamodb, "state", SentEntry(
+            at=paged, page_at=paged, notification_id=notification, kind=kind, outcome=SENT, topic="alert", rule=rule,
+            group="", priority="P2", team="ci-infra", runner_types=(), runner_types_affected=1, subject=rule,
+        ))  # fmt: skip
+    drawn: list[list[slo_plot.BurnDown]] = []
+    real_draw = slo_plot.draw
+
+    def draw(charts: list[slo_plot.BurnDown], path: str) -> None:
+        drawn.append(list(charts))
+        real_draw(charts, path)
+
+    monkeypatch.setattr(slo_plot, "draw", draw)
+    config = tmp_path / "q.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    image = tmp_path / "slo.png"
+    args = ["slo", "--config", str(config), "--slo-table", "slos", "--jobs-table", "jobs", "--region", "us-east-1"]
+    assert main([*args, "--plot", str(image), "--state-table", "state"]) == 0
+    assert f"written to {image}" in capsys.readouterr().out and image.stat().st_size > 0
+    [[chart]] = drawn
+    assert [f.rule for f in chart.fired] == ["slo:linux-fast"] and chart.alerts_read
+    assert chart.points[-1][1] == pytest.approx((1 - 3) / 1)  # budget 1 job of 100, 3 late
+    assert main([*args, "--plot", str(tmp_path / "no-such-folder" / "slo.png")]) != 0  # said before any read
+    assert "no-such-folder does not exist" in capsys.readouterr().err

@@ -73,6 +73,20 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
          "GetAtt WebhookQueue.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
     },
+    # The weekly digest reads what `queuewatch slo` reads and the sent log's partitions alone, and posts to the
+    # chat topic: never the alert state, never the pager's topic.
+    "DigestRole": {
+        (None, frozenset({"dynamodb:Query"}), "GetAtt SloTable.Arn", None),
+        (None, frozenset({"dynamodb:Query"}), "Sub ${JobsTable.Arn}/index/history", None),
+        (None, frozenset({"dynamodb:Query"}), "GetAtt StateTable.Arn",
+         '{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["sent#*"]}}'),
+        (None, frozenset({"sns:Publish"}),
+         '{"Fn::If": ["CreateChatTopic", {"Ref": "ChatTopic"}, {"Ref": "ChatTopicArn"}]}', None),
+        (None, frozenset({"kms:GenerateDataKey", "kms:Decrypt"}), "GetAtt QueuewatchKey.Arn",
+         '{"StringEquals": {"kms:ViaService": {"Fn::Sub": "sns.${AWS::Region}.amazonaws.com"}}}'),
+        (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt DigestLogGroup.Arn", None),
+        ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+    },
     # The open URL's function reads the secret and queues: no table, no other queue.
     "WebhookRole": {
         (None, frozenset({"secretsmanager:GetSecretValue"}), "Ref WebhookSecretArn", None),
@@ -156,6 +170,7 @@ def test_each_function_has_its_own_role_and_no_sam_generated_policy(template: di
         "TrackFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
         "WebhookFunction": {"Fn::GetAtt": ["WebhookRole", "Arn"]},
         "WebhookDeliveriesFunction": {"Fn::GetAtt": ["TrackRole", "Arn"]},
+        "DigestFunction": {"Fn::GetAtt": ["DigestRole", "Arn"]},
     }
     # With a Role given, SAM adds no policy (no AWSLambdaBasicExecutionRole with logs on "*").
     assert all("Policies" not in f["Properties"] for f in functions.values())
@@ -195,6 +210,7 @@ def test_the_collector_reads_sqs_and_nothing_else_does(template: dict[str, Any])
         # into its own dead-letter queue; from the webhook's own queue (OWN_QUEUE)
         "TrackRole": {"sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"},
         "WebhookRole": {"sqs:SendMessage"},  # into the webhook's own queue
+        "DigestRole": set(),
     }
 
 
@@ -255,11 +271,14 @@ def alarm_metrics(props: dict[str, Any]) -> list[dict[str, Any]]:
 def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: dict[str, Any]) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm")
     watched = set()
-    for alarm in alarms.values():
+    for name, alarm in alarms.items():
         props = alarm["Properties"]
         # AlertTopic for every subscriber; MonitorTopic for a pager whose AlertTopic filter drops alarms
         topics = [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
-        assert props["AlarmActions"] == topics and props["OKActions"] == topics
+        if name == "DigestErrorsAlarm":  # a missed weekly digest is for the e-mail, never the pager
+            assert props["AlarmActions"] == [{"Ref": "AlertTopic"}] and "OKActions" not in props
+        else:
+            assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
         for metric in alarm_metrics(props):
             dimension = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
@@ -281,6 +300,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", ""),  # the track and webhook dead-letter queues
         ("AWS/Lambda", "Errors", "Ref WebhookFunction"),
         ("AWS/Lambda", "Throttles", "Ref WebhookFunction"),
+        ("AWS/Lambda", "Errors", "Ref DigestFunction"),
     }
     assert alarms["HeartbeatAlarm"]["Properties"]["TreatMissingData"] == "breaching"
 
@@ -642,3 +662,21 @@ def test_the_webhook_refusal_alarms_read_every_reason_the_webhook_counts(
     assert "Content type" in alarms["WebhookPayloadRefusalsAlarm"]["AlarmDescription"]
     webhook_env = template["Resources"]["WebhookFunction"]["Properties"]["Environment"]["Variables"]
     assert webhook_env["STACK_NAME"] == {"Ref": "AWS::StackName"}  # the Stack the alarms read
+
+
+def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(template: dict[str, Any]) -> None:
+    assert template["Parameters"]["SloDigestSchedule"]["Default"] == ""
+    assert template["Conditions"]["SendsSloDigest"] == {
+        "Fn::And": [{"Fn::Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
+    }
+    digest = {name for name, r in template["Resources"].items() if r.get("Condition") == "SendsSloDigest"}
+    assert digest == {"DigestFunction", "DigestRole", "DigestLogGroup", "DigestErrorsAlarm"}
+    function = template["Resources"]["DigestFunction"]["Properties"]
+    assert function["Events"]["Digest"]["Properties"]["Schedule"] == {"Ref": "SloDigestSchedule"}
+    assert function["EventInvokeConfig"]["MaximumRetryAttempts"] == 0  # a retry would send a team's digest twice
+    env = function["Environment"]["Variables"]
+    assert (
+        env["CHAT_TOPIC_ARN"]
+        == template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]["CHAT_TOPIC_ARN"]
+    )
+    assert "ALERT_TOPIC_ARN" not in env  # never the pager's topic

@@ -100,6 +100,21 @@ class TrackSettings(_Settings):
         return "queued" if self.job_metrics == "on" else "off"
 
 
+class DigestSettings(_Settings):
+    """DigestFunction's: the tables `queuewatch slo` reads, the state table's sent log, the chat topic."""
+
+    slo_table: str = Field(alias="SLO_TABLE", min_length=3)
+    jobs_table: str = Field(alias="JOBS_TABLE", min_length=3)
+    state_table: str = Field(alias="STATE_TABLE", min_length=3)
+    chat_topic_arn: str = Field(alias="CHAT_TOPIC_ARN", pattern=r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$")
+    stack_name: str = Field(alias="STACK_NAME", default="queuewatch")
+    region: str = Field(alias="AWS_REGION", default="us-east-1")
+
+    @property
+    def topic_region(self) -> str:
+        return self.chat_topic_arn.split(":")[3]
+
+
 class WebhookSettings(_Settings):
     """WebhookFunction's: it checks signatures and queues events; it reads no table."""
 
