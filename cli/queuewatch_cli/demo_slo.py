@@ -27,6 +27,7 @@ from queuewatch.alert import Alert
 from queuewatch.notifications import Origin
 from queuewatch.notifications.cloudwatch import cloudwatch_alarm
 from queuewatch.notifications.text import cut
+from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 
 if TYPE_CHECKING:
@@ -78,10 +79,12 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
         command = f"queuewatch slo --config queuewatch.yaml --slo-table {SLO_TABLE} --jobs-table {jobs_table}"
         demo.out(f"\n=== {command}")
         report: list[str] = []
-        args = argparse.Namespace(
-            config=str(with_slo), slo_table=SLO_TABLE, jobs_table=jobs_table, region=None, json=False
+        # the command's own parser: the demo runs `queuewatch slo` exactly as a person types it
+        parser = argparse.ArgumentParser(prog="queuewatch")
+        add_slo_parser(parser.add_subparsers(dest="command"))
+        args = parser.parse_args(
+            ["slo", "--config", str(with_slo), "--slo-table", SLO_TABLE, "--jobs-table", jobs_table, "--top", "3"]
         )
-        args.spent_days, args.top = None, 3
         code = run_slo_report(args, now=at + timedelta(seconds=30), out=report.append)
     for line in report:
         demo.out(line)

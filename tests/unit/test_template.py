@@ -275,8 +275,9 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
         props = alarm["Properties"]
         # AlertTopic for every subscriber; MonitorTopic for a pager whose AlertTopic filter drops alarms
         topics = [{"Ref": "AlertTopic"}, {"Ref": "MonitorTopic"}]
-        if name == "DigestErrorsAlarm":  # a missed weekly digest is for the e-mail, never the pager
-            assert props["AlarmActions"] == [{"Ref": "AlertTopic"}] and "OKActions" not in props
+        if name == "DigestErrorsAlarm":  # a missed weekly digest goes where the digest goes, never to the pager
+            chat = {"Fn::If": ["CreateChatTopic", {"Ref": "ChatTopic"}, {"Ref": "ChatTopicArn"}]}
+            assert props["AlarmActions"] == [chat] and "OKActions" not in props
         else:
             assert props["AlarmActions"] == topics and props["OKActions"] == topics
         assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
