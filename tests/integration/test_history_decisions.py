@@ -167,7 +167,10 @@ def test_the_plot_says_when_the_second_config_never_fired() -> None:
     b = Timeline(parse_config(OTHER, source="b.yaml"), START, START + timedelta(hours=1), "b.yaml")
     a.spans = [(START + timedelta(minutes=5), START + timedelta(minutes=20), "jobs-queueing")]
     b.notes = ["3 of 3 jobs read are for runner types this config does not watch"]
-    [axes] = a.figure(b).axes
+    figure = a.figure(b)
+    [axes] = figure.axes
     texts = [t.get_text() for t in axes.texts]
-    assert "B b.yaml: no page: 3 of 3 jobs read are for runner types this config does not watch" in texts
-    assert not any(t.startswith("A a.yaml: no page") for t in texts)
+    assert "B: no page: 3 of 3 jobs read are for runner types this config does not watch" in texts
+    assert not any(t.startswith("A: no page") for t in texts)
+    footnote = " ".join(t.get_text() for t in figure.texts)  # which file is A and which is B
+    assert "a.yaml" in footnote and "b.yaml" in footnote
