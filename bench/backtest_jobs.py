@@ -136,7 +136,10 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def main(per_day: int, days: int, size: int) -> None:
+TARGET_CPU_SECONDS, TARGET_MIB = 600, 512  # a fortnight at 50,000 jobs a day, on a laptop (module docstring)
+
+
+def main(per_day: int, days: int, size: int) -> bool:
     config = parse_config(config_text(size), source="bench.yaml")
     end = NOW - timedelta(hours=1)
     start = end - timedelta(days=days)
@@ -152,8 +155,14 @@ def main(per_day: int, days: int, size: int) -> None:
     print(f"  peak RSS {peak_rss_mib():.0f} MiB; before reading {before:.0f} MiB (Python, boto3, the config)")
     # CPU time beside wall time: on a shared machine the wall time says more about the neighbours.
     print(f"  wall time {elapsed / 60:.1f} min; CPU time {cpu / 60:.1f} min")
+    met = cpu <= TARGET_CPU_SECONDS and peak_rss_mib() <= TARGET_MIB
+    print(
+        f"  verdict: {'met' if met else 'MISSED'} (target: {TARGET_CPU_SECONDS // 60} min of CPU and "
+        f"{TARGET_MIB} MiB, judged at any size)"
+    )
+    return met
 
 
 if __name__ == "__main__":
     args = [int(a) for a in sys.argv[1:]]
-    main(*(args + [50_000, 14, 150][len(args) :]))
+    sys.exit(0 if main(*(args + [50_000, 14, 150][len(args) :])) else 1)
