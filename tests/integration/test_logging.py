@@ -46,9 +46,11 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
     # have left it another stream (its captured stdout) or level (the demo's WARNING). Use INFO, as deployed.
     shared = logging.getLogger(collect.logger.name)
     logs, level = io.StringIO(), shared.level
-    streams = [
-        (handler, handler.setStream(logs)) for handler in shared.handlers if isinstance(handler, logging.StreamHandler)
-    ]
+    # Swapped by assignment: setStream flushes the old stream first, and an earlier test's capture is closed.
+    handlers = [handler for handler in shared.handlers if isinstance(handler, logging.StreamHandler)]
+    streams = [(handler, handler.stream) for handler in handlers]
+    for handler in handlers:
+        handler.stream = logs
     shared.setLevel(logging.INFO)
     try:
         event = load_event("collect_scheduled.json")
@@ -62,7 +64,7 @@ def test_the_handlers_log_what_happened_but_no_event_field_and_no_credential(
     finally:
         shared.setLevel(level)
         for handler, stream in streams:
-            handler.setStream(stream)
+            handler.stream = stream
     assert result["pages_failed"]
 
     printed = capsys.readouterr()
