@@ -170,6 +170,28 @@ def test_redelivered_webhook_deliveries_in_any_order_fill_the_history_and_page_n
     assert not [b for b in blobs if job_figures & set(b)]  # nothing of an hour ago emitted as if it happened now
 
 
+def test_an_approved_jobs_deliveries_redelivered_newest_first_page_nothing(tracker: Any, stack: StackInMoto) -> None:
+    """A job that waited for approval: its queued delivery carries no time of the approval, so the recovery
+    procedure redelivers newest first (tracking.md), as the hook's Recent Deliveries lists them, and its furthest
+    event arrives first: no tick counts it as queued."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    created = now - timedelta(hours=1, minutes=2)
+    for action in ("completed", "in_progress", "queued", "waiting"):
+        delivery = webhook_delivery("queued" if action == "waiting" else action, 101, created)
+        if action == "waiting":
+            body = json.loads(base64.b64decode(delivery["body"]))
+            body["action"], body["workflow_job"]["status"] = "waiting", "waiting"
+            raw = json.dumps(body).encode()
+            delivery.update(body=base64.b64encode(raw).decode())
+            delivery["headers"].update({"x-hub-signature-256": sign(SECRET, raw), "x-github-delivery": "101-waiting"})
+        assert tracker.webhook_handler(delivery, FakeContext("webhook"))["statusCode"] == 202
+        deliver(tracker)
+        assert tick(stack, datetime.now(UTC)) == (0, []), f"after {action}"
+    [job] = read_history(boto3.client("dynamodb", region_name="us-east-1"), JOBS, now - timedelta(hours=3), now,
+                         ["linux.2xlarge"])  # fmt: skip
+    assert (job.status, job.queue_seconds) == ("completed", WAITED.total_seconds())
+
+
 def test_a_live_delivery_still_pages(tracker: Any, stack: StackInMoto) -> None:
     """The same door, live: a job queued a minute ago and still waiting is watched and pages."""
     now = datetime.now(UTC).replace(microsecond=0)

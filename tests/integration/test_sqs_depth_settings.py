@@ -1,11 +1,13 @@
 """The lean GetQueueAttributes (adapters/sqs_depth.py) honours the client settings a user sets for botocore:
 an endpoint URL with a path (signed and posted to that path, through a path-prefix proxy in front of a moto
 server), the proxy variables (through a forward proxy on 127.0.0.1, and NO_PROXY), the CA bundle; and where it
-cannot honour one, botocore reads instead, and the log says so once."""
+cannot honour one, botocore reads instead, and the log says so once. With tracing on it still sends, each read
+its own trace subsegment."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import threading
 import urllib.parse
@@ -17,6 +19,7 @@ from typing import Any
 import boto3
 import botocore.client
 import botocore.endpoint
+import botocore.exceptions
 import pytest
 import urllib3
 from botocore.auth import SigV4Auth
@@ -181,12 +184,41 @@ def xray_traced_botocore(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         delattr(botocore.client, "_xray_enabled")
 
 
-def test_with_tracing_on_each_read_is_a_trace_subsegment(queue: str, xray_traced_botocore: Any) -> None:
-    reader = AwsClients(boto3.Session()).queue_depths(REGION)
-    assert reader.fallback is not None and "tracing" in reader.fallback
-    assert reader.read(queue).visible == 2
-    traced = [sub.name for sub in xray_traced_botocore.current_segment().subsegments]
-    assert traced == ["sqs"]
+def test_with_tracing_on_the_lean_reader_sends_each_read_as_a_subsegment_named_in_its_trace_header(
+    moto_server: MotoServer, queue: str, monkeypatch: pytest.MonkeyPatch, xray_traced_botocore: Any
+) -> None:
+    """Where the X-Ray SDK traces botocore, the lean reader still sends (the promise's CPU), and records each
+    read as the SDK records a botocore call: a subsegment `sqs` with the operation, region, queue and status,
+    its request carrying the subsegment's trace header; a refused read is flagged on its own subsegment."""
+    with Relay(moto_server.endpoint) as gateway:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", gateway.endpoint + PREFIX)
+        reader = AwsClients(boto3.Session()).queue_depths(REGION)
+        assert reader.fallback is None
+        assert reader.read(queue).visible == 2
+        with pytest.raises(botocore.exceptions.ClientError):
+            reader.read(queue.replace("linux", "gone"))
+        [(_, headers, _), _] = gateway.seen
+    traced, refused = (json.loads(sub.serialize()) for sub in xray_traced_botocore.current_segment().subsegments)
+    assert (traced["name"], traced["namespace"]) == ("sqs", "aws")
+    assert traced["aws"]["operation"] == "GetQueueAttributes" and traced["aws"]["region"] == REGION
+    assert traced["aws"]["queue_url"] == queue
+    assert traced["http"]["response"]["status"] == 200 and not {"error", "fault", "throttle"} & set(traced)
+    assert headers["X-Amzn-Trace-Id"] == f"Root={traced['trace_id']};Parent={traced['id']};Sampled=1"
+    assert (refused["name"], refused.get("error"), refused["http"]["response"]["status"]) == ("sqs", True, 400)
+
+
+def test_lambdas_trace_header_goes_on_each_lean_read_as_botocore_puts_it(
+    moto_server: MotoServer, queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tracing=Active without the SDK: Lambda's trace id, which botocore's hook puts on every call."""
+    trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "collect")
+    monkeypatch.setenv("_X_AMZN_TRACE_ID", trace)
+    with Relay(moto_server.endpoint) as gateway:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", gateway.endpoint + PREFIX)
+        assert AwsClients(boto3.Session()).queue_depths(REGION).read(queue).visible == 2
+        [(_, headers, _)] = gateway.seen
+    assert headers["X-Amzn-Trace-Id"] == trace
 
 
 def test_with_tracing_off_the_lean_reader_sends(queue: str) -> None:

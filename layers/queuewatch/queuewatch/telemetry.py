@@ -107,7 +107,8 @@ def record_job(
 
 def record_webhook(response: WebhookResponse, namespace: str, *, stack: str) -> None:
     """Each delivery the webhook's URL answered: refused, by reason, or taken. A refusal is never retried by
-    GitHub and stores nothing, so it is counted here; WebhookRefusalsAlarm judges the refused share of them."""
+    GitHub and stores nothing, so it is counted here; WebhookSignatureRefusalsAlarm and WebhookPayloadRefusalsAlarm
+    judge the refused share of them."""
     metrics = EphemeralMetrics(namespace=namespace)
     metrics.add_dimension(name="Stack", value=stack)
     if response.refused is not None:

@@ -14,11 +14,14 @@ follow botocore's standard mode: throttling, 5xx, transient codes and connection
 most what adapters/clients.py budgets (retry_delay_bound); its client-side retry quota is not kept.
 
 It honours the client settings a user sets for botocore: an endpoint URL with a path (a proxy or gateway
-in front of SQS: signed and posted to that path), the CA bundle (`AWS_CA_BUNDLE`, `ca_bundle`), and the
-proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, or the client config's `proxies`). A setting it cannot
-honour (a proxy's own CA bundle or client certificate, a client certificate, a proxy that is not http(s),
-X-Ray tracing of botocore's calls) makes it read through the botocore client instead, and it says so once,
-in the log: with tracing on, each read is then a trace subsegment, as every other call is.
+in front of SQS: signed and posted to that path), the CA bundle (`AWS_CA_BUNDLE`, `ca_bundle`), the
+proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, or the client config's `proxies`), and tracing: Lambda's
+trace header goes on each request as botocore puts it there, and where the X-Ray SDK traces botocore's calls
+(as Powertools Tracer patches it), each read is a subsegment of its own as the SDK records a botocore call
+(named `sqs`, the operation, region, queue and status, a fault or throttle flagged), and its request carries
+that subsegment's trace header. A setting it cannot honour (a proxy's own CA bundle or client certificate, a
+client certificate, a proxy that is not http(s)) makes it read through the botocore client instead, and it
+says so once, in the log.
 """
 
 from __future__ import annotations
@@ -70,10 +73,6 @@ logger = logging.getLogger(__name__)
 
 def unsupported_setting(config: BotoConfig, proxy: str | None) -> str | None:
     """The client setting this reader cannot honour, named; None when it honours them all."""
-    if getattr(botocore.client, "_xray_enabled", False):
-        # The X-Ray SDK (as Powertools Tracer sets it up) traces each botocore call as a subsegment; this reader
-        # is no botocore call, so with tracing on the client reads, and each read is traced. Off, neither is.
-        return "tracing (X-Ray traces botocore's calls as subsegments)"
     if getattr(config, "client_cert", None):
         return "client_cert (a client certificate)"
     if getattr(config, "proxies_config", None):
@@ -153,13 +152,42 @@ class QueueDepthReader:
         """One GetQueueAttributes call (with its retries). Raises botocore's errors, as the client would."""
         if self.fallback is not None:
             return read_queue_depth(self._client, url)
+        if getattr(botocore.client, "_xray_enabled", False):  # set by the X-Ray SDK's patch of botocore
+            return self._traced_read(url)
+        depth, _ = self._read(url, {})
+        return depth
+
+    def _traced_read(self, url: str) -> QueueDepth:
+        """The read as the X-Ray SDK records a botocore call: a subsegment with its metadata, and the request
+        carrying that subsegment's trace header. The SDK is imported only here: where botocore is traced, it is
+        loaded already (the layer does not ship it)."""
+        from aws_xray_sdk.core import xray_recorder  # type: ignore[import-untyped]
+        from aws_xray_sdk.ext.boto_utils import aws_meta_processor  # type: ignore[import-untyped]
+        from aws_xray_sdk.ext.util import inject_trace_header  # type: ignore[import-untyped]
+
+        def call(operation: str, api_params: dict[str, Any]) -> dict[str, Any]:
+            trace_headers: dict[str, str] = {}
+            inject_trace_header(trace_headers, xray_recorder.current_subsegment())
+            depth, request_id = self._read(api_params["QueueUrl"], trace_headers)
+            return {"depth": depth, "ResponseMetadata": {"RequestId": request_id, "HTTPStatusCode": 200}}
+
+        answer = xray_recorder.record_subsegment(
+            call, self._client, (OPERATION, {"QueueUrl": url}), {},
+            name="sqs", namespace="aws", meta_processor=aws_meta_processor,
+        )  # fmt: skip
+        depth: QueueDepth = answer["depth"]
+        return depth
+
+    def _read(self, url: str, trace_headers: dict[str, str]) -> tuple[QueueDepth, str | None]:
+        """The depth and SQS's request id. `trace_headers` override the trace header botocore's hooks add."""
         api_params = {"QueueUrl": url, "AttributeNames": list(DEPTH_ATTRIBUTES)}
         events, name = self._client.meta.events, f"sqs.{OPERATION}"
         events.emit(f"before-parameter-build.{name}", params=api_params, model=self._operation, context={})
         body = json.dumps(api_params).encode()
         request_dict: dict[str, Any] = {"url_path": "/", "method": "POST", "headers": {}, "body": body}
         events.emit(f"before-call.{name}", model=self._operation, params=request_dict, request_signer=None, context={})
-        headers = {**HEADERS, **request_dict["headers"]}  # e.g. Lambda's X-Amzn-Trace-Id, as botocore adds it
+        # Lambda's X-Amzn-Trace-Id, as botocore adds it; the X-Ray SDK's subsegment's instead, where it traces
+        headers = {**HEADERS, **request_dict["headers"], **trace_headers}
         for attempt in range(1, self._attempts + 1):
             try:
                 status, answer_headers, payload = self._send(body, headers)
@@ -169,7 +197,8 @@ class QueueDepthReader:
                 self._wait(OTHER_BACKOFF_SECONDS, attempt)
                 continue
             if status == 200:
-                return depth_of(json.loads(payload).get("Attributes", {}))
+                request_id = {key.lower(): value for key, value in answer_headers.items()}.get("x-amzn-requestid")
+                return depth_of(json.loads(payload).get("Attributes", {})), request_id
             error = self._client_error(status, answer_headers, payload)
             code = error.response["Error"]["Code"]
             throttled = code in THROTTLING_CODES or status == 429
