@@ -316,13 +316,15 @@ def test_upstream_several_apps_the_spent_app_is_named_beside_the_healthy_ones(aw
     for job in range(6):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job}))
     put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": UPSTREAM_QUEUE}, {1: 20 * 60})
-    # The primary app is spent; the two additional apps are not: their figure alone would hide it.
+    # The primary app is spent; the two additional apps are not: their figure alone would hide it. Each series
+    # as upstream's scale-up publishes it: Powertools adds its `service` dimension beside AppId.
     for app, left in (("123456", 12), ("234567", 4100), ("345678", 4800)):
-        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", {"AppId": app}, {1: left, 2: left + 40})
+        dimensions = {"service": "multi-runner-linux-x64-scale-up", "AppId": app}
+        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", dimensions, {1: left, 2: left + 40})
     page = page_for(config, "eu-west-1")
     cause, detail = findings(page, "linux-x64")[0]
     assert cause == "rate_limited"
-    assert detail.startswith("app 123456: 12 requests left (fleet-wide)")
+    assert detail.startswith("app 123456: 12 requests left;")
     assert "the other apps have app 234567: 4100, app 345678: 4800" in detail
 
 
