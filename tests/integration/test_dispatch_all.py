@@ -43,8 +43,12 @@ def one_job_on_three_queues(aws: None) -> None:
     )
 
 
-def page(strategy: str, jobs_table: str | None, queue_source: str = "sqs") -> tuple[dict[str, Any], str]:
+def page(
+    strategy: str, jobs_table: str | None, queue_source: str = "sqs", title: str | None = None
+) -> tuple[dict[str, Any], str]:
     text = CONFIG.replace("STRATEGY", strategy).replace("queue_source: sqs", f"queue_source: {queue_source}")
+    if title is not None:
+        text = text.replace("name: jobs-queueing,", f"name: jobs-queueing, title: {title!r},")
     if strategy == "first":  # each pool its own labels: each job goes to one queue
         text = text.replace(", labels: [self-hosted, linux, x64]", "")
     config = parse_config(text, source="t.yaml")
@@ -68,6 +72,18 @@ def test_with_tracking_a_job_on_three_queues_is_counted_once(one_job_on_three_qu
     assert [f["queue_size"] for f in alert["runner_types"]] == [1, 1, 1]
     assert alert["jobs_queued"] == 1 and alert["total_queue_size"] == 1  # not 3
     assert "1 job in all, each counted once" in alert["summary"]
+    assert "3 queued" not in subject
+
+
+def test_with_tracking_a_subject_short_of_room_says_the_job_once(one_job_on_three_queues: None) -> None:
+    """A long title leaves the subject room only for a short wording, the one that says the page's total queued:
+    under `all` dispatch that total is the one tracked job, never the three queues' requests summed."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    _, subject = page("all", JOBS, title="Linux x64 jobs are queueing on the shared pools")
+    assert "1 queued" in subject, subject
     assert "3 queued" not in subject
 
 
