@@ -372,6 +372,20 @@ def test_upstream_multi_region_a_keys_queues_in_two_regions_are_one_demand(aws: 
     assert page["jobs_queued"] == 2  # not 3
 
 
+def test_upstream_multi_region_each_regions_job_retry_and_dead_letter_queues_are_its_copys(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-multi-region.yaml")
+    for region, paths in (("eu-west-1", ["job-retry"]), ("us-east-1", ["queued-builds_dead_letter"])):
+        sqs = boto3.client("sqs", region_name=region)
+        for name in ("queued-builds", *paths):
+            sqs.create_queue(QueueName=f"multi-runner-linux-x64-{name}")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    found = {rt.name: (rt.region, rt.job_retry_queue, rt.dead_letter_queue) for rt in snap.runner_types}
+    assert found == {
+        "linux-x64": ("eu-west-1", "multi-runner-linux-x64-job-retry", None),
+        "linux-x64@us-east-1": ("us-east-1", None, "multi-runner-linux-x64-queued-builds_dead_letter"),
+    }
+
+
 def test_upstream_scale_set_lane_is_judged_on_its_jobs_beside_the_pools_two_signals(aws: None) -> None:
     config = load_config(EXAMPLES / "upstream-scale-set-lane.yaml")
     request_in("eu-west-1", "multi-runner-linux-x64-queued-builds", 600)  # a discovered pool, its request aging
