@@ -64,6 +64,8 @@ class AlertView:
     members: list[Member] = field(default_factory=list)
     silenced_by: list[str] = field(default_factory=list)  # every member held back: by these silences
     silenced_since: datetime | None = None
+    jobs_queued: int | None = None  # the last page's jobs total, each job counted once (alert_state.PagedAs)
+    jobs_queued_basis: str | None = None  # how that total was counted, or why it was not
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,8 @@ def build_view(
                 members,
                 held_by,
                 held_since,
+                record.paged_as.jobs_queued if record.paged_as else None,
+                record.paged_as.jobs_queued_basis if record.paged_as else None,
             )
         )
     for rule, instances in sorted(by_rule.items()):
@@ -336,6 +340,11 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
         else:
             since = _ago(alert.started_at, now) if alert.started_at else "?"
         lines.append(f"  {alert.rule} / {group}: {alert.status} since {since}; {page}; {outbox}")
+        if len(alert.members) > 1 and alert.jobs_queued_basis:
+            # Summing the members' figures below counts a job once per queue that holds its request (all
+            # dispatch): the page's own total says how many jobs there were.
+            total = f"{plural(alert.jobs_queued, 'job')}, " if alert.jobs_queued is not None else ""
+            lines.append(f"    jobs queued at the last page: {total}{alert.jobs_queued_basis}")
         for m in alert.members[:MAX_MEMBERS_SHOWN]:
             lines.append(f"    {m.runner_type}: {_member_text(m, now)}{_figures(m)}")
         if len(alert.members) > MAX_MEMBERS_SHOWN:

@@ -125,11 +125,14 @@ def test_a_job_retry_check_older_than_30_minutes_pages_and_a_younger_one_does_no
 def test_a_dead_lettered_request_pages_with_the_job_it_likely_names(fleet: dict[str, str]) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
     sqs.send_message(QueueUrl=fleet[LINUX_DEAD], MessageBody='{"id": 7}')
-    put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), {LINUX_DEAD: 42 * 60}, T0)
+    # AWS/SQS ages a dead-lettered message from its move to the dead-letter queue, not from its send: the
+    # request was sent 45 minutes ago and dead-lettered 40 minutes ago, after scale-up's receives failed.
+    put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), {LINUX_DEAD: 40 * 60}, T0)
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_jobs_table(dynamodb, JOBS)
-    # Three jobs of linux-x64 still queued: 3h, 42m and 5m ago. The request was sent 42 minutes ago.
-    for job_id, minutes, repo in ((1, 180, "pytorch/vision"), (7, 42, "pytorch/pytorch"), (9, 5, "pytorch/audio")):
+    # Three jobs of linux-x64 still queued: 3h, 45m and 36m ago. The one queued 36 minutes ago is the nearest
+    # to the move, but came after it: it cannot be the dead-lettered request's job.
+    for job_id, minutes, repo in ((1, 180, "pytorch/vision"), (7, 45, "pytorch/pytorch"), (9, 36, "pytorch/audio")):
         put_queued_jobs(
             dynamodb, JOBS, "linux-x64", [T0 - timedelta(minutes=minutes)], now=T0, first_id=job_id, repo=repo
         )
@@ -149,9 +152,9 @@ def test_a_dead_lettered_request_pages_with_the_job_it_likely_names(fleet: dict[
     assert row["queue"] == LINUX_DEAD and row["breached"] == ["dead_lettered"]
     assert [(job["repo"], job["run_id"]) for job in row["oldest_jobs"]] == [("pytorch/pytorch", 10_000_007)]
     assert row["jobs_note"].startswith("jobs inferred, not read")
-    assert "likely pytorch/pytorch run 10000007, queued 42m ago" in alert["summary"]
+    assert "likely pytorch/pytorch run 10000007, queued 45m ago" in alert["summary"]
     assert message_subject(message) == (
-        "ALARM: P2 linux-x64, 1 dead-lettered, oldest 42m: Scale-up requests dead-lettered (dead-letter)"
+        "ALARM: P2 linux-x64, 1 dead-lettered, oldest 40m: Scale-up requests dead-lettered (dead-letter)"
     )
 
 

@@ -43,8 +43,12 @@ def one_job_on_three_queues(aws: None) -> None:
     )
 
 
-def page(strategy: str, jobs_table: str | None, queue_source: str = "sqs") -> tuple[dict[str, Any], str]:
+def page(
+    strategy: str, jobs_table: str | None, queue_source: str = "sqs", title: str | None = None
+) -> tuple[dict[str, Any], str]:
     text = CONFIG.replace("STRATEGY", strategy).replace("queue_source: sqs", f"queue_source: {queue_source}")
+    if title is not None:
+        text = text.replace("name: jobs-queueing,", f"name: jobs-queueing, title: {title!r},")
     if strategy == "first":  # each pool its own labels: each job goes to one queue
         text = text.replace(", labels: [self-hosted, linux, x64]", "")
     config = parse_config(text, source="t.yaml")
@@ -69,6 +73,21 @@ def test_with_tracking_a_job_on_three_queues_is_counted_once(one_job_on_three_qu
     assert alert["jobs_queued"] == 1 and alert["total_queue_size"] == 1  # not 3
     assert "1 job in all, each counted once" in alert["summary"]
     assert "3 queued" not in subject
+    # status lists each pool with its own queue's request, and says the page's total: the one job
+    status = show_status(dynamodb, "state-all-jobs", T0, as_json=False)
+    assert "jobs queued at the last page: 1 job, the tracked jobs, each counted once" in status
+
+
+def test_with_tracking_a_subject_short_of_room_says_the_job_once(one_job_on_three_queues: None) -> None:
+    """A long title leaves the subject room only for a short wording, the one that says the page's total queued:
+    under `all` dispatch that total is the one tracked job, never the three queues' requests summed."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    _, subject = page("all", JOBS, title="Linux x64 jobs are queueing on the shared pools")
+    assert "1 queued" in subject, subject
+    assert "3 queued" not in subject
 
 
 def test_without_tracking_all_dispatch_gives_the_bounds_not_a_sum(one_job_on_three_queues: None) -> None:
@@ -76,6 +95,8 @@ def test_without_tracking_all_dispatch_gives_the_bounds_not_a_sum(one_job_on_thr
     assert alert["jobs_queued"] is None and alert["total_queue_size"] is None
     assert "jobs in all between 1 job and 3" in alert["summary"]
     assert "3 queued" not in subject
+    status = show_status(boto3.client("dynamodb", region_name="us-east-1"), "state-all-None", T0, as_json=False)
+    assert "jobs queued at the last page: between 1 job and 3: with queue_selection_strategy all" in status
 
 
 def test_without_tracking_first_dispatch_sums_the_requests(one_job_on_three_queues: None) -> None:

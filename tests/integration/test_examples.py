@@ -316,13 +316,15 @@ def test_upstream_several_apps_the_spent_app_is_named_beside_the_healthy_ones(aw
     for job in range(6):
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job}))
     put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": UPSTREAM_QUEUE}, {1: 20 * 60})
-    # The primary app is spent; the two additional apps are not: their figure alone would hide it.
+    # The primary app is spent; the two additional apps are not: their figure alone would hide it. Each series
+    # as upstream's scale-up publishes it: Powertools adds its `service` dimension beside AppId.
     for app, left in (("123456", 12), ("234567", 4100), ("345678", 4800)):
-        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", {"AppId": app}, {1: left, 2: left + 40})
+        dimensions = {"service": "multi-runner-linux-x64-scale-up", "AppId": app}
+        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", dimensions, {1: left, 2: left + 40})
     page = page_for(config, "eu-west-1")
     cause, detail = findings(page, "linux-x64")[0]
     assert cause == "rate_limited"
-    assert detail.startswith("app 123456: 12 requests left (fleet-wide)")
+    assert detail.startswith("app 123456: 12 requests left;")
     assert "the other apps have app 234567: 4100, app 345678: 4800" in detail
 
 
@@ -368,6 +370,20 @@ def test_upstream_multi_region_a_keys_queues_in_two_regions_are_one_demand(aws: 
     figures = {f["runner_type"]: f["queue_size"] for f in page["runner_types"]}
     assert figures == {"linux-x64": 2, "linux-x64@us-east-1": 1}  # the jobs, and the copy's own requests
     assert page["jobs_queued"] == 2  # not 3
+
+
+def test_upstream_multi_region_each_regions_job_retry_and_dead_letter_queues_are_its_copys(aws: None) -> None:
+    config = load_config(EXAMPLES / "upstream-multi-region.yaml")
+    for region, paths in (("eu-west-1", ["job-retry"]), ("us-east-1", ["queued-builds_dead_letter"])):
+        sqs = boto3.client("sqs", region_name=region)
+        for name in ("queued-builds", *paths):
+            sqs.create_queue(QueueName=f"multi-runner-linux-x64-{name}")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    found = {rt.name: (rt.region, rt.job_retry_queue, rt.dead_letter_queue) for rt in snap.runner_types}
+    assert found == {
+        "linux-x64": ("eu-west-1", "multi-runner-linux-x64-job-retry", None),
+        "linux-x64@us-east-1": ("us-east-1", None, "multi-runner-linux-x64-queued-builds_dead_letter"),
+    }
 
 
 def test_upstream_scale_set_lane_is_judged_on_its_jobs_beside_the_pools_two_signals(aws: None) -> None:

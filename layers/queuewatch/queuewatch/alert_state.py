@@ -188,6 +188,10 @@ class PagedAs:
     group_by: str
     runbook_url: str | None = None
     dashboard_url: str | None = None
+    # The page's jobs total, each job counted once however many queues hold its request, and how it was
+    # counted (or why it was not): `queuewatch status` says it, as the page did, since it stores no figures.
+    jobs_queued: int | None = None
+    jobs_queued_basis: str | None = None
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ class RunnerTypeSnapshot(FrozenModel):
     job_retry_queue: Annotated[str, Field(max_length=MAX_NAME_LENGTH)] | None = None
     dead_letter_queue: Annotated[str, Field(max_length=MAX_NAME_LENGTH)] | None = None
     # Where jobs are tracked and requests are dead-lettered: the tracked jobs those requests likely stood
-    # for (inferred, never read from the queue: collect/dead_letters.py), nearest first.
+    # for (inferred, never read from the queue: collect/dead_letters.py), the latest queued before the move first.
     dead_letter_jobs: list[WaitingJob] = Field(default=[], max_length=5)
 
     @field_validator("signals")

@@ -177,6 +177,8 @@ def _paged_as(raw: dict[str, Any] | None) -> PagedAs | None:
         group_by=raw["group_by"],
         runbook_url=raw.get("runbook_url"),
         dashboard_url=raw.get("dashboard_url"),
+        jobs_queued=None if raw.get("jobs_queued") is None else int(raw["jobs_queued"]),
+        jobs_queued_basis=raw.get("jobs_queued_basis"),
     )
 
 
@@ -371,6 +373,8 @@ def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:
         "group_by": paged.group_by,
         "runbook_url": paged.runbook_url,
         "dashboard_url": paged.dashboard_url,
+        "jobs_queued": paged.jobs_queued,
+        "jobs_queued_basis": paged.jobs_queued_basis,
     }
     return {k: v for k, v in item.items() if v is not None}
 

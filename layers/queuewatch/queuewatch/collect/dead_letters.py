@@ -3,12 +3,13 @@
 The request's body names its job (upstream's ActionRequestMessage: id, repositoryOwner, repositoryName),
 but reading it takes ReceiveMessage, which the watcher never calls on the autoscaler's queues: a receive
 hides the message and counts against its redrive. So the job is inferred from what queuewatch may read:
-the tracked jobs of that runner type still queued (never started: no runner took them), nearest first to
-when the oldest dead-lettered request was sent (now minus its AWS/SQS age: a standard queue keeps a
-message's first enqueue time when it moves it to the dead-letter queue), or the longest queued first when
-that age is unknown; as many as requests are dead-lettered, at most MAX_LISTED. A request for a job that
-since started (another runner took it) names no job here. Without tracking nothing names the job: the
-page says so.
+the tracked jobs of that runner type still queued (never started: no runner took them). AWS/SQS gives a
+dead-letter queue's oldest age from when the message was moved there, not from when it was sent (SQS's
+dead-letter retention notes), and scale-up received it maxReceiveCount times first, a visibility timeout
+apart: so the job was queued before that move. Those queued before it are listed, the latest first; or
+the longest queued first when that age is unknown; as many as requests are dead-lettered, at most
+MAX_LISTED. A request for a job that since started (another runner took it) names no job here. Without
+tracking nothing names the job: the page says so.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from queuewatch.signals import SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob, runner_type_key
 
 MAX_LISTED = 5
+CLOCK_SLACK = timedelta(minutes=1)
+"""GitHub's clock stamps a job's queued time, AWS's the move: a job stamped this much after the move may still be it."""
 
 
 def with_dead_letter_jobs(
@@ -37,8 +40,9 @@ def with_dead_letter_jobs(
     ]
     age = runner_type.value(SignalName.DEAD_LETTER_AGE)
     if age:
-        sent = now - timedelta(seconds=age)
-        jobs.sort(key=lambda job: (abs((job.queued_since - sent).total_seconds()), job.job_id))
+        moved = now - timedelta(seconds=age)
+        jobs = [job for job in jobs if job.queued_since <= moved + CLOCK_SLACK]
+        jobs.sort(key=lambda job: (abs((moved - job.queued_since).total_seconds()), job.job_id))
     else:
         jobs.sort(key=lambda job: (job.queued_since, job.job_id))
     listed = [

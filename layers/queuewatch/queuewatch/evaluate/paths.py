@@ -34,10 +34,13 @@ def dead_letter_note(rule: Rule, found: RunnerTypeSnapshot, snapshot: Snapshot |
             "job (repositoryOwner, repositoryName, id): look in the queue's console, or turn tracking on"
         )
     if not found.dead_letter_jobs:
-        return f"job unknown: no tracked job of {found.name} is still queued; it may have started on another runner"
+        return (
+            f"job unknown: no tracked job of {found.name} queued before the request was dead-lettered is still "
+            "queued; it may have started on another runner"
+        )
     return (
-        "jobs inferred, not read: tracked jobs of this runner type that never started, nearest to when the oldest "
-        f"request was sent ({unread})"
+        "jobs inferred, not read: tracked jobs of this runner type that never started, queued before the oldest "
+        f"request was dead-lettered, the latest first ({unread})"
     )
 
 

@@ -249,4 +249,6 @@ def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:
         group_by=alert.group_by,
         runbook_url=alert.runbook_url,
         dashboard_url=alert.dashboard_url,
+        jobs_queued=None if alert.jobs_queued is None else int(alert.jobs_queued),
+        jobs_queued_basis=alert.jobs_queued_basis,
     )
