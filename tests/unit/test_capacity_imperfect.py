@@ -137,16 +137,50 @@ def test_the_autoscalers_maximum_is_replayed_and_the_output_names_what_binds() -
     assert answer_of(burst, "--max", "0")[0] == 2
 
 
-def test_the_launch_rate_binds_when_the_fleet_asks_for_more_runners_a_minute_than_one_app_launches() -> None:
+def test_the_github_apps_burst_binds_when_the_fleet_asks_for_more_than_180_runners_in_a_minute() -> None:
     t = START.timestamp() + 3600
     minute = [JobTimes(f"rt{n % 3}", t + n * 0.2, t + n * 0.2 + 90, t + 700) for n in range(300)]  # 300 in a minute
     code, out = answer_of(minute)
     assert code == 0
-    # The 300th ask (at 59.8 s) is launched 299 spacings of 60/166 s after the first: about 48 s late.
-    late = 299 * 60 / 166 - 59.8
-    assert f"in 1 minute(s) (at most 300); a runner ask waited up to {round(late)}s" in out
+    # The 181st ask (at 36 s) waits for the first launch to leave the minute (60 s); each after it waits as long.
+    assert "launch rate binds: the GitHub App's burst (180 a minute per App, 1 App(s)) held back 120 runner" in out
+    assert "up to 24s (at most 300 asked in a minute)" in out
+    code, out = answer_of(minute, "--github-apps", "2")  # 150 asks through each App: none binds
+    assert code == 0 and "none binds" in out
     code, out = answer_of(minute[:100])
-    assert "asked for at most 100 runner(s) in a minute, under the 166 a minute" in out
+    assert "asked for at most 100 runner(s) in a minute; no launch ceiling held one back" in out
+
+
+def test_ssm_parameter_stores_40_writes_a_second_binds_a_burst_within_one_second() -> None:
+    t = START.timestamp() + 3600
+    second = [JobTimes("linux.2xlarge", t + n * 0.005, t + 95, t + 700) for n in range(100)]  # 100 in half a second
+    code, out = answer_of(second, "--json")
+    assert code == 0
+    import json
+
+    launched = json.loads(out)["launch_rate"]
+    assert launched["binds"] == "SSM Parameter Store" and launched["held_back"] == {"SSM Parameter Store": 60}
+    # Asks 41 to 80 are launched a second after the first 40, and 81 to 100 a second after those.
+    assert round(launched["longest_wait"]["SSM Parameter Store"], 3) == round(2 - 80 * 0.005, 3)
+    assert "SSM Parameter Store's 40 writes a second (per account and region) held back 60" in launched["said"]
+    code, out = answer_of(second, "--ssm-rate", "100")  # the higher throughput setting: none binds
+    assert "none binds" in out
+
+
+def test_the_github_apps_sustained_rate_binds_past_10_000_runners_in_an_hour() -> None:
+    t = START.timestamp() + 3600
+    gap = 60 / 174  # 174 a minute, under the burst's 180, for 70 minutes
+    hour = [JobTimes(f"rt{n % 5}", t + n * gap, t + n * gap + 90, t + n * gap + 700) for n in range(174 * 70)]
+    code, out = answer_of(hour, "--startup", "90s", "--json")
+    assert code == 0
+    import json
+
+    launched = json.loads(out)["launch_rate"]
+    # The 9,961st ask waits for the first to leave the hour, and each after it for the one 9,960 before it.
+    assert launched["binds"] == "GitHub App sustained"
+    assert launched["held_back"] == {"GitHub App sustained": 174 * 70 - 9960}
+    assert math.isclose(launched["longest_wait"]["GitHub App sustained"], 3600 - 9960 * gap)
+    assert "the GitHub App's sustained rate (166 a minute per App, 1 App(s)) held back 2,220" in launched["said"]
 
 
 def test_the_maximum_is_read_from_the_config_for_each_runner_type(tmp_path: Path) -> None:

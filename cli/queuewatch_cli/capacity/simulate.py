@@ -130,34 +130,3 @@ def smallest_pool(arrivals: Sequence[float], runs: Sequence[float], startup: flo
         else:
             low = middle + 1
     return Sizing(high, at(high), unlimited, tuple(tried[n] for n in sorted(tried)))
-
-
-@dataclass(frozen=True)
-class LaunchLimit:
-    """The fleet asked for more runners a minute than the autoscaler can launch (every job gets a fresh runner)."""
-
-    per_minute: float
-    peak_minute: int  # the most runners asked for in one UTC minute
-    minutes_over: int  # minutes in which more were asked for than the rate allows
-    longest_delay: float  # the longest a runner ask waits for the rate, in seconds (0: never)
-
-
-def launch_limit(arrivals: Sequence[float], per_minute: float) -> LaunchLimit:
-    """Every arrival (any runner type: one GitHub App launches them all) is a runner to launch, at most
-    `per_minute` a minute, sustained: the k-th ask is launched no sooner than 60/per_minute after the one before.
-    Arrivals ascending."""
-    spacing = 60.0 / per_minute
-    launched = -math.inf
-    longest = 0.0
-    counts: dict[int, int] = {}
-    for arrival in arrivals:
-        launched = max(arrival, launched + spacing)
-        longest = max(longest, launched - arrival)
-        minute = int(arrival // 60)
-        counts[minute] = counts.get(minute, 0) + 1
-    return LaunchLimit(
-        per_minute,
-        max(counts.values(), default=0),
-        sum(1 for count in counts.values() if count > per_minute),
-        longest,
-    )
