@@ -140,6 +140,14 @@ def test_backtest_honours_the_default_stack(aws: None, monkeypatch: pytest.Monke
     assert seen == [("eu-west-1", "tracked-jobs")] * 2
 
 
+def test_backtest_help_names_the_default_stacks_region_and_jobs_table(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["backtest", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "region and jobs table" in shown and "$QUEUEWATCH_STACK" in shown
+    assert "stacks: in ~/.config/queuewatch/config.yaml" in shown
+
+
 def test_a_read_that_times_out_is_an_endpoint_that_did_not_answer(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

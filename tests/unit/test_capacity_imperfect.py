@@ -121,6 +121,11 @@ def test_a_quiet_runner_type_whose_jobs_never_overlap_is_not_called_capped() -> 
     assert answer.startup.source == "history" and answer.startup.seconds == 90
     assert answer.sizing.runners == 1
     assert math.isclose(answer.observed.startup_median, 90)
+    # Ten such jobs: too few to read a start-up from, said so, and still not capped.
+    [fewer] = analyse(by_runner_type(jobs[:10], START.timestamp(), END.timestamp()), START.timestamp(),
+                      END.timestamp(), parse_target("p90<5m"))  # fmt: skip
+    assert any("only 10 job(s) queued below its ceiling: too few" in note for note in fewer.notes), fewer.notes
+    assert not any("capped" in note for note in fewer.notes)
 
 
 def test_the_autoscalers_maximum_is_replayed_and_the_output_names_what_binds() -> None:
