@@ -156,6 +156,27 @@ def test_the_github_apps_burst_binds_when_the_fleet_asks_for_more_than_180_runne
     assert "asked for at most 100 runner(s) in a minute; no launch ceiling held one back" in out
 
 
+def test_a_launch_ceilings_wait_is_in_the_models_queue_times_and_named_where_it_binds() -> None:
+    t = START.timestamp() + 3600
+    minute = [JobTimes("linux.2xlarge", t + n * 0.2, t + n * 0.2 + 60, t + 1200) for n in range(300)]
+    code, out = answer_of(minute, "--startup", "60s", "--max", "400", "--target", "p50<2m", "--json")
+    assert code == 0
+    import json
+
+    [found] = json.loads(out)["runner_types"]
+    # The last 120 asks each wait 24 s for the burst: their queue time is that and the start-up, 40% of the jobs.
+    waited = found["maximum"]["queue_seconds"]
+    assert (waited["p50"], waited["p90"], waited["worst"]) == (60, 84, 84)
+    binds = found["maximum"]["binds"]
+    assert "the launch rate (the GitHub App's burst (180 a minute per App, 1 App(s))): 120 job(s) (40.0%)" in binds
+    assert "the maximum:" not in binds
+    # A target under the start-up and the launch wait: no pool size meets it, and the launch ceiling is named.
+    code, out = answer_of(minute, "--startup", "60s", "--target", "p90<70s", "--json")
+    [found] = json.loads(out)["runner_types"]
+    assert found["sized"] is None
+    assert any("launches wait for the GitHub App's burst" in note for note in found["thin"]), found["thin"]
+
+
 def test_ssm_parameter_stores_40_writes_a_second_binds_a_burst_within_one_second() -> None:
     t = START.timestamp() + 3600
     second = [JobTimes("linux.2xlarge", t + n * 0.005, t + 95, t + 700) for n in range(100)]  # 100 in half a second

@@ -10,14 +10,17 @@ Every job asks for a fresh runner (ephemeral runners), and creating one costs, a
 The replay, and what it assumes: asks are launched in the order they came (the scale-up's queue), spread over the
 Apps in turn; an ask is launched at the first moment no ceiling forbids it: at most `burst` of its App's launches
 in any minute, `per_minute * 60` in any hour, and `ssm_per_second` of all launches in any second. The ceiling that
-set that moment is the one that binds for that ask.
+set that moment is the one that binds for that ask. The pool model (simulate.py) adds each ask's wait to its job's
+queue time; the asks are taken at the jobs' arrivals, so where the maximum holds asks back the waits are an upper
+bound.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 APP_BURST_PER_MINUTE = 180
@@ -52,6 +55,7 @@ class LaunchLimit:
     peak_minute: int  # the most runners asked for in one UTC minute
     delayed: dict[str, int] = field(default_factory=dict)  # asks a ceiling held back, by the ceiling that bound
     longest: dict[str, float] = field(default_factory=dict)  # the longest such wait, by ceiling (seconds)
+    waits: dict[str, array[float]] = field(default_factory=dict)  # per runner type, each ask's, in arrival order
 
     @property
     def binds(self) -> str | None:
@@ -65,16 +69,18 @@ class LaunchLimit:
         return max(self.longest.values(), default=0.0)
 
 
-def launch_limit(arrivals: Sequence[float], ceilings: LaunchCeilings) -> LaunchLimit:
-    """Every arrival (any runner type: the Apps and SSM serve them all) is a runner to launch; arrivals ascending."""
+def launch_limit(asks: Iterable[tuple[float, str]], ceilings: LaunchCeilings) -> LaunchLimit:
+    """Every job (any runner type: the Apps and SSM serve them all) is a runner to launch: its arrival and its
+    runner type, ascending by arrival. Each ask's wait is kept per runner type, in the order its asks came."""
     hourly = max(1, int(ceilings.per_minute * 60))
     launched: deque[float] = deque(maxlen=ceilings.ssm_per_second)  # the latest launches, in order
     by_app = [deque[float](maxlen=max(ceilings.burst, hourly)) for _ in range(ceilings.apps)]
     delayed: dict[str, int] = {}
     longest: dict[str, float] = {}
     counts: dict[int, int] = {}
+    waits: dict[str, array[float]] = {}
     cause_before = ""
-    for index, arrival in enumerate(arrivals):
+    for index, (arrival, runner_type) in enumerate(asks):
         mine = by_app[index % ceilings.apps]
         bounds = {
             "GitHub App burst": mine[-ceilings.burst] + 60 if len(mine) >= ceilings.burst else -math.inf,
@@ -90,10 +96,11 @@ def launch_limit(arrivals: Sequence[float], ceilings: LaunchCeilings) -> LaunchL
         at = max(arrival, bound)
         launched.append(at)
         mine.append(at)
+        waits.setdefault(runner_type, array("d")).append(at - arrival)
         if at > arrival:
             delayed[cause] = delayed.get(cause, 0) + 1
             longest[cause] = max(longest.get(cause, 0.0), at - arrival)
         cause_before = cause
         minute = int(arrival // 60)
         counts[minute] = counts.get(minute, 0) + 1
-    return LaunchLimit(ceilings, max(counts.values(), default=0), delayed, longest)
+    return LaunchLimit(ceilings, max(counts.values(), default=0), delayed, longest, waits)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import heapq
 import json
 import re
 import sys
@@ -203,9 +204,21 @@ def run_capacity(
     if hosted:
         notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
     ceilings = LaunchCeilings(args.launch_rate, ssm_per_second=args.ssm_rate, apps=args.github_apps)
-    launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), ceilings)
+    launches = launch_limit(heapq.merge(*(_asks(name, of.queued) for name, of in jobs.items())), ceilings)
     plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, maxima, args.pool, args.pool_size)
+    answers = analyse(
+        jobs,
+        held_from,
+        end.timestamp(),
+        target,
+        startup,
+        plotted,
+        maxima,
+        args.pool,
+        args.pool_size,
+        launches.waits,
+        None if launches.binds is None else ceilings.describe(launches.binds),
+    )
     launch = launch_note(launches, bool(args.runner_type))
     if args.json:
         whole = document(answers, held_from, end.timestamp(), target, notes)
@@ -269,8 +282,8 @@ def launch_note(launches: LaunchLimit, some: bool) -> str:
     return (
         f"launch rate binds: {ceilings.describe(binding)} held back {launches.delayed[binding]:,} runner ask(s) "
         f"of {whose}, up to {format_duration(launches.longest[binding])} (at most {launches.peak_minute:,} asked in "
-        f"a minute)" + (f"; also held back by {', '.join(others)}" if others else "") + "; the pool model does not "
-        "add these waits"
+        f"a minute)" + (f"; also held back by {', '.join(others)}" if others else "") + "; each job's wait for its "
+        "launch is in its queue time in the model"
     )
 
 
@@ -279,6 +292,12 @@ def _duration(option: str, text: str) -> int:
         return parse_duration(text)
     except ValueError as error:
         raise QueuewatchError(f"{option}: {error}") from None
+
+
+def _asks(name: str, queued: Iterable[float]) -> Iterator[tuple[float, str]]:
+    """A runner type's jobs as runners asked for, ascending (heapq.merge joins the runner types')."""
+    for at in queued:
+        yield at, name
 
 
 def _wanted(name: str, patterns: list[str]) -> bool:
