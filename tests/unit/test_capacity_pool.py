@@ -153,6 +153,33 @@ def test_the_two_replays_agree_job_by_job_where_the_maximum_binds_and_jobs_wait_
         assert replayed.waits == waits and math.isclose(replayed.pool_seconds, cost), (maximum, size)
 
 
+def test_pool_size_and_max_replay_the_history_as_the_independent_replay_does() -> None:
+    history = office_hours()
+    argv = ["capacity", "--table", "t", "--from", START.isoformat(), "--to", END.isoformat(), "--target", TARGET]
+    argv += ["--startup", "90s", "--pool-size", "2", "--max", "4", "--json"]
+    printed: list[str] = []
+    now = END + timedelta(minutes=5)
+    assert (
+        run_capacity(build_parser().parse_args(argv), read=lambda _s, _e: iter(history), now=now, out=printed.append)
+        == 0
+    )
+    [found] = json.loads(printed[0])["runner_types"]
+    [what_if] = found["pool_what_if"]["entries"]
+    jobs = by_runner_type(history, START.timestamp(), END.timestamp())["linux.2xlarge"]
+    arrivals, runs = list(jobs.queued), [c - s for s, c in zip(jobs.started, jobs.completed, strict=True)]
+    window = Window("MON-FRI", frozenset(range(5)), 9, 16)
+    inside = [window.holds(a) for a in arrivals]
+    waits, cost = fleet_replay(arrivals, runs, 4, 2, window)  # at most 4 runners, 2 of them the pool's
+    without, _ = fleet_replay(arrivals, runs, 4, 0, window)
+    assert what_if["target_value_seconds"]["with"] == round(
+        p90([w for w, i in zip(waits, inside, strict=True) if i]), 1
+    )
+    assert what_if["target_value_seconds"]["without"] == round(
+        p90([w for w, i in zip(without, inside, strict=True) if i]), 1
+    )
+    assert what_if["idle_instance_hours_a_week"] == round(cost / 3600 / 2, 2)
+
+
 def test_pool_and_pool_size_on_the_command_line() -> None:
     history = office_hours()
     now = END + timedelta(minutes=5)
