@@ -107,6 +107,10 @@ def test_a_discovered_name_in_capitals_is_replayed_as_the_live_collector_counts_
     jobs = [job(n, "linux-arm64", at, timedelta(minutes=20)) for n in range(2)]  # stored as a lower-case candidate
     spans = job_spans(jobs, watched)
     assert (len(spans), spans.unmatched) == (2, 0)
+    # A job for GitHub's hosted runners is counted apart: not a runner type this config fails to watch.
+    hosted = job(3, "ubuntu-latest", at, timedelta(seconds=5), labels=("ubuntu-latest",))
+    spans = job_spans([*jobs, hosted], watched)
+    assert (len(spans), spans.unmatched, spans.hosted) == (2, 0, 1)
     queued = [j.model_copy(update={"status": "queued", "started_at": None, "completed_at": None}) for j in jobs]
     live = census(queued, {"Linux-ARM64"}, at + timedelta(minutes=5))
     assert live.by_runner_type["Linux-ARM64"].count == 2
