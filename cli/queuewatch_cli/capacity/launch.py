@@ -64,10 +64,6 @@ class LaunchLimit:
             return None
         return max(CEILINGS, key=lambda name: (self.delayed.get(name, 0), self.longest.get(name, 0.0)))
 
-    @property
-    def longest_delay(self) -> float:
-        return max(self.longest.values(), default=0.0)
-
 
 def launch_limit(asks: Iterable[tuple[float, str]], ceilings: LaunchCeilings) -> LaunchLimit:
     """Every job (any runner type: the Apps and SSM serve them all) is a runner to launch: its arrival and its
