@@ -60,6 +60,16 @@ def verdict(figures: dict[str, float]) -> str:
     return "fits a laptop" if not past else "past a laptop: " + " and ".join(past)
 
 
+def laptop_days(figures: dict[str, float], days: int) -> float:
+    """Where a command stops fitting a laptop, in days of the same jobs a day: its CPU time and the memory it
+    adds to the process grow with the history's length (every job read, every minute replayed), so each is
+    scaled linearly from the run measured, and the first to reach its limit says where."""
+    by_cpu = days * LAPTOP_CPU_SECONDS / max(figures["cpu_seconds"], 1e-9)
+    grown = max(figures["peak_rss_mib"] - figures["before_mib"], 1e-9)
+    by_memory = days * max(LAPTOP_MIB - figures["before_mib"], 0.0) / grown
+    return min(by_cpu, by_memory)
+
+
 def shares(runner_types: int) -> list[float]:
     weights = [1 / (n + 1) for n in range(runner_types)]
     return [w / sum(weights) for w in weights]
@@ -260,7 +270,8 @@ def main() -> None:
         print(
             f"{command} over {shape}: {figures['seconds']:.1f} s ({figures['cpu_seconds']:.1f} s of CPU), "
             f"peak RSS {figures['peak_rss_mib']:.0f} MiB "
-            f"(before it ran {figures['before_mib']:.0f} MiB); {rest}; verdict: {verdict(figures)}"
+            f"(before it ran {figures['before_mib']:.0f} MiB); {rest}; verdict: {verdict(figures)}; "
+            f"past a laptop from about {laptop_days(figures, args.days):,.0f} days of {args.per_day:,} jobs a day"
         )
 
 

@@ -107,6 +107,10 @@ def test_a_discovered_name_in_capitals_is_replayed_as_the_live_collector_counts_
     jobs = [job(n, "linux-arm64", at, timedelta(minutes=20)) for n in range(2)]  # stored as a lower-case candidate
     spans = job_spans(jobs, watched)
     assert (len(spans), spans.unmatched) == (2, 0)
+    # A job for GitHub's hosted runners is counted apart: not a runner type this config fails to watch.
+    hosted = job(3, "ubuntu-latest", at, timedelta(seconds=5), labels=("ubuntu-latest",))
+    spans = job_spans([*jobs, hosted], watched)
+    assert (len(spans), spans.unmatched, spans.hosted) == (2, 0, 1)
     queued = [j.model_copy(update={"status": "queued", "started_at": None, "completed_at": None}) for j in jobs]
     live = census(queued, {"Linux-ARM64"}, at + timedelta(minutes=5))
     assert live.by_runner_type["Linux-ARM64"].count == 2
@@ -138,6 +142,14 @@ def test_backtest_honours_the_default_stack(aws: None, monkeypatch: pytest.Monke
     (tmp_path / "config" / "queuewatch" / "config.yaml").write_text("stacks: [tracked@eu-west-1]\n")
     assert main(["backtest", "--config", "c.yaml", "--from", "1d"]) == 0
     assert seen == [("eu-west-1", "tracked-jobs")] * 2
+
+
+def test_backtest_help_names_the_default_stacks_region_and_jobs_table(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["backtest", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "region and jobs table" in shown and "$QUEUEWATCH_STACK" in shown
+    assert "stacks: in ~/.config/queuewatch/config.yaml" in shown
 
 
 def test_a_read_that_times_out_is_an_endpoint_that_did_not_answer(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.capacity import LAPTOP_CPU_SECONDS, laptop_days, verdict
 from bench.fleet import Fleet
 from bench.floor import Rounds, TickShape, rounds
 from bench.latency_proxy import operation_of, parse_api_latencies
@@ -93,3 +94,13 @@ def test_api_latencies_are_checked() -> None:
     for bad in ("GetMetricData", "=5", "Query=fast", "Query=-1"):
         with pytest.raises(ValueError, match="Operation=milliseconds"):
             parse_api_latencies([bad])
+
+
+def test_capacity_says_where_a_command_stops_fitting_a_laptop() -> None:
+    # 90 days took a fifth of the laptop's CPU and 512 MiB beside 100: the CPU binds first, at 450 days.
+    figures = {"cpu_seconds": LAPTOP_CPU_SECONDS / 5, "peak_rss_mib": 612.0, "before_mib": 100.0}
+    assert verdict(figures) == "fits a laptop"
+    assert round(laptop_days(figures, 90)) == 450
+    # Memory binds first where each day adds more of it: 3,996 MiB of room at 40 MiB a day.
+    figures = {"cpu_seconds": 60.0, "peak_rss_mib": 3700.0, "before_mib": 100.0}
+    assert verdict(figures) == "fits a laptop" and round(laptop_days(figures, 90)) == 100

@@ -121,6 +121,11 @@ def test_a_quiet_runner_type_whose_jobs_never_overlap_is_not_called_capped() -> 
     assert answer.startup.source == "history" and answer.startup.seconds == 90
     assert answer.sizing.runners == 1
     assert math.isclose(answer.observed.startup_median, 90)
+    # Ten such jobs: too few to read a start-up from, said so, and still not capped.
+    [fewer] = analyse(by_runner_type(jobs[:10], START.timestamp(), END.timestamp()), START.timestamp(),
+                      END.timestamp(), parse_target("p90<5m"))  # fmt: skip
+    assert any("only 10 job(s) queued below its ceiling: too few" in note for note in fewer.notes), fewer.notes
+    assert not any("capped" in note for note in fewer.notes)
 
 
 def test_the_autoscalers_maximum_is_replayed_and_the_output_names_what_binds() -> None:
@@ -137,16 +142,71 @@ def test_the_autoscalers_maximum_is_replayed_and_the_output_names_what_binds() -
     assert answer_of(burst, "--max", "0")[0] == 2
 
 
-def test_the_launch_rate_binds_when_the_fleet_asks_for_more_runners_a_minute_than_one_app_launches() -> None:
+def test_the_github_apps_burst_binds_when_the_fleet_asks_for_more_than_180_runners_in_a_minute() -> None:
     t = START.timestamp() + 3600
     minute = [JobTimes(f"rt{n % 3}", t + n * 0.2, t + n * 0.2 + 90, t + 700) for n in range(300)]  # 300 in a minute
     code, out = answer_of(minute)
     assert code == 0
-    # The 300th ask (at 59.8 s) is launched 299 spacings of 60/166 s after the first: about 48 s late.
-    late = 299 * 60 / 166 - 59.8
-    assert f"in 1 minute(s) (at most 300); a runner ask waited up to {round(late)}s" in out
+    # The 181st ask (at 36 s) waits for the first launch to leave the minute (60 s); each after it waits as long.
+    assert "launch rate binds: the GitHub App's burst (180 a minute per App, 1 App(s)) held back 120 runner" in out
+    assert "up to 24s (at most 300 asked in a minute)" in out
+    code, out = answer_of(minute, "--github-apps", "2")  # 150 asks through each App: none binds
+    assert code == 0 and "none binds" in out
     code, out = answer_of(minute[:100])
-    assert "asked for at most 100 runner(s) in a minute, under the 166 a minute" in out
+    assert "asked for at most 100 runner(s) in a minute; no launch ceiling held one back" in out
+
+
+def test_a_launch_ceilings_wait_is_in_the_models_queue_times_and_named_where_it_binds() -> None:
+    t = START.timestamp() + 3600
+    minute = [JobTimes("linux.2xlarge", t + n * 0.2, t + n * 0.2 + 60, t + 1200) for n in range(300)]
+    code, out = answer_of(minute, "--startup", "60s", "--max", "400", "--target", "p50<2m", "--json")
+    assert code == 0
+    import json
+
+    [found] = json.loads(out)["runner_types"]
+    # The last 120 asks each wait 24 s for the burst: their queue time is that and the start-up, 40% of the jobs.
+    waited = found["maximum"]["queue_seconds"]
+    assert (waited["p50"], waited["p90"], waited["worst"]) == (60, 84, 84)
+    binds = found["maximum"]["binds"]
+    assert "the launch rate (the GitHub App's burst (180 a minute per App, 1 App(s))): 120 job(s) (40.0%)" in binds
+    assert "the maximum:" not in binds
+    # A target under the start-up and the launch wait: no pool size meets it, and the launch ceiling is named.
+    code, out = answer_of(minute, "--startup", "60s", "--target", "p90<70s", "--json")
+    [found] = json.loads(out)["runner_types"]
+    assert found["sized"] is None
+    assert any("launches wait for the GitHub App's burst" in note for note in found["thin"]), found["thin"]
+
+
+def test_ssm_parameter_stores_40_writes_a_second_binds_a_burst_within_one_second() -> None:
+    t = START.timestamp() + 3600
+    second = [JobTimes("linux.2xlarge", t + n * 0.005, t + 95, t + 700) for n in range(100)]  # 100 in half a second
+    code, out = answer_of(second, "--json")
+    assert code == 0
+    import json
+
+    launched = json.loads(out)["launch_rate"]
+    assert launched["binds"] == "SSM Parameter Store" and launched["held_back"] == {"SSM Parameter Store": 60}
+    # Asks 41 to 80 are launched a second after the first 40, and 81 to 100 a second after those.
+    assert round(launched["longest_wait"]["SSM Parameter Store"], 3) == round(2 - 80 * 0.005, 3)
+    assert "SSM Parameter Store's 40 writes a second (per account and region) held back 60" in launched["said"]
+    code, out = answer_of(second, "--ssm-rate", "100")  # the higher throughput setting: none binds
+    assert "none binds" in out
+
+
+def test_the_github_apps_sustained_rate_binds_past_10_000_runners_in_an_hour() -> None:
+    t = START.timestamp() + 3600
+    gap = 60 / 174  # 174 a minute, under the burst's 180, for 70 minutes
+    hour = [JobTimes(f"rt{n % 5}", t + n * gap, t + n * gap + 90, t + n * gap + 700) for n in range(174 * 70)]
+    code, out = answer_of(hour, "--startup", "90s", "--json")
+    assert code == 0
+    import json
+
+    launched = json.loads(out)["launch_rate"]
+    # The 9,961st ask waits for the first to leave the hour, and each after it for the one 9,960 before it.
+    assert launched["binds"] == "GitHub App sustained"
+    assert launched["held_back"] == {"GitHub App sustained": 174 * 70 - 9960}
+    assert math.isclose(launched["longest_wait"]["GitHub App sustained"], 3600 - 9960 * gap)
+    assert "the GitHub App's sustained rate (166 a minute per App, 1 App(s)) held back 2,220" in launched["said"]
 
 
 def test_the_maximum_is_read_from_the_config_for_each_runner_type(tmp_path: Path) -> None:

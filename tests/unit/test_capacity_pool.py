@@ -1,12 +1,15 @@
-"""`capacity --pool`: the pool_config proposed from a fortnight of office-hours demand, checked against a second,
-simple replay written here of the same history with that pool."""
+"""`capacity --pool`: the pool_config proposed from a fortnight of office-hours demand, checked against an
+independent replay of the same history with that pool: runners and a line of waiting jobs played as events, written
+here apart from the slot heap capacity/pool.py replays."""
 
 from __future__ import annotations
 
-import bisect
+import heapq
 import json
 import math
 import random
+from collections import deque
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -35,40 +38,71 @@ def office_hours(seed: int = 7) -> list[JobTimes]:
     return [JobTimes("linux.2xlarge", a, a + STARTUP, a + STARTUP + RUN) for a in sorted(arrivals)]
 
 
-def second_replay(
-    arrivals: list[float], runs: list[float], runners: int, size: int, window: Window
+@dataclass
+class Runner:
+    """One runner of the fleet: a pool runner until a job claims it, then that job's until it ends."""
+
+    started: float  # when it was asked for (its instance-hours start)
+    ready: float
+    job: int | None = None
+
+
+def fleet_replay(
+    arrivals: list[float], runs: list[float], maximum: int, size: int, window: Window
 ) -> tuple[list[float], float]:
-    """The pool written again, plainly: a sorted list of when each free slot frees, a list of idle pool runners;
-    every minute of the window tops the idle ones up to `size` from slots free then, and outside it they go."""
-    free = [-math.inf] * runners  # kept sorted
-    idle: list[tuple[float, float]] = []  # (ready, started)
-    waits, cost = [], 0.0
-    minute = math.ceil(arrivals[0] / 60) * 60
-    for arrival, run in zip(arrivals, runs, strict=True):
-        while minute <= arrival:
-            day, into = divmod(int(minute), 86400)
-            inside = (day + 3) % 7 in window.weekdays and window.first <= into // 3600 <= window.last
-            if inside:
-                while len(idle) < size and free and free[0] <= minute:
-                    free.pop(0)
-                    idle.append((minute + STARTUP, minute))
-                    idle.sort()
-            else:
-                cost += sum(minute - started for _, started in idle)
-                for _ in idle:
-                    bisect.insort(free, minute)
-                idle = []
-            minute += 60
-        if idle:
-            ready, started = idle.pop(0)
-            begins = max(ready, arrival)
-            cost += begins - started
+    """The same history played as events on a fleet of runner objects, written apart from capacity/pool.py: no
+    slots, only runners alive and jobs waiting in line. At one instant a job's end comes first (its runner is
+    gone), then the schedule's minute, then an arrival. Returns each job's queue time and the pool's idle
+    seconds (from a pool runner's start to its job's start, or to its scale-down, or to the first minute after
+    the last arrival)."""
+    END, MINUTE, ARRIVAL = 0, 1, 2
+    events: list[tuple[float, int, int]] = [(a, ARRIVAL, n) for n, a in enumerate(arrivals)]
+    first = math.ceil(arrivals[0] / 60) * 60
+    events += [(float(m), MINUTE, 0) for m in range(int(first), int(arrivals[-1]) + 1, 60)]
+    heapq.heapify(events)
+    alive: list[Runner] = []
+    waiting: deque[int] = deque()
+    waits = [math.nan] * len(arrivals)
+    idle_seconds = 0.0
+
+    def begin(job: int, runner: Runner, at: float) -> None:
+        runner.job = job
+        begins = max(runner.ready, at)
+        waits[job] = begins - arrivals[job]
+        heapq.heappush(events, (begins + runs[job], END, id(runner)))
+
+    while events:
+        at, kind, which = heapq.heappop(events)
+        if kind == END:
+            alive[:] = [r for r in alive if id(r) != which]
+            if waiting:  # the first in line gets a fresh runner in the room the ended one left
+                fresh = Runner(at, at + STARTUP)
+                alive.append(fresh)
+                begin(waiting.popleft(), fresh, at)
+        elif kind == MINUTE:
+            unclaimed = [r for r in alive if r.job is None]
+            day, into = divmod(int(at), 86400)
+            if (day + 3) % 7 in window.weekdays and window.first <= into // 3600 <= window.last:
+                for _ in range(min(size - len(unclaimed), maximum - len(alive))):
+                    alive.append(Runner(at, at + STARTUP))
+            else:  # out of hours: every pool runner no job has claimed is scaled down
+                idle_seconds += sum(at - r.started for r in unclaimed)
+                alive[:] = [r for r in alive if r.job is not None]
         else:
-            begins = max(arrival, free.pop(0)) + STARTUP
-        bisect.insort(free, begins + run)
-        waits.append(begins - arrival)
-    cost += sum(max(0.0, minute - started) for _, started in idle)
-    return waits, cost
+            unclaimed = [r for r in alive if r.job is None]
+            if unclaimed:
+                runner = min(unclaimed, key=lambda r: r.ready)
+                idle_seconds += max(runner.ready, at) - runner.started
+                begin(which, runner, at)
+            elif len(alive) < maximum and not waiting:
+                fresh = Runner(at, at + STARTUP)
+                alive.append(fresh)
+                begin(which, fresh, at)
+            else:
+                waiting.append(which)
+    after_last = math.floor(arrivals[-1] / 60) * 60 + 60
+    idle_seconds += sum(after_last - r.started for r in alive if r.job is None)
+    return waits, idle_seconds
 
 
 def p90(values: list[float]) -> float:
@@ -76,29 +110,74 @@ def p90(values: list[float]) -> float:
     return ordered[max(1, math.ceil(0.9 * len(ordered))) - 1]
 
 
-def test_the_pool_proposed_keeps_the_target_in_office_hours_and_none_outside_as_a_second_replay_confirms() -> None:
+def test_the_pool_proposed_keeps_the_target_in_office_hours_and_none_outside_as_an_independent_replay_confirms() -> (
+    None
+):
     history = office_hours()
     jobs = by_runner_type(history, START.timestamp(), END.timestamp())
     [answer] = analyse(jobs, START.timestamp(), END.timestamp(), parse_target(TARGET), STARTUP, pool=True)
     [entry] = answer.pool
     assert entry.window.schedule_expression == "cron(* 9-16 ? * MON-FRI *)" and entry.size is not None
+    assert entry.config() == {
+        "schedule_expression": "cron(* 9-16 ? * MON-FRI *)",
+        "schedule_expression_timezone": "UTC",
+        "size": entry.size,
+    }
     arrivals = list(jobs["linux.2xlarge"].queued)
     runs = [c - s for s, c in zip(jobs["linux.2xlarge"].started, jobs["linux.2xlarge"].completed, strict=True)]
     runners = 2 * answer.sizing.unlimited
     inside = [entry.window.holds(a) for a in arrivals]
 
-    waits, cost = second_replay(arrivals, runs, runners, entry.size, entry.window)
-    replayed = replay_pool(arrivals, runs, STARTUP, runners, entry.size, entry.window.holds)
-    assert replayed.waits == waits and math.isclose(replayed.pool_seconds, cost)
-    # The target holds for the jobs in its hours; one runner fewer misses it; outside them no pool ran.
-    assert p90([w for w, i in zip(waits, inside, strict=True) if i]) < 30
-    fewer, _ = second_replay(arrivals, runs, runners, entry.size - 1, entry.window)
-    assert p90([w for w, i in zip(fewer, inside, strict=True) if i]) >= 30
-    assert all(w == STARTUP for w, i in zip(waits, inside, strict=True) if not i)
+    # Every claim of the entry, from the independent replay alone.
+    waits, cost = fleet_replay(arrivals, runs, runners, entry.size, entry.window)
+    assert p90([w for w, i in zip(waits, inside, strict=True) if i]) == entry.after < 30  # the target, in its hours
+    fewer, _ = fleet_replay(arrivals, runs, runners, entry.size - 1, entry.window)
+    assert p90([w for w, i in zip(fewer, inside, strict=True) if i]) >= 30  # one runner fewer misses it
+    assert all(w == STARTUP for w, i in zip(waits, inside, strict=True) if not i)  # outside them no pool ran
     weeks = 2.0
     assert math.isclose(entry.instance_hours_a_week, cost / 3600 / weeks)
-    without, _ = second_replay(arrivals, runs, runners, 0, entry.window)
+    without, _ = fleet_replay(arrivals, runs, runners, 0, entry.window)
+    assert p90([w for w, i in zip(without, inside, strict=True) if i]) == entry.before
     assert math.isclose(entry.queue_hours_saved_a_week, (sum(without) - sum(waits)) / 3600 / weeks)
+
+
+def test_the_two_replays_agree_job_by_job_where_the_maximum_binds_and_jobs_wait_in_line() -> None:
+    jobs = by_runner_type(office_hours(seed=11), START.timestamp(), END.timestamp())
+    arrivals = list(jobs["linux.2xlarge"].queued)
+    runs = [c - s for s, c in zip(jobs["linux.2xlarge"].started, jobs["linux.2xlarge"].completed, strict=True)]
+    window = Window("MON-FRI", frozenset(range(5)), 9, 16)
+    for maximum, size in ((4, 2), (4, 4), (6, 3), (3, 0)):
+        waits, cost = fleet_replay(arrivals, runs, maximum, size, window)
+        replayed = replay_pool(arrivals, runs, STARTUP, maximum, size, window.holds)
+        assert max(waits) > STARTUP  # some job waited for a free runner: the line was used
+        assert replayed.waits == waits and math.isclose(replayed.pool_seconds, cost), (maximum, size)
+
+
+def test_pool_size_and_max_replay_the_history_as_the_independent_replay_does() -> None:
+    history = office_hours()
+    argv = ["capacity", "--table", "t", "--from", START.isoformat(), "--to", END.isoformat(), "--target", TARGET]
+    argv += ["--startup", "90s", "--pool-size", "2", "--max", "4", "--json"]
+    printed: list[str] = []
+    now = END + timedelta(minutes=5)
+    assert (
+        run_capacity(build_parser().parse_args(argv), read=lambda _s, _e: iter(history), now=now, out=printed.append)
+        == 0
+    )
+    [found] = json.loads(printed[0])["runner_types"]
+    [what_if] = found["pool_what_if"]["entries"]
+    jobs = by_runner_type(history, START.timestamp(), END.timestamp())["linux.2xlarge"]
+    arrivals, runs = list(jobs.queued), [c - s for s, c in zip(jobs.started, jobs.completed, strict=True)]
+    window = Window("MON-FRI", frozenset(range(5)), 9, 16)
+    inside = [window.holds(a) for a in arrivals]
+    waits, cost = fleet_replay(arrivals, runs, 4, 2, window)  # at most 4 runners, 2 of them the pool's
+    without, _ = fleet_replay(arrivals, runs, 4, 0, window)
+    assert what_if["target_value_seconds"]["with"] == round(
+        p90([w for w, i in zip(waits, inside, strict=True) if i]), 1
+    )
+    assert what_if["target_value_seconds"]["without"] == round(
+        p90([w for w, i in zip(without, inside, strict=True) if i]), 1
+    )
+    assert what_if["idle_instance_hours_a_week"] == round(cost / 3600 / 2, 2)
 
 
 def test_pool_and_pool_size_on_the_command_line() -> None:

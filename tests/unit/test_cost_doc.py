@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import load_template
 
 from bench.cost import (
     COST_DOC,
+    LONG_HISTORY_DAYS,
     PRICES,
     RESULTS,
     TICKS_PER_MONTH,
@@ -99,3 +101,14 @@ def test_one_slo_adds_at_most_five_dollars_at_150_runner_types_and_50000_jobs_a_
     assert lines["SLO counters: writes (a job's mark and its counters, one transaction)"] == pytest.approx(
         jobs * 4 * 0.625 / 1e6
     )
+
+
+def test_the_longer_history_priced_is_one_the_stack_keeps() -> None:
+    """docs/COST.md prices 90 days and make bench measures capacity over them: JobHistoryDays takes 90, and so does
+    the track stage's setting it becomes."""
+    from queuewatch.settings import TrackSettings
+
+    days = load_template()["Parameters"]["JobHistoryDays"]
+    assert LONG_HISTORY_DAYS == 90 and days["MinValue"] <= LONG_HISTORY_DAYS <= days["MaxValue"]
+    kept = {"JOB_HISTORY_DAYS": LONG_HISTORY_DAYS, "JOBS_TABLE": "jobs", "QUEUEWATCH_CONFIG": "config.yaml"}
+    assert TrackSettings.model_validate(kept).history_days == LONG_HISTORY_DAYS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -30,6 +30,7 @@ ASSUMPTIONS = (
     "jobs are independent: the same arrivals and run times whatever the pool (none waits on another's end)",
     "runners are interchangeable within a runner type, one job per runner, a fresh runner per job",
     "jobs are served first come, first served; a runner's slot is taken from the moment it is asked for",
+    "a runner is launched when the GitHub Apps' and SSM's rates allow, then takes the start-up delay",
 )
 
 StartupSource = Literal["flag", "history", "fleet history", "none"]
@@ -48,15 +49,24 @@ class Maximum:
 
     runners: int
     result: PoolResult
-    waited_for_a_slot: int  # jobs whose queue time is more than the start-up: they waited for a free runner
+    waited_for_a_slot: int  # jobs whose queue time is more than the start-up and launch: they waited for a runner
     jobs: int
+    waited_for_a_launch: int = 0  # jobs whose runner the launch ceilings held back
+    launch_ceiling: str | None = None  # the launch ceiling that held most back (launch.py), if any did
 
     @property
     def binds(self) -> str:
+        said = []
         if self.waited_for_a_slot:
             share = self.waited_for_a_slot / max(self.jobs, 1)
-            return f"the maximum: {self.waited_for_a_slot:,} job(s) ({share:.1%}) waited for a free runner"
-        return "the start-up delay: the maximum is never reached"
+            said.append(f"the maximum: {self.waited_for_a_slot:,} job(s) ({share:.1%}) waited for a free runner")
+        if self.waited_for_a_launch:
+            share = self.waited_for_a_launch / max(self.jobs, 1)
+            said.append(
+                f"the launch rate ({self.launch_ceiling}): {self.waited_for_a_launch:,} job(s) ({share:.1%}) "
+                "waited for their runner's launch"
+            )
+        return "; and ".join(said) or "the start-up delay: the maximum is never reached"
 
 
 @dataclass
@@ -80,16 +90,21 @@ class Capacity:
     pool_what_if: tuple[int, list[PoolEntry]] | None = None  # --pool-size N: that pool in the proposed hours
 
 
-def simulation_input(jobs: RunnerTypeJobs, end: float) -> tuple[array[float], array[float]]:
-    """Arrivals and run times of the jobs that ran (a job still running at the end runs until then)."""
+def simulation_input(
+    jobs: RunnerTypeJobs, end: float, launch: Sequence[float] | None = None
+) -> tuple[array[float], array[float], array[float] | None]:
+    """Arrivals and run times of the jobs that ran (a job still running at the end runs until then), and their
+    waits for a launch where `launch` gives every job's (in the order of `jobs.queued`) and any is above 0."""
     arrivals = array("d")
     runs = array("d")
-    for queued, started, completed in zip(jobs.queued, jobs.started, jobs.completed, strict=True):
+    waits = array("d")
+    for index, (queued, started, completed) in enumerate(zip(jobs.queued, jobs.started, jobs.completed, strict=True)):
         if math.isnan(started):
             continue
         arrivals.append(queued)
         runs.append((end if math.isnan(completed) else completed) - started)
-    return arrivals, runs
+        waits.append(launch[index] if launch else 0.0)
+    return arrivals, runs, (waits if any(waits) else None)
 
 
 def choose_startup(observed: Observed, fleet: Sequence[Observed], given: float | None) -> Startup:
@@ -115,17 +130,20 @@ def analyse(
     maximum: int | Callable[[str], int | None] | None = None,
     pool: bool = False,
     pool_size: int | None = None,
+    launch: Mapping[str, Sequence[float]] | None = None,
+    launch_ceiling: str | None = None,
 ) -> list[Capacity]:
     """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
-    against N is computed too."""
+    against N is computed too; `launch` gives each runner type's jobs' waits for a launch (launch.py), named
+    by `launch_ceiling`."""
     observed = {name: observe(of, end) for name, of in jobs.items()}
     fleet = list(observed.values())
     answers: list[Capacity] = []
     for name in sorted(jobs):
         seen = observed[name]
         chosen = choose_startup(seen, fleet, startup)
-        arrivals, runs = simulation_input(jobs[name], end)
-        sizing = smallest_pool(arrivals, runs, chosen.seconds, target)
+        arrivals, runs, launched = simulation_input(jobs[name], end, (launch or {}).get(name))
+        sizing = smallest_pool(arrivals, runs, chosen.seconds, target, launched)
         days = math.ceil(end // DAY - start // DAY + (1 if end % DAY else 0))  # UTC days the range touches
         answer = Capacity(name, seen, chosen, sizing, len(arrivals), days=days)
         if sizing.runners is not None:
@@ -133,7 +151,7 @@ def analyse(
             answer.share_above = time_above(jobs[name], end, sizing.runners) / max(end - start, 1.0)
         most = maximum(name) if callable(maximum) else maximum  # --max, or the config's for this runner type
         if most is not None and arrivals:
-            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, most, target)
+            answer.maximum = at_maximum(arrivals, runs, chosen.seconds, most, target, launched, launch_ceiling)
         if (pool or pool_size is not None) and arrivals:
             # Without a maximum, room enough that none binds: twice the pool past which more change nothing.
             runners = most or 2 * max(sizing.unlimited, 1)
@@ -157,8 +175,10 @@ def analyse(
                     ],
                 )
         if name in plotted and arrivals:
-            answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target)
+            answer.curve = curve(arrivals, runs, chosen.seconds, sizing, target, launched)
         answer.notes = thin_history(answer, end - start)
+        if launched is not None and sizing.runners is None and arrivals:
+            answer.notes.append(f"its runners' launches wait for {launch_ceiling}, which no pool size shortens")
         if jobs[name].lost:
             answer.notes.append(
                 f"{jobs[name].lost} job(s) have no end recorded and ran, so far, longer than any of its jobs that "
@@ -174,15 +194,38 @@ def analyse(
     return answers
 
 
-def at_maximum(arrivals: array[float], runs: array[float], startup: float, runners: int, target: Target) -> Maximum:
-    """The history replayed with at most `runners` at once: the queue times, and the jobs that waited for a slot."""
-    waits = simulate(arrivals, runs, runners, startup)
-    slot = sum(1 for wait in waits if wait > startup + 1e-6)
-    return Maximum(runners, pool_result(arrivals, runs, runners, startup, target.percentile), slot, len(waits))
+def at_maximum(
+    arrivals: array[float],
+    runs: array[float],
+    startup: float,
+    runners: int,
+    target: Target,
+    launch: array[float] | None = None,
+    launch_ceiling: str | None = None,
+) -> Maximum:
+    """The history replayed with at most `runners` at once: the queue times, the jobs that waited for a slot,
+    and those whose runner's launch the launch ceilings held back."""
+    waits = simulate(arrivals, runs, runners, startup, launch)
+    launched = launch or array("d", bytes(8 * len(waits)))
+    slot = sum(1 for wait, late in zip(waits, launched, strict=True) if wait > startup + late + 1e-6)
+    held = sum(1 for late in launched if late > 0)
+    return Maximum(
+        runners,
+        pool_result(arrivals, runs, runners, startup, target.percentile, launch),
+        slot,
+        len(waits),
+        held,
+        launch_ceiling if held else None,
+    )
 
 
 def curve(
-    arrivals: array[float], runs: array[float], startup: float, sizing: Sizing, target: Target
+    arrivals: array[float],
+    runs: array[float],
+    startup: float,
+    sizing: Sizing,
+    target: Target,
+    launch: array[float] | None = None,
 ) -> list[PoolResult]:
     """Queue time against N, from 1 to the pool past which more runners change nothing (at most
     CURVE_POINTS sizes, evenly spread, the sized pool among them)."""
@@ -192,7 +235,7 @@ def curve(
     if sizing.runners is not None:
         sizes.add(sizing.runners)
     known = {result.runners: result for result in sizing.tried}
-    return [known.get(n) or pool_result(arrivals, runs, n, startup, target.percentile) for n in sorted(sizes)]
+    return [known.get(n) or pool_result(arrivals, runs, n, startup, target.percentile, launch) for n in sorted(sizes)]
 
 
 def thin_history(answer: Capacity, span: float) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import heapq
 import json
 import re
 import sys
@@ -17,12 +18,16 @@ from queuewatch.runner_names import RunnerTypeNames, matches_without_case
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
+from queuewatch_cli.capacity.launch import (
+    APP_SUSTAINED_PER_MINUTE,
+    SSM_WRITES_PER_SECOND,
+    LaunchCeilings,
+    LaunchLimit,
+    launch_limit,
+)
 from queuewatch_cli.capacity.output import document, draw, draw_pool, table
-from queuewatch_cli.capacity.simulate import LaunchLimit, Target, launch_limit
+from queuewatch_cli.capacity.simulate import Target
 
-LAUNCH_PER_MINUTE = 166.0
-"""Upstream's documented ceiling on runner creation per GitHub App: about 166 a minute sustained (180 in a burst),
-from the API's JIT-config calls; SSM Parameter Store's 40 calls a second per account and region is wider."""
 TARGET = re.compile(r"^p(\d{1,3}(?:\.\d{1,3})?)\s*(<=|<)\s*(\S+)$")
 
 
@@ -78,10 +83,25 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     capacity.add_argument(
         "--launch-rate",
         type=float,
-        default=LAUNCH_PER_MINUTE,
+        default=APP_SUSTAINED_PER_MINUTE,
         metavar="PER_MINUTE",
-        help=f"runners the autoscaler can launch a minute, fleet-wide (default {LAUNCH_PER_MINUTE:g}: one GitHub "
-        "App's sustained rate)",
+        help=f"runners one GitHub App can launch a minute, sustained (default {APP_SUSTAINED_PER_MINUTE:g}; 180 in "
+        "a burst)",
+    )
+    capacity.add_argument(
+        "--github-apps",
+        type=int,
+        default=1,
+        metavar="N",
+        help="the GitHub Apps the autoscaler launches runners through (1, plus upstream's additional_github_apps)",
+    )
+    capacity.add_argument(
+        "--ssm-rate",
+        type=int,
+        default=SSM_WRITES_PER_SECOND,
+        metavar="PER_SECOND",
+        help=f"SSM Parameter Store writes a second in the account and region, one per runner launched (default "
+        f"{SSM_WRITES_PER_SECOND}; more with its higher throughput setting)",
     )
     capacity.add_argument(
         "--pool",
@@ -149,6 +169,10 @@ def run_capacity(
             raise QueuewatchError(f"--max: found {args.max}, expected 1 or more runners")
         if not args.launch_rate > 0:
             raise QueuewatchError(f"--launch-rate: found {args.launch_rate:g}, expected runners a minute above 0")
+        if args.github_apps < 1:
+            raise QueuewatchError(f"--github-apps: found {args.github_apps}, expected 1 or more")
+        if args.ssm_rate < 1:
+            raise QueuewatchError(f"--ssm-rate: found {args.ssm_rate}, expected writes a second, 1 or more")
         if args.pool_size is not None and args.pool_size < 0:
             raise QueuewatchError(f"--pool-size: found {args.pool_size}, expected 0 or more runners")
         if args.plot:
@@ -179,13 +203,36 @@ def run_capacity(
     hosted = reader.skipped.hosted if isinstance(reader, TableReader) else 0
     if hosted:
         notes.append(f"{hosted:,} job(s) for GitHub-hosted runners (ubuntu-latest, ...) left out: no pool of yours")
-    launches = launch_limit(sorted(q for of in jobs.values() for q in of.queued), args.launch_rate)
+    ceilings = LaunchCeilings(args.launch_rate, ssm_per_second=args.ssm_rate, apps=args.github_apps)
+    launches = launch_limit(heapq.merge(*(_asks(name, of.queued) for name, of in jobs.items())), ceilings)
     plotted = sorted(jobs) if args.plot else []
-    answers = analyse(jobs, held_from, end.timestamp(), target, startup, plotted, maxima, args.pool, args.pool_size)
+    answers = analyse(
+        jobs,
+        held_from,
+        end.timestamp(),
+        target,
+        startup,
+        plotted,
+        maxima,
+        args.pool,
+        args.pool_size,
+        launches.waits,
+        None if launches.binds is None else ceilings.describe(launches.binds),
+    )
     launch = launch_note(launches, bool(args.runner_type))
     if args.json:
         whole = document(answers, held_from, end.timestamp(), target, notes)
-        whole["launch_rate"] = {**dataclasses.asdict(launches), "said": launch}
+        whole["launch_rate"] = {
+            "apps": ceilings.apps,
+            "per_minute": ceilings.per_minute,
+            "burst_per_minute": ceilings.burst,
+            "ssm_per_second": ceilings.ssm_per_second,
+            "peak_minute": launches.peak_minute,
+            "binds": launches.binds,
+            "held_back": launches.delayed,
+            "longest_wait": launches.longest,
+            "said": launch,
+        }
         out(json.dumps(whole, indent=2))
     else:
         out("\n".join([*table(answers, held_from, end.timestamp(), target, notes), f"  {launch}"]))
@@ -217,17 +264,26 @@ def configured_maxima(path: str | None, given: int | None) -> int | Callable[[st
 
 
 def launch_note(launches: LaunchLimit, some: bool) -> str:
-    """Whether the autoscaler's launch rate binds: every job asks for a fresh runner, all through one App."""
+    """Which launch ceiling binds, if one does: every job asks for a fresh runner, through the Apps and SSM."""
     whose = "the runner types read" if some else "the fleet"
-    if not launches.minutes_over:
+    ceilings = launches.ceilings
+    binding = launches.binds
+    if binding is None:
         return (
-            f"launch rate: {whose} asked for at most {launches.peak_minute:,} runner(s) in a minute, under the "
-            f"{launches.per_minute:g} a minute the autoscaler can launch: it never binds"
+            f"launch rate: {whose} asked for at most {launches.peak_minute:,} runner(s) in a minute; no launch "
+            f"ceiling held one back ({ceilings.describe('GitHub App sustained')}, {ceilings.burst} in a burst; "
+            f"SSM Parameter Store's {ceilings.ssm_per_second} writes a second): none binds"
         )
+    others = [
+        f"{ceilings.describe(name)} {launches.delayed[name]:,}"
+        for name in sorted(launches.delayed, key=lambda n: -launches.delayed[n])
+        if name != binding
+    ]
     return (
-        f"launch rate binds: {whose} asked for more than {launches.per_minute:g} runners a minute in "
-        f"{launches.minutes_over:,} minute(s) (at most {launches.peak_minute:,}); a runner ask waited up to "
-        f"{format_duration(launches.longest_delay)} for it, which the pool model does not add"
+        f"launch rate binds: {ceilings.describe(binding)} held back {launches.delayed[binding]:,} runner ask(s) "
+        f"of {whose}, up to {format_duration(launches.longest[binding])} (at most {launches.peak_minute:,} asked in "
+        f"a minute)" + (f"; also held back by {', '.join(others)}" if others else "") + "; each job's wait for its "
+        "launch is in its queue time in the model"
     )
 
 
@@ -236,6 +292,12 @@ def _duration(option: str, text: str) -> int:
         return parse_duration(text)
     except ValueError as error:
         raise QueuewatchError(f"{option}: {error}") from None
+
+
+def _asks(name: str, queued: Iterable[float]) -> Iterator[tuple[float, str]]:
+    """A runner type's jobs as runners asked for, ascending (heapq.merge joins the runner types')."""
+    for at in queued:
+        yield at, name
 
 
 def _wanted(name: str, patterns: list[str]) -> bool:

@@ -48,29 +48,38 @@ def percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-def simulate(arrivals: Sequence[float], runs: Sequence[float], runners: int, startup: float) -> array[float]:
-    """Each job's queue time with `runners` slots; arrivals ascending (seconds), runs in the same order."""
+def simulate(
+    arrivals: Sequence[float],
+    runs: Sequence[float],
+    runners: int,
+    startup: float,
+    launch: Sequence[float] | None = None,
+) -> array[float]:
+    """Each job's queue time with `runners` slots; arrivals ascending (seconds), runs in the same order. `launch`:
+    each job's wait for the autoscaler's launch ceilings (launch.py), between its slot and its runner's start-up."""
     if runners < 1:
         raise ValueError(f"runners: found {runners}, expected 1 or more")
     free_at = [-math.inf] * runners  # when each slot is next free: a min-heap
     waits = array("d", bytes(8 * len(arrivals)))
     for index, arrival in enumerate(arrivals):
         asked = max(arrival, free_at[0])
-        begins = asked + startup
+        begins = asked + startup + (launch[index] if launch else 0.0)
         heapq.heapreplace(free_at, begins + runs[index])
         waits[index] = begins - arrival
     return waits
 
 
-def enough_runners(arrivals: Sequence[float], runs: Sequence[float], startup: float) -> int:
-    """The most slots ever busy at once with no limit: with this many, every job waits the start-up delay
-    alone, and more runners change nothing."""
+def enough_runners(
+    arrivals: Sequence[float], runs: Sequence[float], startup: float, launch: Sequence[float] | None = None
+) -> int:
+    """The most slots ever busy at once with no limit: with this many, every job waits the start-up delay (and
+    its launch) alone, and more runners change nothing."""
     ends: list[float] = []
     peak = 0
-    for arrival, run in zip(arrivals, runs, strict=True):
+    for index, (arrival, run) in enumerate(zip(arrivals, runs, strict=True)):
         while ends and ends[0] <= arrival:
             heapq.heappop(ends)
-        heapq.heappush(ends, arrival + startup + run)
+        heapq.heappush(ends, arrival + startup + (launch[index] if launch else 0.0) + run)
         peak = max(peak, len(ends))
     return peak
 
@@ -85,8 +94,15 @@ class PoolResult:
     target_value: float  # the target's percentile of queue time with this many runners
 
 
-def pool_result(arrivals: Sequence[float], runs: Sequence[float], runners: int, startup: float, q: float) -> PoolResult:
-    waits = sorted(simulate(arrivals, runs, runners, startup))
+def pool_result(
+    arrivals: Sequence[float],
+    runs: Sequence[float],
+    runners: int,
+    startup: float,
+    q: float,
+    launch: Sequence[float] | None = None,
+) -> PoolResult:
+    waits = sorted(simulate(arrivals, runs, runners, startup, launch))
     return PoolResult(
         runners,
         percentile(waits, 50),
@@ -107,17 +123,23 @@ class Sizing:
     tried: tuple[PoolResult, ...]  # every pool simulated on the way, by size
 
 
-def smallest_pool(arrivals: Sequence[float], runs: Sequence[float], startup: float, target: Target) -> Sizing:
+def smallest_pool(
+    arrivals: Sequence[float],
+    runs: Sequence[float],
+    startup: float,
+    target: Target,
+    launch: Sequence[float] | None = None,
+) -> Sizing:
     """Binary search over N: under first come, first served, one more runner never delays any job, so the
     target's percentile only falls as N grows."""
     if not arrivals:
         return Sizing(None, None, 0, ())
-    unlimited = enough_runners(arrivals, runs, startup)
+    unlimited = enough_runners(arrivals, runs, startup, launch)
     tried: dict[int, PoolResult] = {}
 
     def at(runners: int) -> PoolResult:
         if runners not in tried:
-            tried[runners] = pool_result(arrivals, runs, runners, startup, target.percentile)
+            tried[runners] = pool_result(arrivals, runs, runners, startup, target.percentile, launch)
         return tried[runners]
 
     if not target.met_by(at(unlimited).target_value):
@@ -130,34 +152,3 @@ def smallest_pool(arrivals: Sequence[float], runs: Sequence[float], startup: flo
         else:
             low = middle + 1
     return Sizing(high, at(high), unlimited, tuple(tried[n] for n in sorted(tried)))
-
-
-@dataclass(frozen=True)
-class LaunchLimit:
-    """The fleet asked for more runners a minute than the autoscaler can launch (every job gets a fresh runner)."""
-
-    per_minute: float
-    peak_minute: int  # the most runners asked for in one UTC minute
-    minutes_over: int  # minutes in which more were asked for than the rate allows
-    longest_delay: float  # the longest a runner ask waits for the rate, in seconds (0: never)
-
-
-def launch_limit(arrivals: Sequence[float], per_minute: float) -> LaunchLimit:
-    """Every arrival (any runner type: one GitHub App launches them all) is a runner to launch, at most
-    `per_minute` a minute, sustained: the k-th ask is launched no sooner than 60/per_minute after the one before.
-    Arrivals ascending."""
-    spacing = 60.0 / per_minute
-    launched = -math.inf
-    longest = 0.0
-    counts: dict[int, int] = {}
-    for arrival in arrivals:
-        launched = max(arrival, launched + spacing)
-        longest = max(longest, launched - arrival)
-        minute = int(arrival // 60)
-        counts[minute] = counts.get(minute, 0) + 1
-    return LaunchLimit(
-        per_minute,
-        max(counts.values(), default=0),
-        sum(1 for count in counts.values() if count > per_minute),
-        longest,
-    )
