@@ -114,6 +114,12 @@ def test_when_the_higher_page_recovers_the_lower_one_pages_again(pager: Pager) -
     pager.tick(queue(2, 8))  # below 30m, still above 5m
     pages = [(s["alert"]["rule"], s["alert"]["status"]) for s in pager.drain()]
     assert sorted(pages) == [("jobs-queueing", "firing"), ("jobs-stuck", "resolved")]
+    # Once: the lower page is back, and the ticks after it, still breaching, page nothing more until it ends.
+    pager.tick(queue(3, 9))
+    pager.tick(queue(4, 9))
+    assert pager.drain() == []
+    pager.tick(queue(5, 0))
+    assert [(s["alert"]["rule"], s["alert"]["status"]) for s in pager.drain()] == [("jobs-queueing", "resolved")]
 
 
 def test_an_escalation_retried_or_raced_pages_once(pager: Pager) -> None:
