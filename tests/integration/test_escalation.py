@@ -11,6 +11,7 @@ import pytest
 from support import StackInMoto, minutes, race, runner_type, snapshot
 
 from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.transition_log import read_transitions
 from queuewatch.alert import dedup_key
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -162,3 +163,6 @@ def test_the_higher_rule_removed_mid_escalation_resolves_and_the_lower_pages_aga
     pager.tick(queue(2, 46), without_p1)
     sent = [(s["alert"]["rule"], s["alert"]["status"], s["alert"]["priority"]) for s in pager.drain()]
     assert sorted(sent) == [("jobs-queueing", "firing", "P2"), ("jobs-stuck", "resolved", "P1")]
+    # The removed rule judged nothing; its alert's history still has the queue's figures at its resolve.
+    resolved = read_transitions(pager.moto.dynamodb, pager.moto.stack.table, "jobs-stuck", RT)[-1]
+    assert (resolved.status, resolved.queue_size, resolved.queue_time) == ("resolved", 40, 46 * 60)
