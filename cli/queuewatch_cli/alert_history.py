@@ -17,7 +17,7 @@ from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.adapters.transition_log import Transition, read_transitions
 from queuewatch.durations import format_duration
-from queuewatch.silences import GITHUB_HOLD, SilenceRecord
+from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
 from queuewatch_cli.stacks import Target, UsageError, on_table
 
 
@@ -50,6 +50,8 @@ def _holders(held: tuple[str, ...], silences: dict[str, SilenceRecord]) -> str:
     for name in held:
         if name.startswith("window:"):
             words.append(f"window {name.removeprefix('window:')}")
+        elif name.startswith(SUPERSEDED_BY):
+            words.append(f"the higher-priority page of {name.removeprefix(SUPERSEDED_BY)}")
         elif name == GITHUB_HOLD:
             words.append("GitHub's incident (github_status.on_incident: hold)")
         elif name in silences:

@@ -11,6 +11,7 @@ import pytest
 from support import StackInMoto, minutes, race, runner_type, snapshot
 
 from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.transition_log import read_transitions
 from queuewatch.alert import dedup_key
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -114,6 +115,12 @@ def test_when_the_higher_page_recovers_the_lower_one_pages_again(pager: Pager) -
     pager.tick(queue(2, 8))  # below 30m, still above 5m
     pages = [(s["alert"]["rule"], s["alert"]["status"]) for s in pager.drain()]
     assert sorted(pages) == [("jobs-queueing", "firing"), ("jobs-stuck", "resolved")]
+    # Once: the lower page is back, and the ticks after it, still breaching, page nothing more until it ends.
+    pager.tick(queue(3, 9))
+    pager.tick(queue(4, 9))
+    assert pager.drain() == []
+    pager.tick(queue(5, 0))
+    assert [(s["alert"]["rule"], s["alert"]["status"]) for s in pager.drain()] == [("jobs-queueing", "resolved")]
 
 
 def test_an_escalation_retried_or_raced_pages_once(pager: Pager) -> None:
@@ -156,3 +163,6 @@ def test_the_higher_rule_removed_mid_escalation_resolves_and_the_lower_pages_aga
     pager.tick(queue(2, 46), without_p1)
     sent = [(s["alert"]["rule"], s["alert"]["status"], s["alert"]["priority"]) for s in pager.drain()]
     assert sorted(sent) == [("jobs-queueing", "firing", "P2"), ("jobs-stuck", "resolved", "P1")]
+    # The removed rule judged nothing; its alert's history still has the queue's figures at its resolve.
+    resolved = read_transitions(pager.moto.dynamodb, pager.moto.stack.table, "jobs-stuck", RT)[-1]
+    assert (resolved.status, resolved.queue_size, resolved.queue_time) == ("resolved", 40, 46 * 60)

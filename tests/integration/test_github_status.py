@@ -21,6 +21,18 @@ from queuewatch.evaluate.stage import evaluate
 from queuewatch.github_status import GitHubStatus, parse_summary
 
 RECORDED = Path(__file__).parent / "githubstatus"
+ACTIONS_UP = {"name": "Actions", "status": "operational"}
+OPEN = {"name": "Incident with Actions", "status": "investigating"}
+# JSON, but not the Statuspage shape where a list is expected: garbage a proxy or a changed API might answer.
+MANGLED = {
+    "incidents_not_a_list": {"components": [ACTIONS_UP], "incidents": 5},
+    "components_not_a_list": {"components": [ACTIONS_UP], "incidents": [{**OPEN, "components": 5}]},
+    "updates_not_a_list": {"components": [ACTIONS_UP], "incidents": [{**OPEN, "incident_updates": {"a": 1}}]},
+    "affected_not_a_list": {
+        "components": [ACTIONS_UP],
+        "incidents": [{**OPEN, "incident_updates": [{"affected_components": 3}]}],
+    },
+}
 
 
 def recorded(name: str) -> GitHubStatus:
@@ -36,6 +48,8 @@ class StatusPage(BaseHTTPRequestHandler):
             self.server.release.wait()  # type: ignore[attr-defined]
             return
         status, body = (500, b"oops") if name == "error" else (200, b"<html>not json</html>")
+        if name in MANGLED:
+            body = json.dumps(MANGLED[name]).encode()
         if (RECORDED / f"{name}.json").exists():
             status, body = 200, (RECORDED / f"{name}.json").read_bytes()
         self.send_response(status)
@@ -68,7 +82,7 @@ def test_the_adapter_reads_an_actions_incident_with_its_link(status_page: str) -
     assert not quiet.degraded and quiet.actions == "operational"
 
 
-@pytest.mark.parametrize("path", ["error", "garbage", "silent"])
+@pytest.mark.parametrize("path", ["error", "garbage", "silent", *MANGLED])
 def test_a_status_it_cannot_read_is_unknown_and_quick(status_page: str, path: str) -> None:
     status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/{path}", timeout=0.2)
     assert status.actions == "unknown" and not status.degraded and status.error

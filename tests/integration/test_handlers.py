@@ -9,6 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
+import urllib3
 from aws_lambda_powertools.utilities.parser import ValidationError
 from support import load_template
 
@@ -281,3 +282,66 @@ def test_a_malformed_dashboard_name_is_refused_with_its_variable_named(
     with pytest.raises(SettingsError, match="DASHBOARD_NAME"):
         evaluate_handler()(load_event("evaluate_success.json"), FakeContext("evaluate"))
     assert received(stack["inbox"]) == []
+
+
+STATUS_URL = "http://127.0.0.1:9/api/v2/summary.json"  # loopback: a client the test failed to replace stays here
+
+
+class StatusPageAnswer:
+    """What the evaluator's HTTP client answers for GitHub's status page: a recorded document, or an error."""
+
+    def __init__(self, document: str | None = None, error: Exception | None = None) -> None:
+        self.document, self.error, self.asked = document, error, 0
+        self.status = 200
+
+    def request(self, *_: Any, **__: Any) -> StatusPageAnswer:
+        self.asked += 1
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def read(self, *_: Any) -> bytes:
+        return (Path(__file__).parent / "githubstatus" / f"{self.document}.json").read_bytes()
+
+    def release_conn(self) -> None:
+        pass
+
+
+def with_status_page(answer: StatusPageAnswer) -> Any:
+    """The evaluate handler, as evaluate_handler() gives it, whose HTTP client answers as told (no network)."""
+    module = load_handler_module("evaluate")
+    module.clock = lambda: EVENT_TICK + timedelta(seconds=30)  # type: ignore[attr-defined]
+    module.http = answer  # type: ignore[attr-defined]
+    return module.lambda_handler
+
+
+def test_the_evaluator_asks_githubs_status_only_where_the_stack_turns_it_on(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answer = StatusPageAnswer("summary_actions_incident")
+    with_status_page(answer)(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    assert answer.asked == 0  # off by default: a function with no way out never tries
+    [page] = received(stack["inbox"])
+    assert page["github_incident"] is None
+
+
+def test_with_githubs_status_on_the_page_names_its_incident(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STATUS_URL", STATUS_URL)
+    evaluate = with_status_page(StatusPageAnswer("summary_actions_incident"))
+    evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    [page] = received(stack["inbox"])
+    assert page["summary"].startswith("GitHub Actions incident: Incident with Actions (https://stspg.io/")
+
+
+@pytest.mark.parametrize("error", [urllib3.exceptions.ReadTimeoutError(None, "/", "timed out"), OSError("no route")])
+def test_a_status_page_that_times_out_or_fails_leaves_the_tick_to_page_as_ever(
+    stack: dict[str, str], monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    monkeypatch.setenv("GITHUB_STATUS_URL", STATUS_URL)
+    evaluate = with_status_page(StatusPageAnswer(error=error))
+    result = evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
+    assert result["firing"] == ["jobs-queueing#linux.2xlarge"]
+    [page] = received(stack["inbox"])
+    assert page["github_incident"] is None and page["summary"].startswith("1 runner type")

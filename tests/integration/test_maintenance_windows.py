@@ -4,6 +4,8 @@ the queue still breaches, as a silence's end sends them; the page's silence hint
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -114,3 +116,27 @@ def test_status_without_get_item_shows_the_rest_and_says_the_windows_were_not_re
     assert out.splitlines()[-1] == (
         "maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"
     )
+
+
+def test_a_window_across_the_fall_back_keeps_its_local_hours_in_the_evaluator(
+    world: tuple[StackInMoto, Inbox],
+) -> None:
+    """New York's clocks go back at 02:00 EDT on Sunday 2026-11-01: 01:30 happens twice. The window opens at its
+    first occurrence (05:30 UTC) and runs to 02:30 EST (07:30 UTC), through the repeated hour, as the zone's
+    wall clock says; the page goes out at its end, and the hint names next Sunday's, on standard time."""
+    moto, inbox = world
+    window = '{name: patching, time_zone: America/New_York, weekdays: [sunday], start: "01:30", end: "02:30"}'
+    config = parse_config(CONFIG.replace(CONFIG.splitlines()[-1], "  - " + window), source="t.yaml")
+
+    def tick(hour: int, minute: int) -> list[dict[str, Any]]:
+        at = datetime(2026, 11, 1, hour, minute, tzinfo=UTC)
+        moto.evaluate(snapshot(at, runner_type("linux-x64", 4, 900)), config)
+        return inbox.drain()
+
+    assert tick(5, 35) == []  # 01:35 EDT: open
+    assert tick(6, 35) == []  # 01:35 EST, the repeated hour: still open
+    assert tick(7, 29) == []  # 02:29 EST
+    (page,) = tick(7, 30)  # 02:30 EST: the window ends, the queue still breaches
+    assert page["page"] == "new"
+    assert page["silence"]["next_window"]["local"] == "Sun 2026-11-08 01:30-02:30 America/New_York"
+    assert page["silence"]["next_window"]["starts_at"].startswith("2026-11-08T06:30")

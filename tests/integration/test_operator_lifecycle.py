@@ -320,6 +320,46 @@ def test_an_alert_held_back_by_a_window_then_released_by_a_silences_end_is_two_c
     assert "unsilenced released by silence s-db by ann: DB failover; queue size 9" in out
 
 
+def test_an_escalation_is_in_the_lower_alerts_history_held_back_then_released_each_once(
+    moto: StackInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The P2 alert keeps firing while the P1 page supersedes its page: its history says so, and says when the P1
+    page's end released it (and its page came back), each once; the steady escalated ticks write nothing."""
+    config = parse_config(
+        CONFIG + "  - {name: jobs-stuck, thresholds: {queue_time: 30m}, priority: P1, group_by: runner_type}\n",
+        source="qw.yaml",
+    )
+    start = now_minute() - timedelta(minutes=30)
+
+    def tick(minute: int, seconds: float) -> None:
+        moto.evaluate(snapshot(start + timedelta(minutes=minute), runner_type("linux.2xlarge", 5, seconds)), config)
+
+    tick(0, 600)
+    tick(2, 720)  # the P2 rule fires
+    tick(3, 1900)  # past 30m: the P1 page supersedes the P2 one
+    puts: list[str] = []
+    moto.dynamodb.meta.events.register(
+        "provide-client-params.dynamodb.PutItem", lambda params, **_: puts.append(params["Item"]["pk"]["S"])
+    )
+    tick(4, 1960)
+    tick(4, 1960)  # the same tick again
+    assert puts == []  # still escalated: nothing to write
+    tick(5, 900)  # below 30m: the P1 page resolves, the P2 page comes back
+    tick(6, 960)
+    changes = read_transitions(moto.dynamodb, "state", "jobs-queueing", "linux.2xlarge")
+    assert [(c.previous, c.status, c.silenced_by) for c in changes] == [
+        ("ok", "pending", ()),
+        ("pending", "firing", ()),
+        ("firing", "silenced", ("superseded-by:jobs-stuck",)),
+        ("firing", "unsilenced", ("superseded-by:jobs-stuck",)),
+    ]
+    assert (changes[2].queue_size, changes[2].queue_time) == (5, 1900)
+    assert main(["history", *BASE, "--since", "1h", "--alert", "jobs-queueing/linux.2xlarge"]) == 0
+    out = capsys.readouterr().out
+    assert "silenced   held back by the higher-priority page of jobs-stuck; queue size 5, queue time 31m (over" in out
+    assert "unsilenced released by the higher-priority page of jobs-stuck; queue size 5, queue time 15m (over" in out
+
+
 def test_a_transition_is_recorded_once_however_often_it_is_written(moto: StackInMoto) -> None:
     change = Transition(now_minute(), "jobs-queueing", "linux.2xlarge", "firing", "pending", 9.0, 520.0)
     assert put_transition(moto.dynamodb, "state", change)

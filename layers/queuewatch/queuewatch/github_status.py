@@ -71,7 +71,7 @@ def parse_summary(document: Any, at: datetime) -> GitHubStatus:
             url=str(incident.get("shortlink") or STATUS_PAGE),
             started_at=incident.get("started_at") or incident.get("created_at"),
         )
-        for incident in document.get("incidents") or []
+        for incident in _listed(document, "incidents")
         if isinstance(incident, dict)
         and incident.get("status") not in ("resolved", "postmortem")
         and _names_actions(incident)
@@ -81,8 +81,19 @@ def parse_summary(document: Any, at: datetime) -> GitHubStatus:
 
 def _names_actions(incident: dict[str, Any]) -> bool:
     """The incident lists the Actions component, or one of its updates changed it."""
-    named = [c.get("name") for c in incident.get("components") or [] if isinstance(c, dict)]
-    for update in incident.get("incident_updates") or []:
+    named = [c.get("name") for c in _listed(incident, "components") if isinstance(c, dict)]
+    for update in _listed(incident, "incident_updates"):
         if isinstance(update, dict):
-            named += [c.get("name") for c in update.get("affected_components") or [] if isinstance(c, dict)]
+            named += [c.get("name") for c in _listed(update, "affected_components") if isinstance(c, dict)]
     return ACTIONS in named
+
+
+def _listed(document: dict[str, Any], key: str) -> list[Any]:
+    """The list under `key` (none when absent). Anything else is not a Statuspage document: a ValueError, which
+    the adapter turns into an unknown status, where iterating it would raise out of the evaluator's tick."""
+    value = document.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list under {key!r}, found {type(value).__name__}")
+    return value

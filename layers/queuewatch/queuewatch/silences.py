@@ -9,6 +9,9 @@ from queuewatch.rules import HEALTH_RULE, selects
 
 GITHUB_HOLD = "github-incident"
 """What an alert's history names as holding it back while `github_status.on_incident: hold` waits GitHub out."""
+SUPERSEDED_BY = "superseded-by:"
+"""Before a rule's name: what an alert's history names as holding back its page while that higher-priority
+rule's page on the same runner type supersedes it."""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from queuewatch.rules import (
     judge,
 )
 from queuewatch.signals import SignalName
-from queuewatch.silences import GITHUB_HOLD
+from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
 from queuewatch.wording import plural
 
@@ -267,7 +267,27 @@ def plan(
         else:
             result.instances[key] = previous  # unknown this tick: hold
     _decide_groups(result)
+    _mark_superseded(result)
     return result
+
+
+def _mark_superseded(result: Plan) -> None:
+    """A firing alert whose page a higher-priority rule holds back keeps that among what holds it
+    (`superseded-by:<rule>`), as it keeps a silence: its history shows the escalation held it back, and the
+    higher page's end released it, each once. Only a change of holder writes; a steady escalation writes nothing."""
+    changes = {change.key: change for change in result.instance_changes}
+    for key, state in result.instances.items():
+        rule = result.context.rules.get(key.rule)
+        holder = result.holders.get(key.runner_type)
+        if rule is None or holder is None or state.status is not Status.FIRING or not inhibits(holder, rule):
+            continue
+        marker = SUPERSEDED_BY + holder.name
+        if marker in state.held_by:
+            continue  # held over from a tick that did not see the runner type
+        new = replace(state, held_by=tuple(sorted((*state.held_by, marker)))[:HELD_LISTED])
+        result.instances[key] = new
+        changes[key] = InstanceChange(key, result.context.state.instances.get(key), new)
+    result.instance_changes = [change for change in changes.values() if change.new != change.previous]
 
 
 def _step(result: Plan, rule: Rule, runner_type: str, breached: bool | None) -> InstanceKey:

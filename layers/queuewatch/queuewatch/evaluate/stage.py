@@ -159,14 +159,16 @@ def _transitions(planned: Plan) -> list[tuple[InstanceKey, Transition]]:
         team = context.team(rule, change.key.runner_type)
         held_before = change.previous.held_by if change.previous else ()
         held_now = change.new.held_by if change.new else ()
+        # A rule gone from the config judged nothing this tick; its alert resolves on the queue's figures as seen.
+        seen = context.by_name.get(change.key.runner_type) if verdict is None else None
         figures = Transition(
             at=context.now,
             rule=change.key.rule,
             runner_type=change.key.runner_type,
             status=after,
             previous=before,
-            queue_size=verdict.queue_size if verdict else None,
-            queue_time=verdict.queue_time if verdict else None,
+            queue_size=verdict.queue_size if verdict else seen.value(rule.size_signal) if seen else None,
+            queue_time=verdict.queue_time if verdict else seen.value(rule.time_signal) if seen else None,
             breached=verdict.breached_signals if verdict else (),
             silenced_by=held_now or (context.holding(rule, change.key.runner_type) if change.new is None else ()),
             team=team,
