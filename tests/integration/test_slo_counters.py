@@ -166,3 +166,30 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     fast, slow = snap.slos
     assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
     assert slow.window(259200).bad == jobs  # type: ignore[union-attr]
+
+
+def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dynamodb: Any) -> None:
+    """Waiting past the threshold it is the collector's (the jobs queued now); started, the track stage's
+    counter holds it in the same bucket and the collector no longer sees it queued: one bad job at every
+    tick, whatever events of the job come again."""
+    from queuewatch.adapters.job_store import queued_jobs
+    from queuewatch.collect.slo import slo_readings
+
+    config = parse_config(CONFIG)
+    router = Router(config)
+    started = QUEUED + timedelta(minutes=7)  # late for linux-fast (2m), in time for everything (10m)
+
+    def the_hour(now: datetime) -> dict[str, tuple[int, int]]:
+        readings = slo_readings(config, dynamodb, SLOS, list(queued_jobs(dynamodb, JOBS)), now)
+        windows = {r.name: r.window(3600) for r in readings}
+        return {name: (w.good, w.bad) for name, w in windows.items() if w is not None}
+
+    track(event("queued", 7, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    assert the_hour(QUEUED + timedelta(minutes=1)) == {"linux-fast": (0, 0), "everything": (0, 0)}
+    assert the_hour(QUEUED + timedelta(minutes=5)) == {"linux-fast": (0, 1), "everything": (0, 0)}
+    track(event("in_progress", 7, started), router, dynamodb, JOBS, started, slo_table=SLOS)
+    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (1, 0)}
+    later = started + timedelta(minutes=20)
+    for again in (event("in_progress", 7, started), event("queued", 7, None), event("completed", 7, started)):
+        track(again, router, dynamodb, JOBS, later, slo_table=SLOS)
+    assert the_hour(later) == {"linux-fast": (0, 1), "everything": (1, 0)}
