@@ -193,3 +193,21 @@ def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dyna
     for again in (event("in_progress", 7, started), event("queued", 7, None), event("completed", 7, started)):
         track(again, router, dynamodb, JOBS, later, slo_table=SLOS)
     assert the_hour(later) == {"linux-fast": (0, 1), "everything": (1, 0)}
+
+
+def test_a_retried_count_of_a_job_that_waited_for_approval_counts_from_its_queueing_not_its_creation(
+    dynamodb: Any,
+) -> None:
+    """A deployment approval of 30 minutes is not queue time: the job waited 40 s for a runner. The retry
+    of a failed count finds the job stored already, and counts it from the queued_at stored then."""
+    router = Router(parse_config(CONFIG))
+    approved = QUEUED + timedelta(minutes=30)
+    started = approved + timedelta(seconds=40)
+    track(event("waiting", 8, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    track(event("queued", 8, None), router, dynamodb, JOBS, approved, occurred_at=approved, slo_table=SLOS)
+    fault = inject(dynamodb, "TransactWriteItems", "throttling")
+    with pytest.raises(Exception, match="Throttling"):
+        track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)
+    fault.enabled = False
+    track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)  # Lambda's retry
+    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
