@@ -211,3 +211,20 @@ def test_a_retried_count_of_a_job_that_waited_for_approval_counts_from_its_queue
     fault.enabled = False
     track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)  # Lambda's retry
     assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+
+
+def test_the_counts_idempotency_token_names_the_job_and_what_it_writes() -> None:
+    """Two events of one job that count it differently (the config changed between them) never share a token:
+    the second is judged by the job's mark, not refused as a mismatch of a token the first may have failed on."""
+    from unittest.mock import MagicMock
+
+    from queuewatch.adapters.slo_counters import Contribution, count_job
+
+    client = MagicMock()
+    keep = QUEUED + timedelta(days=30)
+    good, bad = Contribution("a", "good", QUEUED, keep), Contribution("a", "bad", QUEUED, keep)
+    for contributions in ([good], [good], [good, Contribution("b", "good", QUEUED, keep)], [bad]):
+        count_job(client, SLOS, 12345678901, contributions, keep)
+    tokens = [call.kwargs["ClientRequestToken"] for call in client.transact_write_items.call_args_list]
+    assert all(len(token) <= 36 and token.startswith("12345678901-") for token in tokens)
+    assert tokens[0] == tokens[1] and len(set(tokens)) == 3
