@@ -228,3 +228,42 @@ def test_the_counts_idempotency_token_names_the_job_and_what_it_writes() -> None
     tokens = [call.kwargs["ClientRequestToken"] for call in client.transact_write_items.call_args_list]
     assert all(len(token) <= 36 and token.startswith("12345678901-") for token in tokens)
     assert tokens[0] == tokens[1] and len(set(tokens)) == 3
+
+
+def test_a_start_delivered_late_counts_its_job_once_and_a_replay_past_the_marks_life_counts_nothing(
+    dynamodb: Any,
+) -> None:
+    """The webhook's redelivery of a start two hours on is the job's history: the collector no longer sees the
+    job waiting, so the counter takes it (once, however often it is redelivered). An archive's replay of jobs
+    queued 20 days ago, past any mark of theirs, counts nothing: some may have been counted when they ran."""
+    router = Router(parse_config(CONFIG))
+    started = QUEUED + timedelta(minutes=7)
+    track(event("queued", 9, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    redelivered = started + timedelta(hours=2)
+    for _ in range(2):
+        result = track(
+            event("in_progress", 9, started),
+            router,
+            dynamodb,
+            JOBS,
+            redelivered,
+            occurred_at=redelivered,
+            received=True,
+            slo_table=SLOS,
+        )
+        assert result.history
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+
+    replayed_at = QUEUED + timedelta(days=20)
+    for action, at in (("queued", None), ("in_progress", QUEUED + timedelta(seconds=30))):
+        track(
+            event(action, 10, at),
+            router,
+            dynamodb,
+            JOBS,
+            replayed_at,
+            occurred_at=at or QUEUED,
+            replayed=True,
+            slo_table=SLOS,
+        )
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}

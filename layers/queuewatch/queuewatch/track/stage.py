@@ -105,7 +105,7 @@ def track(
         raise TrackConflict(f"job {record.job_id}: its item changed under {MAX_WRITES} writes in a row")
     applied = before is not None
     if slo_table and record.progress >= PROGRESS["in_progress"]:
-        count_for_slos(record, router.config, dynamodb, slo_table, history)
+        count_for_slos(record, router.config, dynamodb, slo_table, history, now)
     # Each figure once per job, from the write that first got that far, whichever event it was: a job
     # whose queued event came after its in_progress still arrived, and a completed that overtook its
     # in_progress still gives the queue time.
