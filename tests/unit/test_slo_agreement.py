@@ -17,7 +17,8 @@ from queuewatch.alert_state import PageKind
 from queuewatch.config.load import parse_config
 from queuewatch.jobs import JobRecord
 from queuewatch.slo import Counts, budget_left
-from queuewatch_cli.backtest.slo_replay import replay_slos
+from queuewatch.slo_summary import summarize
+from queuewatch_cli.backtest.slo_replay import SloCounters, replay_slos
 
 DAY0 = datetime(2026, 11, 2, tzinfo=UTC)
 HEAD = """version: 1
@@ -221,6 +222,13 @@ def test_a_history_shorter_than_the_window_budgets_the_jobs_it_holds() -> None:
     assert left_jobs == pytest.approx(0.01 * counted.total - counted.bad)
     assert left_fraction == pytest.approx((0.01 * counted.total - counted.bad) / (0.01 * counted.total))
     assert budget_left(Counts(), slo) == (0.0, 1.0)
+    # The report's summary over the counters the live path filled agrees: the jobs counted, not 28 days' worth.
+    counters = SloCounters(config, jobs)
+    counters.readings_at(end)
+    summary = summarize(slo, config, counters.counted[slo.name], [], end)
+    assert (summary.jobs, summary.bad) == (counted.total, counted.bad)
+    assert summary.budget_left_jobs == pytest.approx(0.01 * counted.total - counted.bad)
+    assert summary.history_from == DAY0.isoformat()  # said: the window holds two days, not 28
     # From the first tick of the history, every window (each longer than what exists) holds what exists.
     assert (
         agree(jobs, HEAD + LINUX, DAY0 + timedelta(minutes=10), DAY0 + timedelta(hours=3), timedelta(minutes=10)) == []
