@@ -455,6 +455,8 @@ SLO_COUNTER_BYTES = 80  # a counter item as DynamoDB sizes it: keys, good, bad, 
 SLO_MARK_BYTES = 60
 SLO_CALL_S = 0.015  # one TransactWriteItems round trip in the track function, one Query in the collector
 COLLECT_MEMORY_MB = 1769  # template.yaml, CollectFunction
+SLO_WINDOW_DAYS = 28  # an SLO's window by default: `queuewatch slo` reads its jobs from the history
+SLO_TARGET_USD = 5.0  # the month one SLO may add at 150 runner types and 50,000 jobs a day
 
 
 def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, str]]:
@@ -467,6 +469,10 @@ def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, 
     marks_gb = figures["jobs_per_day"] * SLO_MARK_DAYS * (SLO_MARK_BYTES + ITEM_OVERHEAD_BYTES) / 1e9
     track_s, collect_s = jobs * SLO_CALL_S, TICKS_PER_MONTH * slos * SLO_CALL_S
     gb_seconds = track_s * TRACK_MEMORY_MB / 1024 + collect_s * COLLECT_MEMORY_MB / 1024
+    # The window's jobs kept in the history (config/slos.py `history_days_needed`: the window and a day).
+    history_days, needed = figures.get("history_days", 14), SLO_WINDOW_DAYS + 1
+    item = figures["item_bytes"] + ITEM_OVERHEAD_BYTES
+    history_gb = figures["jobs_per_day"] * max(0, needed - history_days) * item * 2 / 1e9  # the table and its index
     return [
         (
             "SLO counters: writes (a job's mark and its counters, one transaction)",
@@ -483,6 +489,11 @@ def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, 
             "SLO counters: Lambda time",
             gb_seconds * PRICES["lambda_gb_second"].usd,
             f"{SLO_CALL_S * 1000:.0f} ms a call, a job's write and a tick's Query",
+        ),
+        (
+            f"The jobs' history for a {SLO_WINDOW_DAYS}-day window (JobHistoryDays {needed}, not {history_days})",
+            history_gb * PRICES["dynamodb_storage"].usd,
+            f"{history_gb:.2f} GB more with the index",
         ),
     ]
 
@@ -543,7 +554,9 @@ def tracking_section(path: Path = TRACK_RESULTS) -> list[str]:
         "|---|---:|---|",
     ]
     rows += [f"| {item} | {_usd(usd)} | {basis} |" for item, usd, basis in slo]
-    rows += [f"| **SLOs, total** | **{_usd(sum(usd for _, usd, _ in slo))}** | |", ""]
+    total = sum(usd for _, usd, _ in slo)
+    verdict = "PASS" if total <= SLO_TARGET_USD else "FAIL"
+    rows += [f"| **SLOs, total** | **{_usd(total)}** | {verdict}: the target is at most {_usd(SLO_TARGET_USD)} |", ""]
     return rows
 
 

@@ -8,9 +8,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
+from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.config.reach import config_reach
 from queuewatch.wording import plural
@@ -27,11 +28,17 @@ from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
-from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, default_refs, targets
+from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, boto_client, default_refs, targets
 from queuewatch_cli.windows import window_lines
 
 
-def check_config(paths: Sequence[str], explain: bool = False, now: datetime | None = None) -> int:
+def check_config(
+    paths: Sequence[str],
+    explain: bool = False,
+    now: datetime | None = None,
+    jobs_table: str | None = None,
+    region: str | None = None,
+) -> int:
     failed = 0
     for path in paths:
         try:
@@ -52,7 +59,7 @@ def check_config(paths: Sequence[str], explain: bool = False, now: datetime | No
         if config.slos:
             from queuewatch_cli.slo_check import slo_lines
 
-            print("\n".join(slo_lines(config)))
+            print("\n".join(slo_lines(config, *_todays_volume(config, jobs_table, region, now))))
         print("\n".join(config_reach(config).lines()))
         for line in window_lines(config, now or datetime.now(UTC)):
             print(line)
@@ -61,6 +68,26 @@ def check_config(paths: Sequence[str], explain: bool = False, now: datetime | No
 
             print("\n".join(explained(config)))
     return 1 if failed else 0
+
+
+def _todays_volume(
+    config: Config, jobs_table: str | None, region: str | None, now: datetime | None
+) -> tuple[dict[str, float] | None, float | None]:
+    """Each SLO's jobs over the last day and the fleet's, from the stack's jobs' history; (None, None)
+    without a table, or when it cannot be read (said, never guessed)."""
+    if jobs_table is None:
+        return None, None
+    from queuewatch.adapters.errors import describe
+    from queuewatch.adapters.job_store import read_history
+    from queuewatch_cli.slo_check import jobs_per_day
+
+    end = now or datetime.now(UTC)
+    try:
+        jobs = read_history(boto_client("dynamodb", region), jobs_table, end - timedelta(days=1), end)
+        return jobs_per_day(config, jobs)
+    except Exception as error:  # noqa: BLE001 - the check stands without the volume; the reason is said
+        print(f"--jobs-table {jobs_table}: today's volume not read: {describe(error)}", file=sys.stderr)
+        return None, None
 
 
 class Parser(argparse.ArgumentParser):
@@ -87,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each rule as applied, where every setting comes from, and which runner types it selects",
     )
+    check.add_argument(
+        "--jobs-table",
+        default=None,
+        help="the stack's jobs table (its JobsTableName output): each SLO's budget in jobs at the last day's volume",
+    )
+    check.add_argument("--region", default=None, help="the jobs table's region")
 
     demo = commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     demo.add_argument("--json", action="store_true", help="also print each page's raw bodies (SNS envelope, JSON)")
@@ -166,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "check-config":
-        return check_config(args.paths, explain=args.explain)
+        return check_config(args.paths, explain=args.explain, jobs_table=args.jobs_table, region=args.region)
     if args.command == "schema":
         from queuewatch.alert import alert_json_schema
 

@@ -123,6 +123,9 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
             ],
         ],
         "capacity": [["capacity", "--stack", STACK, "--from", "1d"]],
+        "check-config --jobs-table": [
+            ["check-config", str(with_slos), "--jobs-table", "jobs", "--region", "us-east-1"]
+        ],
         "slo": [
             [*slo, "--region", "us-east-1"],
             [*slo, "--region", "us-east-1", "--plot", str(tmp_path / "slo.png"), "--state-table", "state"],
@@ -147,6 +150,6 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
 def test_the_table_covers_every_operator_command_and_the_docs_hold_no_second_one() -> None:
     table = iam_table()
     assert {"status", "history", "silence add", "silence list", "silence extend", "silence expire"} <= set(table)
-    assert {"backtest", "capacity", "track backfill", "slo"} <= set(table)
+    assert {"backtest", "capacity", "track backfill", "slo", "check-config --jobs-table"} <= set(table)
     for doc in (REPO / "docs").glob("*.md"):
         assert "| `silence add` |" not in doc.read_text(), f"{doc.name} holds a second IAM table"

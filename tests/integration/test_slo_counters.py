@@ -166,3 +166,104 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     fast, slow = snap.slos
     assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
     assert slow.window(259200).bad == jobs  # type: ignore[union-attr]
+
+
+def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dynamodb: Any) -> None:
+    """Waiting past the threshold it is the collector's (the jobs queued now); started, the track stage's
+    counter holds it in the same bucket and the collector no longer sees it queued: one bad job at every
+    tick, whatever events of the job come again."""
+    from queuewatch.adapters.job_store import queued_jobs
+    from queuewatch.collect.slo import slo_readings
+
+    config = parse_config(CONFIG)
+    router = Router(config)
+    started = QUEUED + timedelta(minutes=7)  # late for linux-fast (2m), in time for everything (10m)
+
+    def the_hour(now: datetime) -> dict[str, tuple[int, int]]:
+        readings = slo_readings(config, dynamodb, SLOS, list(queued_jobs(dynamodb, JOBS)), now)
+        windows = {r.name: r.window(3600) for r in readings}
+        return {name: (w.good, w.bad) for name, w in windows.items() if w is not None}
+
+    track(event("queued", 7, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    assert the_hour(QUEUED + timedelta(minutes=1)) == {"linux-fast": (0, 0), "everything": (0, 0)}
+    assert the_hour(QUEUED + timedelta(minutes=5)) == {"linux-fast": (0, 1), "everything": (0, 0)}
+    track(event("in_progress", 7, started), router, dynamodb, JOBS, started, slo_table=SLOS)
+    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (1, 0)}
+    later = started + timedelta(minutes=20)
+    for again in (event("in_progress", 7, started), event("queued", 7, None), event("completed", 7, started)):
+        track(again, router, dynamodb, JOBS, later, slo_table=SLOS)
+    assert the_hour(later) == {"linux-fast": (0, 1), "everything": (1, 0)}
+
+
+def test_a_retried_count_of_a_job_that_waited_for_approval_counts_from_its_queueing_not_its_creation(
+    dynamodb: Any,
+) -> None:
+    """A deployment approval of 30 minutes is not queue time: the job waited 40 s for a runner. The retry
+    of a failed count finds the job stored already, and counts it from the queued_at stored then."""
+    router = Router(parse_config(CONFIG))
+    approved = QUEUED + timedelta(minutes=30)
+    started = approved + timedelta(seconds=40)
+    track(event("waiting", 8, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    track(event("queued", 8, None), router, dynamodb, JOBS, approved, occurred_at=approved, slo_table=SLOS)
+    fault = inject(dynamodb, "TransactWriteItems", "throttling")
+    with pytest.raises(Exception, match="Throttling"):
+        track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)
+    fault.enabled = False
+    track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)  # Lambda's retry
+    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+
+
+def test_the_counts_idempotency_token_names_the_job_and_what_it_writes() -> None:
+    """Two events of one job that count it differently (the config changed between them) never share a token:
+    the second is judged by the job's mark, not refused as a mismatch of a token the first may have failed on."""
+    from unittest.mock import MagicMock
+
+    from queuewatch.adapters.slo_counters import Contribution, count_job
+
+    client = MagicMock()
+    keep = QUEUED + timedelta(days=30)
+    good, bad = Contribution("a", "good", QUEUED, keep), Contribution("a", "bad", QUEUED, keep)
+    for contributions in ([good], [good], [good, Contribution("b", "good", QUEUED, keep)], [bad]):
+        count_job(client, SLOS, 12345678901, contributions, keep)
+    tokens = [call.kwargs["ClientRequestToken"] for call in client.transact_write_items.call_args_list]
+    assert all(len(token) <= 36 and token.startswith("12345678901-") for token in tokens)
+    assert tokens[0] == tokens[1] and len(set(tokens)) == 3
+
+
+def test_a_start_delivered_late_counts_its_job_once_and_a_replay_past_the_marks_life_counts_nothing(
+    dynamodb: Any,
+) -> None:
+    """The webhook's redelivery of a start two hours on is the job's history: the collector no longer sees the
+    job waiting, so the counter takes it (once, however often it is redelivered). An archive's replay of jobs
+    queued 20 days ago, past any mark of theirs, counts nothing: some may have been counted when they ran."""
+    router = Router(parse_config(CONFIG))
+    started = QUEUED + timedelta(minutes=7)
+    track(event("queued", 9, None), router, dynamodb, JOBS, QUEUED, slo_table=SLOS)
+    redelivered = started + timedelta(hours=2)
+    for _ in range(2):
+        result = track(
+            event("in_progress", 9, started),
+            router,
+            dynamodb,
+            JOBS,
+            redelivered,
+            occurred_at=redelivered,
+            received=True,
+            slo_table=SLOS,
+        )
+        assert result.history
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+
+    replayed_at = QUEUED + timedelta(days=20)
+    for action, at in (("queued", None), ("in_progress", QUEUED + timedelta(seconds=30))):
+        track(
+            event(action, 10, at),
+            router,
+            dynamodb,
+            JOBS,
+            replayed_at,
+            occurred_at=at or QUEUED,
+            replayed=True,
+            slo_table=SLOS,
+        )
+    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}

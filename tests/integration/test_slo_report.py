@@ -176,3 +176,51 @@ def test_the_plot_draws_the_burn_down_with_the_slos_alerts_from_the_sent_log(
     assert chart.points[-1][1] == pytest.approx((1 - 3) / 1)  # budget 1 job of 100, 3 late
     assert main([*args, "--plot", str(tmp_path / "no-such-folder" / "slo.png")]) != 0  # said before any read
     assert "no-such-folder does not exist" in capsys.readouterr().err
+
+
+def test_check_config_gives_each_slos_budget_in_jobs_at_the_last_days_volume(
+    aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from queuewatch_cli.main import check_config
+
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, "jobs")
+    now = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    # The last day: 300 jobs, 100 of them on linux.4xlarge; two days ago, 50 more that today's volume leaves out.
+    for number in range(350):
+        queued_at = now - timedelta(days=2) if number >= 300 else now - timedelta(minutes=4 * number + 1)
+        runner_type = "linux.4xlarge" if number % 3 == 0 else "linux.2xlarge"
+        record = JobRecord(
+            job_id=number,
+            run_id=1,
+            status="in_progress",
+            progress=2,
+            runner_type=runner_type,
+            labels=(runner_type,),
+            label_set=runner_type,
+            org="o",
+            repo="o/r",
+            html_url=None,
+            created_at=queued_at,
+            queued_at=queued_at,
+            started_at=queued_at + timedelta(seconds=20),
+            updated_at=queued_at,
+            expires_at=now + timedelta(days=14),
+        )
+        put_job(dynamodb, "jobs", record, "w")
+    config = tmp_path / "q.yaml"
+    config.write_text(
+        CONFIG + "  - {name: big, match: [linux.4xlarge], objective: 95%, queue_time_under: 5m, window: 7d, "
+        "team: ci-infra}\n",
+        encoding="utf-8",
+    )
+    assert check_config([str(config)], now=now, jobs_table="jobs", region="us-east-1") == 0
+    out = capsys.readouterr().out
+    assert "budget in jobs: 84 of 8,400 jobs over 28d at today's 300 a day" in out
+    assert "budget in jobs: 35 of 700 jobs over 7d at today's 100 a day" in out
+    assert "the history's storage at 29 days: $0.00 a month at today's 300 jobs a day" in out
+    # Without the table, or with one it cannot read, the budget in jobs is unknown, never guessed.
+    assert check_config([str(config)], now=now, jobs_table="no-such-table", region="us-east-1") == 0
+    captured = capsys.readouterr()
+    assert "--jobs-table no-such-table: today's volume not read" in captured.err
+    assert captured.out.count("budget in jobs: unknown here") == 2

@@ -96,6 +96,10 @@ def test_one_slo_adds_at_most_five_dollars_at_150_runner_types_and_50000_jobs_a_
     figures = json.loads(TRACK_RESULTS.read_text(encoding="utf-8"))
     lines = {item: usd for item, usd, _ in slo_lines(figures)}
     assert sum(lines.values()) <= 5.0
+    # A 28-day window keeps 15 more days of jobs than the default 14: $0.015 a day at 50,000 jobs a day.
+    history = "The jobs' history for a 28-day window (JobHistoryDays 29, not 14)"
+    assert lines[history] == pytest.approx(15 * 50_000 * (figures["item_bytes"] + 100) * 2 / 1e9 * 0.25)
+    assert "| PASS: the target is at most $5.00 |" in COST_DOC.read_text(encoding="utf-8")
     # 1.52 million jobs a month, each a transaction of two items at two write units: $0.625 a million
     jobs = 50_000 * 730 / 24
     assert lines["SLO counters: writes (a job's mark and its counters, one transaction)"] == pytest.approx(

@@ -17,7 +17,8 @@ from queuewatch.alert_state import PageKind
 from queuewatch.config.load import parse_config
 from queuewatch.jobs import JobRecord
 from queuewatch.slo import Counts, budget_left
-from queuewatch_cli.backtest.slo_replay import replay_slos
+from queuewatch.slo_summary import summarize
+from queuewatch_cli.backtest.slo_replay import SloCounters, replay_slos
 
 DAY0 = datetime(2026, 11, 2, tzinfo=UTC)
 HEAD = """version: 1
@@ -93,7 +94,22 @@ def expected_counts(jobs: list[JobRecord], now: datetime, seconds: int, threshol
     return Counts(good, bad)
 
 
-def expected_firing(jobs: list[JobRecord], now: datetime, budget: float, min_jobs: int) -> set[str]:
+def expected_oldest_wait(jobs: list[JobRecord], now: datetime) -> timedelta | None:
+    """How long the longest-waiting job has waited at `now` (jobs queued over 24 hours ago are lost)."""
+    waits = [
+        now - j.queued_at
+        for j in jobs
+        if j.queued_at is not None
+        and j.queued_at <= now
+        and (j.started_at is None or j.started_at > now)
+        and now - j.queued_at <= timedelta(hours=24)
+    ]
+    return max(waits, default=None)
+
+
+def expected_firing(
+    jobs: list[JobRecord], now: datetime, budget: float, min_jobs: int, ceiling: timedelta | None = None
+) -> set[str]:
     firing = set()
     for name, factor, long, short in (
         ("fast", 14.4, 3600, 300),
@@ -107,6 +123,9 @@ def expected_firing(jobs: list[JobRecord], now: datetime, budget: float, min_job
 
         if long_counts.total >= min_jobs and burn(long_counts) >= factor and burn(short_counts) >= factor:
             firing.add(name)
+    oldest = expected_oldest_wait(jobs, now)
+    if ceiling is not None and oldest is not None and oldest > ceiling:
+        firing.add("ceiling")
     return firing
 
 
@@ -122,7 +141,9 @@ def agree(jobs: list[JobRecord], config_text: str, start: datetime, end: datetim
                 window,
             )
         got = {key.runner_type for key in firing}
-        assert got == expected_firing(jobs, now, 0.01, config.resolved_slos[0].min_jobs), now
+        [slo] = config.resolved_slos
+        ceiling = timedelta(seconds=slo.page_when_waiting_over) if slo.page_when_waiting_over else None
+        assert got == expected_firing(jobs, now, 0.01, slo.min_jobs, ceiling), now
         pages += sent
     return pages
 
@@ -171,13 +192,11 @@ def test_a_quiet_gpu_pool_pages_for_one_job_waiting_3h_and_a_busy_pool_not_for_o
     ]
     slow_one = jobs[-3].model_copy(update={"started_at": jobs[-3].queued_at + timedelta(hours=3)})  # type: ignore[operator]
     jobs[-3] = slow_one
-    config = parse_config(HEAD + gpu)
+    pages = agree(jobs, HEAD + gpu, DAY0 + timedelta(days=2), DAY0 + timedelta(days=3), timedelta(minutes=5))
     firing_at: dict[str, datetime] = {}
-    for now, _, _, firing in replay_slos(
-        config, jobs, DAY0 + timedelta(days=2), DAY0 + timedelta(days=3), timedelta(minutes=5)
-    ):
-        for key in firing:
-            firing_at.setdefault(f"{key.rule}/{key.runner_type}", now)
+    for page in pages:
+        for member in page.members:
+            firing_at.setdefault(f"{page.rule}/{member}", page.at)
     assert slow_one.queued_at is not None
     ceiling = firing_at["slo:gpu/ceiling"]
     assert slow_one.queued_at + timedelta(hours=1) < ceiling <= slow_one.queued_at + timedelta(hours=1, minutes=5)
@@ -203,7 +222,46 @@ def test_a_history_shorter_than_the_window_budgets_the_jobs_it_holds() -> None:
     assert left_jobs == pytest.approx(0.01 * counted.total - counted.bad)
     assert left_fraction == pytest.approx((0.01 * counted.total - counted.bad) / (0.01 * counted.total))
     assert budget_left(Counts(), slo) == (0.0, 1.0)
+    # The report's summary over the counters the live path filled agrees: the jobs counted, not 28 days' worth.
+    counters = SloCounters(config, jobs)
+    counters.readings_at(end)
+    summary = summarize(slo, config, counters.counted[slo.name], [], end)
+    assert (summary.jobs, summary.bad) == (counted.total, counted.bad)
+    assert summary.budget_left_jobs == pytest.approx(0.01 * counted.total - counted.bad)
+    assert summary.history_from == DAY0.isoformat()  # said: the window holds two days, not 28
     # From the first tick of the history, every window (each longer than what exists) holds what exists.
     assert (
         agree(jobs, HEAD + LINUX, DAY0 + timedelta(minutes=10), DAY0 + timedelta(hours=3), timedelta(minutes=10)) == []
     )
+
+
+@pytest.mark.parametrize("offset", [timedelta(0), timedelta(minutes=2, seconds=30)])
+def test_the_window_edges_hold_the_buckets_that_overlap_the_window(offset: timedelta) -> None:
+    # A tick on a bucket's turn (10:00:00) and one inside a bucket (10:02:30), with jobs decided on the edges.
+    now = DAY0 + timedelta(hours=10) + offset
+    hour_ago = DAY0 + timedelta(hours=9)  # the first bucket of the hour's window, at either tick
+    jobs = [
+        job(1, "linux-a", hour_ago - timedelta(seconds=30), timedelta(seconds=30)),  # good at 09:00:00: in
+        job(2, "linux-a", hour_ago - timedelta(seconds=31), timedelta(seconds=30)),  # good at 08:59:59: out
+        job(3, "linux-a", now - timedelta(seconds=10), timedelta(seconds=10)),  # good at the tick itself: in
+        job(4, "linux-a", now - T, None),  # waiting, bad at the tick itself: in
+        job(5, "linux-a", now - T + timedelta(seconds=1), None),  # waiting, good for one more second: nowhere
+        job(6, "linux-a", now - timedelta(minutes=3), timedelta(minutes=3)),  # started late at the tick: bad
+        job(7, "linux-a", now + timedelta(seconds=1), timedelta(seconds=1)),  # after the tick: nowhere
+    ]
+    assert expected_counts(jobs, now, 3600) == Counts(good=2, bad=2)
+    assert expected_counts(jobs, now, 300) == Counts(good=1, bad=2)
+    assert agree(jobs, HEAD + LINUX, now, now, timedelta(minutes=1)) == []
+
+
+def test_a_job_that_waited_past_the_threshold_then_started_counts_bad_once() -> None:
+    # Waiting, it is the collector's; started, the track stage's counter holds it: one bad job either way,
+    # in the bucket of the moment it turned bad, at every tick across its start.
+    queued = DAY0 + timedelta(hours=10, minutes=1)
+    jobs = [job(1, "linux-a", queued, timedelta(minutes=9))]
+    config = parse_config(HEAD + LINUX)
+    for now, snapshot, _, _ in replay_slos(config, jobs, queued, queued + timedelta(minutes=20), timedelta(minutes=1)):
+        [reading] = snapshot.slos
+        hour = reading.window(3600)
+        assert hour is not None
+        assert (hour.good, hour.bad) == ((0, 1) if now >= queued + T else (0, 0)), now

@@ -104,3 +104,52 @@ def test_check_config_states_the_budget_in_jobs_only_from_a_volume_it_was_given(
     known = "\n".join(slo_lines(config, {"fast": 2000.0}))
     # 1% of 28 days at 2,000 jobs a day.
     assert "budget in jobs: 560 of 56,000 jobs over 28d at today's 2,000 a day" in known
+
+
+def test_check_config_states_the_history_an_slo_needs_and_its_cost_as_docs_cost_measures_it() -> None:
+    import re
+    from pathlib import Path
+
+    from queuewatch_cli.slo_check import history_usd_a_month, slo_lines
+
+    cost = (Path(__file__).parents[2] / "docs" / "COST.md").read_text(encoding="utf-8")
+    found = re.search(r"\| DynamoDB storage \(the history\) \| \$([0-9.]+) \| 14 days of jobs", cost)
+    assert found, "docs/COST.md's history storage line"
+    assert history_usd_a_month(50_000, 14) == pytest.approx(float(found[1]), abs=0.006)
+    config = parse_config(
+        HEAD + "slos:\n  - {name: fast, objective: 99%, queue_time_under: 2m, window: 28d, team: ci-infra}\n"
+    )
+    stated = "\n".join(slo_lines(config))
+    assert "the history's storage at 29 days: $0.43 a month at a fleet's 50,000 jobs a day ($0.015 a day kept" in stated
+    measured = "\n".join(slo_lines(config, {"fast": 2000.0}, 4000.0))
+    assert "the history's storage at 29 days: $0.03 a month at today's 4,000 jobs a day" in measured
+
+
+def test_burn_alerts_replace_the_workbook_pairs_and_fire_as_configured() -> None:
+    from queuewatch.evaluate.slo import judge_slos
+    from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+
+    config = parse_config(
+        HEAD + "slos:\n  - {name: fast, objective: 99%, queue_time_under: 2m, team: ci-infra, burn_alerts: ["
+        "{name: sustained, factor: 3, long_window: 1d, short_window: 2h}, "
+        "{name: drift, factor: 1.5, long_window: 7d, short_window: 1d, notify: ticket}]}\n"
+    )
+    [slo] = config.resolved_slos
+    assert [(a.name, a.factor, a.long_window, a.short_window, a.notify) for a in slo.burn_alerts] == [
+        ("sustained", 3.0, 86400, 7200, "page"),
+        ("drift", 1.5, 7 * 86400, 86400, "ticket"),
+    ]
+    # 5% of jobs late over a day and two hours: burn 5, which the Workbook's slow page (6) misses.
+    windows = [SloWindowCount(seconds=s, good=950, bad=50) for s in (7200, 86400, 7 * 86400)]
+    snapshot = Snapshot(
+        snapshot_id="s",
+        collected_at="2026-11-21T12:00:00Z",
+        runner_types=[],
+        slos=[SloReading(name="fast", windows=windows)],
+    )
+    judged, blind = judge_slos(config, snapshot)
+    assert blind == {}
+    assert {(j.rule, j.instance, j.verdict.breached) for j in judged} == {
+        ("slo:fast", "sustained", True),
+        ("slo:fast:ticket", "drift", True),
+    }

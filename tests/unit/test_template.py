@@ -681,3 +681,11 @@ def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(t
         == template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]["CHAT_TOPIC_ARN"]
     )
     assert "ALERT_TOPIC_ARN" not in env  # never the pager's topic
+
+
+def test_the_job_history_parameter_says_what_an_slo_needs_and_what_a_day_of_it_costs(template: dict[str, Any]) -> None:
+    from queuewatch_cli.slo_check import history_usd_a_month
+
+    described = " ".join(template["Parameters"]["JobHistoryDays"]["Description"].split())
+    assert "An SLO needs its window's days and one more (a 28-day SLO: 29)" in described
+    assert f"about ${history_usd_a_month(50_000, 1):.3f} a month for each day kept at 50,000 jobs a day" in described

@@ -14,6 +14,8 @@ Two kinds of item, in one table keyed `pk` (S) and `sk` (S):
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -89,12 +91,12 @@ def count_job(
         )
     try:
         # The token makes botocore's retry of a transaction that took effect a no-op (for 10 minutes); past
-        # that, the mark's condition refuses it.
-        client.transact_write_items(TransactItems=items, ClientRequestToken=f"job-{job_id}"[:36])  # type: ignore[arg-type]
+        # that, the mark's condition refuses it. It names the payload too: another event of the job that
+        # counts it otherwise (a config changed between them) is judged by the mark, never refused as a
+        # mismatch of a token whose first use may have failed.
+        client.transact_write_items(TransactItems=items, ClientRequestToken=request_token(job_id, items))  # type: ignore[arg-type]
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code")
-        if code == "IdempotentParameterMismatchException":
-            return False  # another event of the job counted it within the token's 10 minutes
         if code != "TransactionCanceledException":
             raise
         reasons = error.response.get("CancellationReasons", [])
@@ -102,6 +104,12 @@ def count_job(
             return False  # the mark exists: counted already
         raise
     return True
+
+
+def request_token(job_id: int, items: Sequence[dict[str, Any]]) -> str:
+    """The transaction's idempotency token (at most 36 characters): the job, and a digest of what it writes."""
+    digest = hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
+    return f"{job_id}-{digest}"[:36]
 
 
 def read_counts(client: DynamoDBClient, table: str, slo: str, start: datetime, end: datetime) -> dict[datetime, Counts]:

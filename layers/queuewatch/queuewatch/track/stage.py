@@ -92,7 +92,12 @@ def track(
             break
         rebase = rebased(record, answer, occurred_at or now, now, history=history)
         if rebase is None:
-            break  # stored as far along: a duplicate, or an event that arrived after a later one
+            # Stored as far along: a duplicate, or an event that arrived after a later one. Its SLO count (a
+            # retry of one that failed) takes the stored queued_at: this event's own is its creation, which
+            # counts an approval wait as queue time.
+            if answer.queued_at is not None:
+                record = record.model_copy(update={"queued_at": answer.queued_at})
+            break
         # Rebased, its queued_at may be the approval's, not the creation's: judged again.
         past = of_the_past(rebase, occurred, now, replayed, received)
         record, expect = rebase.model_copy(update={"history_only": past}), answer
@@ -100,7 +105,7 @@ def track(
         raise TrackConflict(f"job {record.job_id}: its item changed under {MAX_WRITES} writes in a row")
     applied = before is not None
     if slo_table and record.progress >= PROGRESS["in_progress"]:
-        count_for_slos(record, router.config, dynamodb, slo_table, history)
+        count_for_slos(record, router.config, dynamodb, slo_table, history, now)
     # Each figure once per job, from the write that first got that far, whichever event it was: a job
     # whose queued event came after its in_progress still arrived, and a completed that overtook its
     # in_progress still gives the queue time.
