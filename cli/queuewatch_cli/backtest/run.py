@@ -256,7 +256,9 @@ def run_backtest(
     jobs_table = getattr(args, "jobs_table", None) if source == JOBS else None
     if source == JOBS and not jobs_table:
         print(
-            "backtest: --source jobs needs --jobs-table: the stack's jobs table (its JobsTable output)", file=sys.stderr
+            "backtest: --source jobs needs the tracked jobs: --stack NAME of a stack with job tracking on (it finds "
+            "the JobsTableName output), or --jobs-table TABLE",
+            file=sys.stderr,
         )
         return 2
     judged = {config.defaults.queue_source for _, config in configs}
