@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import boto3
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -244,7 +245,8 @@ def run_backtest(
 ) -> int:
     """The command: the report on stdout (`out`), progress and errors on stderr; 2 for bad input."""
     now = now or datetime.now(UTC)
-    clients = clients or AwsClients()
+    # A stack's jobs table is read in the stack's region (--stack NAME@REGION), not the profile's default.
+    clients = clients or AwsClients(boto3.Session(region_name=getattr(args, "stack_region", None)))
     try:
         configs = [(args.config, load_config(args.config))]
         if args.compare:
