@@ -162,5 +162,5 @@ def test_warnings_come_in_the_files_line_order_too() -> None:
         "  - {name: gpu, match: ['*-nvida-gpu-*'], thresholds: {queue_time: 30m}}\n"
     )
     checked = check_config_bytes(text.encode(), "q.yaml")
-    lines = [warning.line for warning in checked.warnings]
+    lines = [warning.line or 0 for warning in checked.warnings]
     assert len(lines) == 2 and lines == sorted(lines), checked.render_warnings()

@@ -88,5 +88,6 @@ def test_docs_describe_what_is_not_what_changed(doc: Path) -> None:
 
 @pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_doc_named_in_backticks_exists(doc: Path) -> None:
-    missing = [m["path"] for m in NAMED_DOC.finditer(doc.read_text(encoding="utf-8")) if not (ROOT / m["path"]).exists()]
+    named = [found["path"] for found in NAMED_DOC.finditer(doc.read_text(encoding="utf-8"))]
+    missing = [path for path in named if not (ROOT / path).exists()]
     assert not missing, f"{doc.name} names docs that do not exist: {missing}"
