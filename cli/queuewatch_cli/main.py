@@ -227,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
             [target] = targets_of_one(args)
             args.region = args.region or target.region
             args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on
+            args.stack_region = target.region  # where its jobs table is, whatever the profile's region
         return run_backtest(args)
     if args.command == "capacity":
         from queuewatch_cli.capacity.run import run_capacity

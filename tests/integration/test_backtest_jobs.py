@@ -217,6 +217,8 @@ def test_the_command_replays_the_jobs_by_default_with_a_jobs_table_and_says_so(
     assert "pages per week" not in "\n".join(lines)  # a day: no weekly rate
     args.source, args.jobs_table = "jobs", None
     assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 2
+    said = capsys.readouterr().err  # both ways to the table, by the stack's real output name
+    assert "--stack NAME" in said and "JobsTableName output" in said and "--jobs-table TABLE" in said
     args.jobs_table = "no-such-table"  # one line saying what failed, not a traceback
     assert run_backtest(args, AwsClients(), now=NOW, out=lines.append) == 2
     assert "--jobs-table no-such-table: reading the jobs' history: " in capsys.readouterr().err

@@ -180,6 +180,20 @@ def test_the_readme_deploys_one_stack_and_two_stacks_each_with_the_bucket_and_th
         assert "--config-env" in argv, command
 
 
+@pytest.mark.parametrize("doc", [README, *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name)
+def test_every_deploy_command_in_the_docs_carries_the_bucket_and_the_capabilities(doc: Path) -> None:
+    """The docs' other `sam deploy` lines (docs/SCALE_OUT.md's stacks) work on a fresh clone as the README's do."""
+    text = doc.read_text()
+    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
+        for line in block.replace("\\\n", " ").splitlines():
+            if "sam deploy" not in line:
+                continue
+            argv = shlex.split(line.strip())
+            assert argv[0] == SAM_IN_README and argv[1] == "deploy", f"{doc.name}: {line.strip()}"
+            assert "--resolve-s3" in argv and "--config-env" in argv, f"{doc.name}: {line.strip()}"
+            assert argv[argv.index("--capabilities") + 1] == "CAPABILITY_IAM", f"{doc.name}: {line.strip()}"
+
+
 def test_the_guided_deploys_question_on_the_webhook_url_is_answered_in_the_readme() -> None:
     assert f"`{GUIDED_QUESTION}`" in " ".join(deploy_section(README.read_text()).split())
 

@@ -250,3 +250,24 @@ def test_track_backfill_takes_the_rule_from_the_stack(fleet: None, capsys: pytes
     assert main([*command, "--stack", "tracked"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("queuewatch track backfill: --archive gone:") and len(err.splitlines()) == 1
+
+
+def test_backtest_reads_the_jobs_table_in_the_stacks_region_not_the_profiles(
+    fleet: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The profile's region is us-east-1 (AWS_DEFAULT_REGION); the stack and its jobs table are in eu-west-1.
+    from queuewatch.adapters.job_store import create_jobs_table
+
+    create_jobs_table(boto3.client("dynamodb", region_name="eu-west-1"), "tracked-jobs")
+    deploy(
+        "tracked", "eu-west-1", "tracked-state", {"StateTableName": "tracked-state", "JobsTableName": "tracked-jobs"}
+    )
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "version: 1\n"
+        "runner_types: [{name: linux, queue: {name: q-linux}}]\n"
+        "rules: [{name: slow, team: ci-infra, thresholds: {queue_time: 5m}}]\n"
+    )
+    argv = ["backtest", "--stack", "tracked@eu-west-1", "--config", str(config), "--from", "1d", "--quiet"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("replayed: the tracked jobs in tracked-jobs")

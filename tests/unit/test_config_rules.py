@@ -144,3 +144,23 @@ def test_the_shipped_config_has_no_rule_problem() -> None:
     from queuewatch_cli.localrun import REPO_ROOT
 
     assert load_config(REPO_ROOT / "config" / "queuewatch.yaml").resolved_rules
+
+
+def test_warnings_come_in_the_files_line_order_too() -> None:
+    # The rule glob's warning is found before the lane's, though the lane is written first.
+    from queuewatch.config.load import check_config_bytes
+
+    text = (
+        "version: 1\n"
+        "defaults: {rule: {team: ci-infra}}\n"
+        "runner_types:\n"
+        "  - {name: lane, queue: none}\n"
+        "discovery:\n"
+        "  - {queue_name_pattern: 'gh-ci-{runner_type}-queued-builds', match: ['*-nvidia-gpu-*']}\n"
+        "rules:\n"
+        "  - {name: all, thresholds: {queue_time: 5m}}\n"
+        "  - {name: gpu, match: ['*-nvida-gpu-*'], thresholds: {queue_time: 30m}}\n"
+    )
+    checked = check_config_bytes(text.encode(), "q.yaml")
+    lines = [warning.line or 0 for warning in checked.warnings]
+    assert len(lines) == 2 and lines == sorted(lines), checked.render_warnings()

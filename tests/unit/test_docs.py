@@ -16,6 +16,12 @@ HEADING = re.compile(r"^#{1,6} (?P<title>.+)$", re.MULTILINE)
 README_MOST_LINES = 300
 CONTRIBUTOR_DOCS = {ROOT / "docs" / "development.md", ROOT / "docs" / "ARCHITECTURE.md"}
 TEST_FILE = re.compile(r"\btests/|\btest_\w+\.py\b|\bconftest\.py\b")
+# Words that speak to a reader of an earlier version: what changed belongs in CHANGELOG.md, the docs say what is.
+CHANGELOG_TONE = re.compile(
+    r"\b(?:is gone|are gone|no longer|any ?more|as before|what changed|used to be|was removed|were removed)\b",
+    re.IGNORECASE,
+)
+NAMED_DOC = re.compile(r"`(?P<path>docs/[\w./-]+\.md)`")
 
 
 def slug(title: str) -> str:
@@ -68,3 +74,20 @@ def test_user_docs_name_no_test_file(doc: Path) -> None:
         for match in TEST_FILE.finditer(text)
     ]
     assert not found, f"{doc.name} names test files ({found}); say what is tested, and list the test in development.md"
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_describe_what_is_not_what_changed(doc: Path) -> None:
+    found = [
+        f"line {number}: {match.group()}"
+        for number, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1)
+        for match in CHANGELOG_TONE.finditer(text)
+    ]
+    assert not found, f"{doc.name} speaks of an earlier version ({found}); history goes in CHANGELOG.md"
+
+
+@pytest.mark.parametrize("doc", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_doc_named_in_backticks_exists(doc: Path) -> None:
+    named = [found["path"] for found in NAMED_DOC.finditer(doc.read_text(encoding="utf-8"))]
+    missing = [path for path in named if not (ROOT / path).exists()]
+    assert not missing, f"{doc.name} names docs that do not exist: {missing}"

@@ -26,7 +26,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     backtest.add_argument("--quiet", action="store_true", help="no progress on stderr")
     backtest.add_argument(
-        "--jobs-table", metavar="TABLE", help="the stack's jobs table (JobsTable output): replay the tracked jobs"
+        "--jobs-table",
+        metavar="TABLE",
+        help="the stack's jobs table (JobsTableName output), named directly: replay the tracked jobs",
     )
     backtest.add_argument(
         "--source",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import boto3
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -244,7 +245,8 @@ def run_backtest(
 ) -> int:
     """The command: the report on stdout (`out`), progress and errors on stderr; 2 for bad input."""
     now = now or datetime.now(UTC)
-    clients = clients or AwsClients()
+    # A stack's jobs table is read in the stack's region (--stack NAME@REGION), not the profile's default.
+    clients = clients or AwsClients(boto3.Session(region_name=getattr(args, "stack_region", None)))
     try:
         configs = [(args.config, load_config(args.config))]
         if args.compare:
@@ -256,7 +258,9 @@ def run_backtest(
     jobs_table = getattr(args, "jobs_table", None) if source == JOBS else None
     if source == JOBS and not jobs_table:
         print(
-            "backtest: --source jobs needs --jobs-table: the stack's jobs table (its JobsTable output)", file=sys.stderr
+            "backtest: --source jobs needs the tracked jobs: --stack NAME of a stack with job tracking on (it finds "
+            "the JobsTableName output), or --jobs-table TABLE",
+            file=sys.stderr,
         )
         return 2
     judged = {config.defaults.queue_source for _, config in configs}

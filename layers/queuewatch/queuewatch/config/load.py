@@ -43,13 +43,17 @@ class ConfigProblem:
     line: int | None = None
 
 
+def in_line_order(problems: list[ConfigProblem]) -> list[ConfigProblem]:
+    """In the order of the file's lines, as a reader fixes them (stable: one line's keep the order found)."""
+    return sorted(problems, key=lambda problem: (problem.line is None, problem.line or 0))
+
+
 class ConfigError(QueuewatchError):
     """The config file is unusable; every problem found is listed, and nothing was applied."""
 
     def __init__(self, source: str, problems: list[ConfigProblem]) -> None:
         self.source = source
-        # In the order of the file's lines (stable: one line's problems keep the order they were found in).
-        self.problems = sorted(problems, key=lambda problem: (problem.line is None, problem.line or 0))
+        self.problems = in_line_order(problems)
         super().__init__(self._render() + "; the config was not applied" + self._listed())
 
     def checked(self) -> str:
@@ -191,7 +195,7 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
         for f in findings
         if f.severity == "warning"
     ]
-    return CheckedConfig(config, warnings, source)
+    return CheckedConfig(config, in_line_order(warnings), source)
 
 
 def _line_of(loc: tuple[str | int, ...], lines: Mapping[tuple[str | int, ...], int]) -> int | None:
