@@ -47,6 +47,9 @@ class StatusPage(BaseHTTPRequestHandler):
         if name == "silent":  # accepts, then never answers: the client's timeout must end it
             self.server.release.wait()  # type: ignore[attr-defined]
             return
+        if name == "drip":  # a real incident, sent a few bytes at a time: each read is quick, the whole is not
+            self._drip((RECORDED / "summary_actions_incident.json").read_bytes())
+            return
         status, body = (500, b"oops") if name == "error" else (200, b"<html>not json</html>")
         if name in MANGLED:
             body = json.dumps(MANGLED[name]).encode()
@@ -56,6 +59,17 @@ class StatusPage(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.end_headers()
         self.wfile.write(body)
+
+    def _drip(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for start in range(0, len(body), 64):
+            if self.server.release.wait(0.05):  # type: ignore[attr-defined]
+                return
+            self.wfile.write(body[start : start + 64])
+            self.wfile.flush()
 
     def log_message(self, *_: Any) -> None:
         pass
@@ -86,6 +100,13 @@ def test_the_adapter_reads_an_actions_incident_with_its_link(status_page: str) -
 def test_a_status_it_cannot_read_is_unknown_and_quick(status_page: str, path: str) -> None:
     status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/{path}", timeout=0.2)
     assert status.actions == "unknown" and not status.degraded and status.error
+
+
+def test_a_status_page_that_answers_a_little_at_a_time_is_unknown_once_the_timeout_is_spent(status_page: str) -> None:
+    # Every socket read returns well within the timeout; only a bound on the whole read stops it.
+    status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/drip", timeout=0.3)
+    assert status.actions == "unknown" and not status.degraded
+    assert "did not answer within 0.3 s" in (status.error or "")
 
 
 def test_a_status_page_nobody_answers_on_is_unknown() -> None:
