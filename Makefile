@@ -3,7 +3,8 @@ SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
 .DEFAULT_GOAL := help
 
-PYTHON313 ?= $(firstword $(wildcard /root/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
+# pyenv's CPython 3.13 (where `pyenv root` says, or its default root), else python3.13 on PATH.
+PYTHON313 ?= $(firstword $(wildcard $(addsuffix /versions/3.13.*/bin/python3.13,$(shell pyenv root 2>/dev/null) $(HOME)/.pyenv)) $(shell command -v python3.13))
 VENV := .venv
 VENV_SAM := .venv-sam
 VENV_SCAN := .venv-scan
@@ -63,7 +64,7 @@ local-up: venv-demo ## a local stack (moto server on 127.0.0.1) with the demo's 
 local-down: ## stop the local stack
 	$(VENV)/bin/queuewatch local down
 
-test: venv ## unit and integration tests (moto), and every config file checked
+test: venv venv-sam ## unit and integration tests (moto; the SAM CLI for the README's deploy commands), and every config file checked
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
 	$(VENV)/bin/pytest $(wildcard tests/unit tests/integration)
 

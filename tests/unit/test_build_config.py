@@ -64,6 +64,14 @@ def test_the_build_installs_the_package_and_the_sam_cli_and_no_development_tool(
     assert not [line for line in installs if "requirements-dev.txt" in line or "requirements-demo.txt" in line]
 
 
+def test_make_test_installs_the_sam_cli_so_the_readmes_deploy_commands_are_run_not_skipped() -> None:
+    out = subprocess.run(
+        ["make", "-n", "-B", "--no-print-directory", "test", "PYTHON313=python3.13"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert any(line.endswith("-r requirements-sam.txt") for line in out.splitlines()), out
+
+
 def test_the_functions_read_only_the_staged_file_and_no_parameter_names_another() -> None:
     template = load_template()
     layer = template["Resources"]["ConfigLayer"]["Properties"]
