@@ -74,9 +74,10 @@ def record_job(
 ) -> None:
     """One job's news, per runner type: arrivals (the triage's surge), queue time, run time. A job that no
     runner type takes is counted by its labels, since jobs waiting for labels no runner serves are a finding.
-    `off` (RunnerTypeMetrics) publishes none: each is a custom metric billed for every hour it gets data."""
+    `off` (the JobMetrics parameter, as the track settings read it) publishes none: each is a custom metric
+    billed for every hour it gets data."""
     if result.outcome == "refused":
-        # Never retried, so counted: one metric per stack, whatever RunnerTypeMetrics says.
+        # Never retried, so counted: one metric per stack, whatever JobMetrics says.
         refused = EphemeralMetrics(namespace=namespace)
         refused.add_dimension(name="Stack", value=stack)
         refused.add_metric(name="JobEventsRefused", unit=MetricUnit.Count, value=1)
