@@ -24,6 +24,7 @@ from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.signals import SignalName
 from queuewatch.telemetry import record_job
 from queuewatch.track.stage import TrackResult
 from queuewatch_cli.localrun import REPO_ROOT
@@ -326,6 +327,24 @@ def test_upstream_several_apps_the_spent_app_is_named_beside_the_healthy_ones(aw
     assert cause == "rate_limited"
     assert detail.startswith("app 123456: 12 requests left;")
     assert "the other apps have app 234567: 4100, app 345678: 4800" in detail
+
+
+def test_upstream_several_apps_an_app_with_no_figure_is_a_degraded_signal_naming_it(aws: None) -> None:
+    # Two apps publish; the third (a wrong AppId, or the scale-up's metrics off) publishes nothing: the reading
+    # is missing with that app named, never the lowest of the apps that answered.
+    config = load_config(EXAMPLES / "upstream-several-apps.yaml")
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    url = sqs.create_queue(QueueName=UPSTREAM_QUEUE)["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": 1}))
+    # Queueing past the rule: the triage's evidence, the rate limit among it, is read for a breach.
+    put("eu-west-1", "AWS/SQS", "ApproximateAgeOfOldestMessage", {"QueueName": UPSTREAM_QUEUE}, {1: 20 * 60})
+    for app in ("123456", "234567"):
+        dimensions = {"service": "multi-runner-linux-x64-scale-up", "AppId": app}
+        put("eu-west-1", "GitHub Runners", "GitHubAppRateLimitRemaining", dimensions, {1: 4000})
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1")
+    [linux] = [rt for rt in snap.runner_types if rt.name == "linux-x64"]
+    reason = linux.degraded[SignalName.GITHUB_APP_RATE_LIMIT]
+    assert reason.startswith("app 345678: ") and "123456" not in reason
 
 
 # --- upstream with `all` dispatch, and in several regions: a job counted once ------------------------
