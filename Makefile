@@ -15,6 +15,8 @@ CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 CONFIG ?= config/queuewatch.yaml
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
+# pytest-xdist's workers for `make test`: one per core by default (TEST_WORKERS=0 runs in one process).
+TEST_WORKERS ?= auto
 
 .PHONY: help venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
@@ -66,7 +68,7 @@ local-down: ## stop the local stack
 
 test: venv venv-sam ## unit and integration tests (moto; the SAM CLI for the README's deploy commands), and every config file checked
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
-	$(VENV)/bin/pytest $(wildcard tests/unit tests/integration)
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) $(wildcard tests/unit tests/integration)
 
 check-config: venv ## validate config/queuewatch.yaml and the examples
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
