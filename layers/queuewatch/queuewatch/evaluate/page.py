@@ -192,7 +192,7 @@ def _figures(
                 found,
                 window=snapshot.triage_window_seconds,
                 baseline=snapshot.baseline_seconds,
-                requests_shared=context.requests_shared,
+                requests_shared=found.name in context.requests_shared,
             )
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     if found is not None and rule.path:
