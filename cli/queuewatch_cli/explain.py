@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.durations import format_duration
 from queuewatch.rules import Rule
+from queuewatch.slo import boundary
 from queuewatch.wording import plural
 
 _ORIGIN = {"rule": "", "defaults.rule": "  (from defaults.rule)", "built-in": "  (built-in default)", "unset": ""}
@@ -22,6 +23,7 @@ def explain(config: Config) -> list[str]:
     for spec, rule in zip(config.rules, config.resolved_rules, strict=True):
         lines += _rule(config, spec, rule)
     lines += _monitor(config)
+    lines += [f"slo {slo.name}: {boundary(slo.queue_time_under)}" for slo in config.resolved_slos]
     return lines
 
 

@@ -59,6 +59,8 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
         github = read_github_status(http, clock(), settings.github_status_url)
         if github.error:
             logger.warning("GitHub's status unknown", extra={"error": github.error})
+        if github.note:
+            logger.warning("GitHub's status read with a caveat", extra={"note": github.note})
     result = evaluate(
         observation, config, aws.dynamodb(settings.region), sns, stack, memory=memory, clock=clock, github=github
     )

@@ -78,6 +78,39 @@ def test_with_tracking_a_job_on_three_queues_is_counted_once(one_job_on_three_qu
     assert "jobs queued at the last page: 1 job, the tracked jobs, each counted once" in status
 
 
+def test_with_tracking_and_queue_source_jobs_a_job_on_three_queues_is_paged_as_one(
+    one_job_on_three_queues: None,
+) -> None:
+    """Judged on the worse of the jobs and the queue, each pool's figure is 1: summed, the one job would be paged as
+    "3 jobs, each counted once". The page counts the tracked job once."""
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    alert, subject = page("all", JOBS, queue_source="jobs")
+    assert [f["queue_size"] for f in alert["runner_types"]] == [1, 1, 1]
+    assert alert["jobs_queued"] == 1 and alert["total_queue_size"] == 1
+    assert "1 job in all, each counted once" in alert["summary"]
+    assert "3 jobs" not in alert["summary"] and "3 queued" not in subject
+
+
+def test_with_tracking_all_dispatch_more_requests_in_one_queue_than_jobs_tracked_gives_bounds(aws: None) -> None:
+    """Two requests wait in one queue and no job is tracked: at least two jobs are queued, so the page's total is
+    neither the tracked count (0) nor a sum of the queues."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for pool in POOLS:
+        url = sqs.create_queue(QueueName=f"gh-ci-{pool}-queued-builds")["QueueUrl"]
+        for job in (7, 8):
+            sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": job, "repositoryName": "pytorch"}))
+    put_queue_ages(
+        boto3.client("cloudwatch", region_name="us-east-1"), {f"gh-ci-{p}-queued-builds": 120 for p in POOLS}, T0
+    )
+    create_jobs_table(boto3.client("dynamodb", region_name="us-east-1"), JOBS)
+    alert, _ = page("all", JOBS, queue_source="jobs")
+    assert alert["jobs_queued"] is None and alert["total_queue_size"] is None
+    assert "jobs in all between 2 jobs and more" in alert["summary"], alert["summary"]
+
+
 def test_with_tracking_a_subject_short_of_room_says_the_job_once(one_job_on_three_queues: None) -> None:
     """A long title leaves the subject room only for a short wording, the one that says the page's total queued:
     under `all` dispatch that total is the one tracked job, never the three queues' requests summed."""
@@ -129,3 +162,51 @@ def test_under_first_dispatch_a_request_with_no_tracked_job_is_tracking_blind(on
     assert "tracking blind: pending since" in show_status(dynamodb, "state-first-jobs", T0, as_json=False)
     for row in alert["runner_types"]:
         assert row["triage"]["findings"][0]["cause"] == "jobs_untracked"
+
+
+GPU_CONFIG = """
+version: 1
+defaults: {region: us-east-1, queue_source: jobs, queue_selection_strategy: all, rule: {team: ci-infra}}
+runner_types:
+  - {name: linux-a, queue: {name: gh-ci-linux-a-queued-builds}, labels: [self-hosted, linux, x64]}
+  - {name: linux-b, queue: {name: gh-ci-linux-b-queued-builds}, labels: [self-hosted, linux, x64]}
+  - {name: gpu-a100, queue: {name: gh-ci-gpu-a100-queued-builds}, labels: [self-hosted, linux, gpu], exact_match: true}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_size: 0}}
+"""
+
+
+def test_under_all_dispatch_a_job_tracked_on_other_pools_does_not_hide_a_blind_gpu_pool(aws: None) -> None:
+    """One x64 job is tracked under linux-a, its request in linux-a's and linux-b's queues. The GPU pool's queue
+    holds a request an hour old, and no job its labels take is tracked anywhere: the x64 job cannot be in its queue
+    (its exact labels are not the job's), so the GPU jobs' events are not arriving: the monitor says tracking
+    blind for the GPU pool alone, and its row of the page leads with that finding."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for pool in ("linux-a", "linux-b", "gpu-a100"):
+        url = sqs.create_queue(QueueName=f"gh-ci-{pool}-queued-builds")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": 7, "repositoryName": "pytorch"}))
+    ages = {
+        "gh-ci-linux-a-queued-builds": 120,
+        "gh-ci-linux-b-queued-builds": 120,
+        "gh-ci-gpu-a100-queued-builds": 3600,
+    }
+    put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), ages, T0)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux-a", [T0 - timedelta(minutes=2)], now=T0, first_id=7,
+                    labels=("self-hosted", "linux", "x64"))  # fmt: skip
+    config = parse_config(GPU_CONFIG, source="t.yaml")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=JOBS)
+    moto = StackInMoto.create(table="state-gpu")
+    inbox = moto.subscribe_queue("inbox-gpu")
+    moto.evaluate(snap, config, clock=arriving_now(snap))
+    [message] = sqs.receive_message(QueueUrl=inbox)["Messages"]
+    alert = json.loads(json.loads(message["Body"])["Message"])
+    causes = {row["runner_type"]: [f["cause"] for f in row["triage"]["findings"]] for row in alert["runner_types"]}
+    assert causes["gpu-a100"][0] == "jobs_untracked", causes
+    assert "jobs_untracked" not in causes["linux-a"] + causes["linux-b"], causes
+    status = show_status(dynamodb, "state-gpu", T0, as_json=False)
+    assert "tracking blind: pending since" in status
+    untracked_line = next(line for line in status.splitlines() if "no job tracked queued" in line)
+    assert "gpu-a100: 1 scale-up request, the oldest 1h" in untracked_line
+    assert "linux-b" not in untracked_line

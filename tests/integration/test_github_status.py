@@ -149,7 +149,8 @@ def test_a_page_during_an_actions_incident_says_so_first_with_its_link() -> None
     (pages,) = tick("note", recorded("summary_actions_incident"))
     (page,) = pages
     assert page["summary"].startswith(
-        "GitHub Actions incident: Incident with Actions (https://stspg.io/x1f3c5m0q8kd). 1 runner type queueing"
+        "GitHub is investigating an Actions incident: Incident with Actions (https://stspg.io/x1f3c5m0q8kd). "
+        "1 runner type queueing"
     )
     assert page["github_incident"]["url"] == "https://stspg.io/x1f3c5m0q8kd" and page["priority"] == "P2"
 
@@ -180,3 +181,94 @@ def test_lower_pages_below_the_pager_then_again_at_its_own_priority_once_github_
         [("P2", "repeat")],
         [],
     ]
+
+
+def with_incident_status(status: str) -> GitHubStatus:
+    """The recorded Actions incident, as GitHub posts it at `status`."""
+    document = json.loads((RECORDED / "summary_actions_incident.json").read_text())
+    for incident in document["incidents"]:
+        incident["status"] = status
+    return parse_summary(document, T0)
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("investigating", "GitHub is investigating an Actions incident: Incident with Actions"),
+        ("identified", "GitHub has identified the cause of an Actions incident: Incident with Actions"),
+        ("monitoring", "GitHub has fixed an Actions incident and is monitoring it: Incident with Actions"),
+    ],
+)
+def test_each_incident_status_is_worded_as_github_posted_it(status: str, said: str) -> None:
+    github = with_incident_status(status)
+    assert github.first.sentence == f"{said} (https://stspg.io/x1f3c5m0q8kd)"
+
+
+def test_a_scheduled_maintenance_under_way_is_said_as_maintenance_with_its_own_name_and_end() -> None:
+    github = recorded("summary_actions_maintenance")
+    assert github.degraded and github.actions == "under_maintenance"
+    assert github.first.kind == "maintenance" and github.first.name == "Scheduled maintenance of Actions job dispatch"
+    assert github.first.sentence == (
+        "GitHub Actions is in scheduled maintenance: Scheduled maintenance of Actions job dispatch, scheduled until "
+        "2026-11-21 19:30 UTC (https://stspg.io/m4k8w2r7t1zq)"
+    )
+    assert "incident" not in github.first.sentence
+
+
+def test_a_maintenance_only_scheduled_or_completed_is_not_under_way() -> None:
+    document = json.loads((RECORDED / "summary_actions_maintenance.json").read_text())
+    for state in ("scheduled", "completed"):
+        document["scheduled_maintenances"][0]["status"] = state
+        document["components"][3]["status"] = "operational"
+        assert not parse_summary(document, T0).degraded, state
+
+
+def test_the_component_with_no_incident_posted_is_said_as_its_state_not_as_an_invented_incident() -> None:
+    document = json.loads((RECORDED / "summary_actions_incident.json").read_text())
+    document["incidents"] = []
+    github = parse_summary(document, T0)
+    assert github.degraded and github.first.kind == "component"
+    assert github.first.sentence == (
+        "GitHub's status page shows Actions partial outage, no incident posted (https://www.githubstatus.com)"
+    )
+
+
+def test_the_actions_component_is_found_by_its_id_whatever_its_name() -> None:
+    document = json.loads((RECORDED / "summary_actions_incident.json").read_text())
+    for component in document["components"]:
+        if component["id"] == "br0l2tvcx85d":
+            component["name"] = "GitHub Actions"  # renamed: the id is the same
+    for incident in document["incidents"]:
+        for component in incident["components"]:
+            component["name"] = "GitHub Actions"
+        for update in incident["incident_updates"]:
+            for affected in update["affected_components"]:
+                affected["name"] = "GitHub Actions"
+    github = parse_summary(document, T0)
+    assert github.actions == "partial_outage" and github.note is None
+    assert [i.name for i in github.incidents] == ["Incident with Actions"]
+
+
+def test_without_its_id_on_the_page_the_component_is_found_by_its_name_and_the_status_says_so() -> None:
+    document = json.loads((RECORDED / "summary_actions_incident.json").read_text())
+    document["components"] = [
+        {**c, "id": "newid0000000"} if c["name"] == "Actions" else c for c in document["components"]
+    ]
+    github = parse_summary(document, T0)
+    assert github.actions == "partial_outage"
+    assert github.note == "the Actions component was found by its name: its id br0l2tvcx85d is not on the page"
+    another = {**document, "components": [{**c, "name": "Renamed"} if c["name"] == "Actions" else c
+                                          for c in document["components"]]}  # fmt: skip
+    with pytest.raises(ValueError, match="no component 'br0l2tvcx85d'"):
+        parse_summary(another, T0)
+
+
+def test_an_abandoned_read_stops_when_the_tick_moves_on(status_page: str) -> None:
+    """The drip answers for seconds; the read gives up at 0.3 s and its thread ends then, its connection shut,
+    instead of reading on beside the next tick."""
+    status = read_github_status(urllib3.PoolManager(), T0, f"{status_page}/drip", timeout=0.3)
+    assert status.actions == "unknown"
+    readers = [t for t in threading.enumerate() if t.name == "github-status-read"]
+    for reader in readers:
+        reader.join(1.0)  # a bound, not a wait: a stopped reader has ended already or ends at once
+    assert not [t for t in readers if t.is_alive()], "the reader kept reading after the tick moved on"

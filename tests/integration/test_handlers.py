@@ -293,6 +293,7 @@ class StatusPageAnswer:
     def __init__(self, document: str | None = None, error: Exception | None = None) -> None:
         self.document, self.error, self.asked = document, error, 0
         self.status = 200
+        self.sent = False
 
     def request(self, *_: Any, **__: Any) -> StatusPageAnswer:
         self.asked += 1
@@ -301,6 +302,10 @@ class StatusPageAnswer:
         return self
 
     def read(self, *_: Any) -> bytes:
+        """The document, then the end of the stream, as a response read in chunks gives it."""
+        if self.sent:
+            return b""
+        self.sent = True
         return (Path(__file__).parent / "githubstatus" / f"{self.document}.json").read_bytes()
 
     def release_conn(self) -> None:
@@ -332,7 +337,8 @@ def test_with_githubs_status_on_the_page_names_its_incident(
     evaluate = with_status_page(StatusPageAnswer("summary_actions_incident"))
     evaluate(load_event("evaluate_success.json"), FakeContext("evaluate"))
     [page] = received(stack["inbox"])
-    assert page["summary"].startswith("GitHub Actions incident: Incident with Actions (https://stspg.io/")
+    said = "GitHub is investigating an Actions incident: Incident with Actions (https://stspg.io/"
+    assert page["summary"].startswith(said)
 
 
 # urllib3 raises its timeout with the pool it read from; a test's has none.

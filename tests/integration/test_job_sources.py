@@ -49,7 +49,7 @@ def test_the_heartbeat_keeps_the_latest_event_and_each_days_longest_gap(dynamodb
     for minute in (0, 0.5, 3, 33, 34):  # the event at 0.5 is within a minute of the last write: not written
         assert heartbeat.event_from("webhook", dynamodb, JOBS, at(minute)) is None
     Heartbeat().event_from("webhook", dynamodb, JOBS, at(20))  # another container, with an older event: no step back
-    [beat] = read_beats(dynamodb, JOBS, at(35))
+    [beat] = read_beats(dynamodb, JOBS, at(35), floor=3600)  # within the floor: a normal gap
     assert (beat.source, beat.last_event_at, beat.longest_gap_seconds) == ("webhook", at(34), 30 * 60)
 
 
@@ -85,7 +85,8 @@ def test_a_source_quiet_past_its_normal_pages_the_monitor_within_its_for_and_sta
 def test_a_source_whose_normal_gaps_are_long_is_not_quiet_within_them(dynamodb: Any) -> None:
     config = parse_config(CONFIG, source="t.yaml")
     heartbeat = Heartbeat()
-    for minute in (-600, -300, -1):  # a quiet night: 5h gaps are its normal
+    # 5h gaps on two days (the 20th and the 21st): a quiet that recurs is the source's rhythm, not an outage
+    for minute in (-2100, -1800, -1500, -1200, -900, -600, -300, -1):
         heartbeat.event_from("webhook", dynamodb, JOBS, at(minute))
     stack = StackInMoto.create()
     for minute in range(0, 240, 30):
@@ -93,3 +94,44 @@ def test_a_source_whose_normal_gaps_are_long_is_not_quiet_within_them(dynamodb: 
                        jobs_table=JOBS)  # fmt: skip
         result = stack.evaluate(snap, config)
         assert not [i for i in result.firing + result.pending if i.runner_type.startswith("source:")], minute
+
+
+def test_an_outage_does_not_become_the_sources_normal(dynamodb: Any) -> None:
+    """Webhook events every 10 minutes for days. An 8h outage pages source:webhook after 21 minutes (past the 15m
+    floor, then the 5m `for`); two days later a 6h outage pages too: the 8h gap was an outage, not the normal."""
+    config = parse_config(CONFIG, source="t.yaml")
+    start = T0 - timedelta(days=4)
+    first, second = start + timedelta(days=1, hours=2), start + timedelta(days=3, hours=2)
+    heartbeat = Heartbeat()
+    beat_every_10_minutes(heartbeat, dynamodb, start, first)
+    assert first_page_minute(config, dynamodb, first, "first") == 21
+    beat_every_10_minutes(heartbeat, dynamodb, first + timedelta(hours=8), second)
+    [beat] = read_beats(dynamodb, JOBS, second, floor=15 * 60)
+    assert (beat.longest_gap_seconds, beat.outage_gap_seconds) == (10 * 60, 8 * 3600)
+    assert first_page_minute(config, dynamodb, second, "second") == 21
+    text = show_status(dynamodb, "state-second", second + timedelta(minutes=22), as_json=False)
+    assert "its 8h gap in that time was an outage, not its normal" in text, text
+
+
+def beat_every_10_minutes(heartbeat: Heartbeat, dynamodb: Any, since: datetime, until: datetime) -> None:
+    moment = since
+    while moment <= until:
+        assert heartbeat.event_from("webhook", dynamodb, JOBS, moment) is None
+        moment += timedelta(minutes=10)
+
+
+def first_page_minute(config: Any, dynamodb: Any, quiet_since: datetime, name: str) -> int | None:
+    """The minute of the quiet at which the monitor pages source:webhook, ticking each minute from 14 to 23."""
+    stack = StackInMoto.create(table=f"state-{name}")
+    inbox = stack.subscribe_queue(f"inbox-{name}")
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    for minute in range(14, 24):
+        now = quiet_since + timedelta(minutes=minute)
+        snap = collect(config, AwsClients(), now=now, account_id="123456789012", snapshot_id=f"{name}{minute}",
+                       jobs_table=JOBS)  # fmt: skip
+        stack.evaluate(snap, config)
+        for message in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10).get("Messages", []):
+            [row] = json.loads(json.loads(message["Body"])["Message"])["runner_types"]
+            assert row["runner_type"] == "source:webhook"
+            return minute
+    return None

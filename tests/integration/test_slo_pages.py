@@ -9,10 +9,12 @@ from typing import Any
 
 import boto3
 import pytest
-from support import StackInMoto, minutes, runner_type, snapshot
+from support import StackInMoto, arriving_now, minutes, runner_type, snapshot
 
 from queuewatch.adapters.state_table import create_table, load_state, put_silence
 from queuewatch.config.load import parse_config
+from queuewatch.evaluate.stage import evaluate
+from queuewatch.github_status import parse_summary
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
 from queuewatch_cli.main import main
@@ -124,3 +126,19 @@ def test_the_silence_command_takes_an_slo_rule_from_the_config(
     assert main([*base, "--rule", "slo:nope", *flags]) == 2  # no such SLO in the config
     state = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state")
     assert sorted(s.rule or "" for s in state.silences) == ["slo:linux-fast", "slo:linux-fast:ticket"]
+
+
+def test_an_slo_page_during_a_github_actions_incident_says_so_first(inboxes: Inboxes) -> None:
+    recorded = Path(__file__).parent / "githubstatus" / "summary_actions_incident.json"
+    github = parse_summary(json.loads(recorded.read_text()), minutes(0))
+    for minute in (0, 1):
+        observation = with_slo(minute, FAST)
+        moto = inboxes.moto
+        evaluate(observation, inboxes.config, moto.dynamodb, moto.sns, moto.stack, github=github,
+                 clock=arriving_now(observation))  # fmt: skip
+    [page] = [json.loads(m["Message"]) for m in inboxes.read(inboxes.alert)]
+    assert page["rule"] == "slo:linux-fast"
+    assert page["summary"].startswith(
+        "GitHub is investigating an Actions incident: Incident with Actions (https://stspg.io/x1f3c5m0q8kd). "
+    ), page["summary"]
+    assert "fast: burn 20.0 over 1h" in page["summary"]

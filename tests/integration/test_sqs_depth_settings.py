@@ -20,6 +20,7 @@ import boto3
 import botocore.client
 import botocore.endpoint
 import botocore.exceptions
+import botocore.httpsession
 import pytest
 import urllib3
 from botocore.auth import SigV4Auth
@@ -163,6 +164,46 @@ def test_a_setting_it_cannot_honour_falls_back_to_botocore_and_says_so_once(
     assert depths == [QueueDepth(visible=2, in_flight=0, delayed=0)] * 3  # read by the botocore client
     [said] = [r.getMessage() for r in caplog.records if r.name == "queuewatch.adapters.sqs_depth"]
     assert "read through botocore" in said and "proxies_config" in said
+
+
+class BotocoreTransport:
+    """botocore's own transport (the URLLib3Session every client sends through), wrapped to keep the operation of
+    each request it sends: where a read goes, not what the log says about it."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        original = botocore.httpsession.URLLib3Session.send
+
+        def send(session: botocore.httpsession.URLLib3Session, request: Any) -> Any:
+            self.sent.append(str(request.headers.get("X-Amz-Target", b"").decode() or "?"))
+            return original(session, request)
+
+        monkeypatch.setattr(botocore.httpsession.URLLib3Session, "send", send)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        pytest.param({"proxies_config": {"proxy_use_forwarding_for_https": True}}, id="proxies_config"),
+        pytest.param({"client_cert": "CERT"}, id="client_cert"),
+    ],
+)
+def test_a_setting_it_cannot_honour_sends_each_read_through_botocores_transport(
+    queue: str, setting: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request itself goes through botocore's client, which honours the setting: the lean reader's own pool
+    sends nothing. Without such a setting, the same reads never touch botocore's transport."""
+    certificate = tmp_path / "client.pem"
+    certificate.write_text("not read over http\n")
+    if setting.get("client_cert") == "CERT":
+        setting = {"client_cert": str(certificate)}
+    transport = BotocoreTransport(monkeypatch)
+    lean = AwsClients(boto3.Session()).queue_depths(REGION)
+    assert lean.read(queue).visible == 2 and transport.sent == []  # the lean reader sends on its own
+    handed = AwsClients(boto3.Session(), RETRY_CONFIG.merge(BotoConfig(**setting))).queue_depths(REGION)
+    depths = [handed.read(queue) for _ in range(3)]
+    assert depths == [QueueDepth(visible=2, in_flight=0, delayed=0)] * 3
+    assert transport.sent == ["AmazonSQS.GetQueueAttributes"] * 3
 
 
 @pytest.fixture

@@ -3,12 +3,19 @@ job event, its longest gaps between events, and whether it has gone quiet for lo
 
 The track stage keeps one small item per source in the jobs table (adapters/heartbeats.py): its latest event
 and, per UTC day, the longest gap it saw. The collector reads them in one call a tick and puts them in the
-snapshot; the evaluator pages the monitor (`source:<name>`) for a source quiet past both its longest gap of
-the last NORMAL_DAYS days and `monitor.job_source_quiet_after`.
+snapshot; the evaluator pages the monitor (`source:<name>`) for a source quiet past both its normal and
+`monitor.job_source_quiet_after`.
+
+An outage must not become the normal (`normal_gap`): taken day by day, oldest first, a day's longest gap that
+was longer than the normal learned so far and the floor is an outage, the quiet the monitor paged for, and
+is left out. A quiet that recurs is the source's rhythm (a night, a weekend): once two days hold such gaps, the
+shorter of the two longest is learned. So one 8h outage leaves the normal as it was, and a 6h outage two days
+later pages; a quiet night pages on its first two nights, then is normal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
@@ -40,7 +47,24 @@ class JobSourceBeat(FrozenModel):
 
     source: Source
     last_event_at: Annotated[AwareDatetime, AfterValidator(lambda moment: moment.astimezone(UTC))]
-    longest_gap_seconds: Annotated[float, Field(ge=0)] = 0  # over the last NORMAL_DAYS days
+    longest_gap_seconds: Annotated[float, Field(ge=0)] = 0  # its normal over the last NORMAL_DAYS days
+    outage_gap_seconds: Annotated[float, Field(ge=0)] = 0  # the longest gap left out of it as an outage
+
+
+def normal_gap(daily: Mapping[str, float], floor: float) -> tuple[float, float]:
+    """The source's normal gap from each day's longest (by UTC day, `YYYY-MM-DD`), and the longest gap left out
+    of it as an outage (0: none)."""
+    ordinary: list[float] = []
+    outages: list[float] = []
+
+    def learned() -> float:
+        return max([*ordinary, *sorted(outages)[-2:-1]], default=0)  # an outage's quiet counts once it recurs
+
+    for day in sorted(daily):
+        gap = daily[day]
+        (outages if gap > max(learned(), floor) else ordinary).append(gap)
+    normal = learned()
+    return normal, max((gap for gap in outages if gap > normal), default=0)
 
 
 def gap_days(now: datetime) -> list[str]:
@@ -60,4 +84,9 @@ def quiet_text(beat: JobSourceBeat, quiet: float) -> str:
         if beat.longest_gap_seconds
         else f"and no gap recorded in {NORMAL_DAYS} days"
     )
-    return f"no {beat.source} job event for {format_duration(quiet)}, {normal}. Likely: {FIXES[beat.source]}"
+    outage = (
+        f" (its {format_duration(beat.outage_gap_seconds)} gap in that time was an outage, not its normal)"
+        if beat.outage_gap_seconds
+        else ""
+    )
+    return f"no {beat.source} job event for {format_duration(quiet)}, {normal}{outage}. Likely: {FIXES[beat.source]}"

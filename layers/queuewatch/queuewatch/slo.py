@@ -3,7 +3,9 @@
 The conventions every side shares (the track stage's counters, the collector's waiting jobs, the
 evaluator, the report and the backtest):
 
-- A job is **good** when it started less than `queue_time_under` after it was queued, at its start.
+- A job is **good** when it started less than `queue_time_under` after it was queued, at its start: as the
+  key's name says, a start at exactly `queue_time_under` (2m00s for `2m`) is not under it, and is late
+  (`boundary` says so wherever an SLO is explained).
 - A job is **bad** from the moment it has waited `queue_time_under`: at `queued_at + queue_time_under`,
   whether it has started since or still waits (a waiting job's badness is known then, so an outage in
   which nothing starts burns budget while it lasts). A job cancelled before it started is bad if it was
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from queuewatch.durations import format_duration
 from queuewatch.rules import Priority
 
 BUCKET = 300
@@ -108,6 +111,15 @@ def outcome_of(
     if completed_at is not None and completed_at >= turned_bad:
         return "bad", turned_bad
     return None
+
+
+def boundary(threshold: int) -> str:
+    """The boundary as check-config's --explain and the `slo` report say it."""
+    said = format_duration(threshold)
+    return (
+        f"a job that starts under {said} after it was queued is good; one that starts at {said} exactly or later, "
+        f"or still waits at {said}, is late"
+    )
 
 
 def waiting_outcome(queued_at: datetime, now: datetime, threshold: int) -> tuple[Outcome, datetime] | None:

@@ -15,6 +15,7 @@ from queuewatch.jobs import JobRecord
 from queuewatch.slo import (
     Counts,
     Slo,
+    boundary,
     budget_left,
     judge_pair,
     outcome_of,
@@ -123,6 +124,7 @@ def lines(summary: SloSummary) -> list[str]:
     out = [
         f"{summary.name}: objective {summary.objective * 100:g}% within {summary.queue_time_under_seconds}s over "
         f"{summary.window_days}d{since}",
+        f"  {boundary(summary.queue_time_under_seconds)}",
         f"  achieved {achieved} of {summary.jobs:,} jobs ({summary.bad:,} late); budget left "
         f"{summary.budget_left_jobs:,.1f} jobs, {summary.budget_left_fraction * 100:.1f}%",
     ]

@@ -171,7 +171,8 @@ class _Reader:
 
 def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int, requests_shared: bool = False) -> Triage:
     """The findings for one queueing runner type, most likely cause first. `requests_shared`: under `all` dispatch
-    with a job tracked queued elsewhere, a request with no job of this runner type's is not tracking blind."""
+    with a job tracked queued under a runner type that could share a job with this one (evaluate/blindness.py), a
+    request with no job of this runner type's is not tracking blind."""
     reader = _Reader(runner_type, window, baseline)
     findings = [
         finding

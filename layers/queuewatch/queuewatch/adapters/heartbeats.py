@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from queuewatch.job_sources import GAP_PREFIX, SOURCE_PREFIX, SOURCES, JobSourceBeat, Source, gap_days
+from queuewatch.job_sources import GAP_PREFIX, SOURCE_PREFIX, SOURCES, JobSourceBeat, Source, gap_days, normal_gap
 from queuewatch.jobs import PARTITION_KEY
 
 if TYPE_CHECKING:
@@ -61,8 +61,9 @@ def beat(client: DynamoDBClient, table: str, source: Source, now: datetime) -> N
             raise
 
 
-def read_beats(client: DynamoDBClient, table: str, now: datetime) -> list[JobSourceBeat]:
-    """Every source heard from, with its longest gap over the normal's days: one BatchGetItem."""
+def read_beats(client: DynamoDBClient, table: str, now: datetime, floor: float = 0) -> list[JobSourceBeat]:
+    """Every source heard from, with its normal gap over the normal's days, outages left out (`floor`: the
+    monitor's job_source_quiet_after): one BatchGetItem."""
     answer = client.batch_get_item(RequestItems={table: {"Keys": [_key(source) for source in SOURCES]}})
     if answer.get("UnprocessedKeys"):  # throttled: unknown is not quiet, and not all-clear either
         raise RuntimeError("the job sources' heartbeats were not read: DynamoDB left keys unprocessed")
@@ -70,10 +71,20 @@ def read_beats(client: DynamoDBClient, table: str, now: datetime) -> list[JobSou
     beats = []
     for item in answer.get("Responses", {}).get(table, []):
         source = item[PARTITION_KEY]["S"].removeprefix(SOURCE_PREFIX)
-        gaps = [float(v["N"]) for k, v in item.items() if k.startswith(GAP_PREFIX) and k[len(GAP_PREFIX) :] in days]
+        daily = {
+            k[len(GAP_PREFIX) :]: float(v["N"])
+            for k, v in item.items()
+            if k.startswith(GAP_PREFIX) and k[len(GAP_PREFIX) :] in days
+        }
+        normal, outage = normal_gap(daily, floor)
         beats.append(
             JobSourceBeat.model_validate(
-                {"source": source, "last_event_at": item[LAST]["S"], "longest_gap_seconds": max(gaps, default=0)}
+                {
+                    "source": source,
+                    "last_event_at": item[LAST]["S"],
+                    "longest_gap_seconds": normal,
+                    "outage_gap_seconds": outage,
+                }
             )
         )
     return sorted(beats, key=lambda b: b.source)

@@ -64,7 +64,8 @@ def collect(
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
     with ThreadPoolExecutor(max_workers=MAX_THREADS, thread_name_prefix="collect") as pool:
         jobs_future = pool.submit(_queued_jobs, clients, jobs_table) if jobs_table else None
-        beats_future = pool.submit(read_beats, clients.dynamodb(), jobs_table, now) if jobs_table else None
+        quiet_floor = config.monitor.job_source_quiet_after or 0
+        beats_future = pool.submit(read_beats, clients.dynamodb(), jobs_table, now, quiet_floor) if jobs_table else None
         targets, discovery = resolve_queues(config, clients, account_id, pool)
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         sized_by_queue = [i for i, t in enumerate(targets) if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE]

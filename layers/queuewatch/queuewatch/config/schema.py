@@ -376,7 +376,7 @@ class MonitorSettings(FrozenModel):
     job_source_quiet_after: Duration | None = Field(
         default=900,
         description="where jobs are tracked: a job source (the bus, the webhook) silent longer than this and than "
-        "its own longest gap of the last 7 days pages the monitor (after `for`); null: never",
+        "its own normal gap of the last 7 days (outages left out) pages the monitor (after `for`); null: never",
     )
 
 

@@ -30,6 +30,7 @@ from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
 from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.totals import jobs_total
+from queuewatch.github_status import GitHubIncident
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
@@ -94,8 +95,6 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     summary = f"{escalation}. {summary}" if escalation else summary
     github = plan.context.github
     outage = github.first if github and github.degraded and not resolved and rule.name != HEALTH_RULE else None
-    if outage is not None:  # said first: every fleet queues when GitHub Actions itself does
-        summary = f"GitHub Actions incident: {outage.name} ({outage.url}). {summary}"
     return Alert(
         status="resolved" if resolved else "firing",
         page=decision.page.value,
@@ -103,7 +102,9 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         severity=rule.priority.severity,
         # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
-        summary=_slo_summary(plan, rule, decision.members, resolved) if is_slo_rule(rule.name) else summary,
+        summary=_with_github(
+            outage, _slo_summary(plan, rule, decision.members, resolved) if is_slo_rule(rule.name) else summary
+        ),
         rule=rule.name,
         team=team,
         teams=[team, *teams],
@@ -192,7 +193,7 @@ def _figures(
                 found,
                 window=snapshot.triage_window_seconds,
                 baseline=snapshot.baseline_seconds,
-                requests_shared=context.requests_shared,
+                requests_shared=found.name in context.requests_shared,
             )
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     if found is not None and rule.path:
@@ -258,6 +259,11 @@ def _total_text(total: float | None, basis: str | None, listed: int) -> str:
     if total is not None:
         return f"; {plural(int(total), 'job')} in all, each counted once"
     return f"; jobs in all {basis}" if basis.startswith("between") else ""
+
+
+def _with_github(outage: GitHubIncident | None, summary: str) -> str:
+    """Said first, on every kind of page (an SLO's too): every fleet queues when GitHub Actions itself does."""
+    return f"{outage.sentence}. {summary}" if outage is not None else summary
 
 
 def title_of(rule: Rule, group: str) -> str:

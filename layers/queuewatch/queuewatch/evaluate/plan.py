@@ -27,7 +27,7 @@ from queuewatch.alert_state import (
 from queuewatch.config import Config
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.durations import format_duration
-from queuewatch.evaluate.blindness import blind_signals, untracked, untracked_text
+from queuewatch.evaluate.blindness import blind_signals, shared_requests, untracked, untracked_text
 from queuewatch.evaluate.slo import PREFIX as SLO_PREFIX
 from queuewatch.evaluate.slo import judge_slos, slo_rules
 from queuewatch.evaluate.unjudged import unjudged_text
@@ -111,9 +111,8 @@ class Context:
     by_name: dict[str, RunnerTypeSnapshot]
     windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
     github: GitHubStatus | None = None  # GitHub's status page, where the stack reads it
-    # Under `queue_selection_strategy: all` one job's request sits in every matching queue while the job is tracked
-    # under one runner type: a request with no job of its own is blindness only if no job is tracked queued at all.
-    requests_shared: bool = False
+    # The runner types whose requests may stand for a job tracked under another (`all` dispatch): blindness.py.
+    requests_shared: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -138,8 +137,7 @@ class Context:
             by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
             windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
             github=github,
-            requests_shared=config.defaults.queue_selection_strategy == "all"
-            and any(rt.value(SignalName.JOBS_QUEUED) for rt in (snapshot.runner_types if snapshot else [])),
+            requests_shared=shared_requests(config, snapshot.runner_types if snapshot else []),
         )
 
     @property
@@ -354,7 +352,7 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
             seen.add(_step(result, rule, runner_type.name, verdict.breached))
         if verdicts:  # a cross-checked signal gone blind is said even while the other one pages
             missing.update({k: v for k, v in blind_signals(runner_type).items() if k not in missing})
-        if untracked(runner_type, verdicts) and not context.requests_shared:
+        if untracked(runner_type, verdicts) and runner_type.name not in context.requests_shared:
             blind_jobs.append(runner_type)
         if missing:
             result.degraded.add(runner_type.name)
