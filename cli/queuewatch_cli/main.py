@@ -26,6 +26,8 @@ from queuewatch_cli.history import add_parser as add_history_parser
 from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
+from queuewatch_cli.routes import add_parser as add_routes_parser
+from queuewatch_cli.routes import run_routes
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, boto_client, default_refs, targets
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_capacity_parser(commands)
 
     add_slo_parser(commands)
+    add_routes_parser(commands)
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
     for action in ("add", "list", "expire", "extend"):
@@ -244,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
         from queuewatch_cli.slo_report import run as run_slo
 
         return run_slo(args)
+    if args.command == "routes":
+        return run_routes(args)
     if args.command in ("stage-config", "stage-dashboard"):
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
