@@ -26,6 +26,8 @@ from queuewatch_cli.history import add_parser as add_history_parser
 from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
+from queuewatch_cli.outputs import add_parser as add_output_parser
+from queuewatch_cli.outputs import run_stack_output
 from queuewatch_cli.routes import add_parser as add_routes_parser
 from queuewatch_cli.routes import run_routes
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
@@ -157,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_slo_parser(commands)
     add_routes_parser(commands)
+    add_output_parser(commands)
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
     for action in ("add", "list", "expire", "extend"):
@@ -249,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
         return run_slo(args)
     if args.command == "routes":
         return run_routes(args)
+    if args.command == "stack-output":
+        return run_stack_output(args)
     if args.command in ("stage-config", "stage-dashboard"):
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
