@@ -127,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     demo.add_argument("--json", action="store_true", help="also print each page's raw bodies (SNS envelope, JSON)")
+    demo.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="rehearse your own config instead: an incident on the runner types it names, each page with the "
+        "receivers its routes give it, checked against backtest's replay of the same minutes",
+    )
     add_local_parser(commands)
     commands.add_parser("schema", help="print the alert message's JSON Schema")
 
@@ -211,6 +218,12 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps(alert_json_schema(), indent=2))
         return 0
+    if args.command == "demo" and args.config:
+        from pathlib import Path
+
+        from queuewatch_cli.rehearsal import run_rehearsal
+
+        return run_rehearsal(Path(args.config))
     if args.command == "demo":
         from queuewatch_cli.demo import run_demo
 
