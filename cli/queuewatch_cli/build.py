@@ -82,8 +82,8 @@ def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[st
     else:
         assert isinstance(node, yaml.MappingNode)
         value = loader.construct_mapping(node, deep=True)
-    if suffix == "Ref":
-        return {"Ref": value}
+    if suffix in ("Ref", "Condition"):  # CloudFormation's long forms of these two have no "Fn::"
+        return {suffix: value}
     if suffix == "GetAtt" and isinstance(value, str):
         value = value.split(".", 1)
     return {f"Fn::{suffix}": value}
@@ -113,12 +113,19 @@ def draw_thresholds(template: dict[str, Any], config: Config) -> None:
     properties["DashboardBody"]["Fn::Sub"] = json.dumps(body, indent=1)
 
 
+class NoAliases(yaml.SafeDumper):
+    """CloudFormation refuses YAML aliases: a value the template holds twice is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def stage_dashboard(template_path: Path, config: Config) -> None:
     """Draw the config's thresholds on the built template's dashboard, and subscribe its receivers."""
     template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader)
     draw_thresholds(template, config)
     add_subscriptions(template, config)
-    template_path.write_text(yaml.safe_dump(template, sort_keys=False, width=10_000), encoding="utf-8")
+    template_path.write_text(yaml.dump(template, Dumper=NoAliases, sort_keys=False, width=10_000), encoding="utf-8")
 
 
 def add_parsers(commands: Any) -> None:

@@ -684,7 +684,7 @@ def test_the_webhook_refusal_alarms_read_every_reason_the_webhook_counts(
 def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(template: dict[str, Any]) -> None:
     assert template["Parameters"]["SloDigestSchedule"]["Default"] == ""
     assert template["Conditions"]["SendsSloDigest"] == {
-        "Fn::And": [{"Fn::Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
+        "Fn::And": [{"Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
     }
     digest = {name for name, r in template["Resources"].items() if r.get("Condition") == "SendsSloDigest"}
     assert digest == {"DigestFunction", "DigestRole", "DigestLogGroup", "DigestErrorsAlarm"}
