@@ -76,6 +76,20 @@ def seed_plan(config: Config) -> tuple[list[Seeded], list[str]]:
     return list(chosen.values()), notes
 
 
+def unrehearsed(config: Config, start: datetime, end: datetime) -> list[str]:
+    """What the seeded queues do not exercise, said rather than passed over: SLOs (they count tracked jobs), the
+    autoscaler's other queues, and each maintenance window, open or not over the rehearsal's minutes."""
+    notes = [
+        f"SLO {slo.name}: not rehearsed (it counts tracked jobs; see backtest --jobs-table)" for slo in config.slos
+    ]
+    notes += [f"rule {rule.name}: not rehearsed (the autoscaler's {rule.name} queues)" for rule in config.path_rules]
+    for window in config.maintenance_windows:
+        minutes = [start + timedelta(minutes=m) for m in range(int((end - start).total_seconds() // 60) + 1)]
+        held = any(window.open_at(at) for at in minutes)
+        notes.append(f"maintenance window {window.name}: {'open' if held else 'closed'} over the rehearsal's minutes")
+    return notes
+
+
 def figures(seeded: list[Seeded], minute: int) -> dict[str, tuple[float, float]]:
     """(queue size, age of the oldest job in seconds) of each seeded runner type at that minute; the incident
     starts at minute 0 with a job just queued and ends, drained, once its oldest job has waited its peak."""
@@ -142,6 +156,8 @@ def rehearse(config_path: Path, out: Callable[[str], None] = print, now: datetim
     wall = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     minutes = span_minutes(config, seeded)
     start = wall - timedelta(minutes=minutes + 2)
+    for note in unrehearsed(config, start, start + timedelta(minutes=minutes)):
+        out(f"note: {note}")
     region = config.defaults.region
     out(f"rehearsal of {config_path}: from {start:%Y-%m-%d %H:%M} UTC, {minutes} minutes")
     for entry in seeded:

@@ -65,3 +65,20 @@ def test_a_config_with_discovery_alone_says_what_cannot_be_rehearsed(
     assert main(["demo", "--config", str(path)]) == 1
     out = capsys.readouterr().out
     assert "discovery's are found only once deployed" in out and "nothing to rehearse" in out
+
+
+def test_a_window_open_over_the_rehearsal_holds_its_pages_there_as_in_the_backtest(aws: None, tmp_path: Path) -> None:
+    window = (
+        'maintenance_windows:\n  - {name: gpu-patching, time_zone: UTC, weekdays: [saturday], start: "05:00", '
+        'end: "07:00", teams: [gpu-infra], rules: [jobs-queueing]}\n'
+        'slos:\n  - {name: gpu-fast, match: ["*.gpu"], objective: 99%, queue_time_under: 10m, team: gpu-infra}\n'
+    )
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET + window, encoding="utf-8")
+    lines: list[str] = []
+    assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)  # 2026-11-28 is a Saturday
+    text = "\n".join(lines)
+    assert "note: maintenance window gpu-patching: open over the rehearsal's minutes" in text
+    assert "note: SLO gpu-fast: not rehearsed" in text
+    assert "P2 jobs-queueing (linux.gpu)" not in text  # held back by the window, in both
+    assert "P2 jobs-queueing (linux.2xlarge) -> ci-pager, chat" in text
