@@ -12,13 +12,14 @@ PY := $(VENV)/bin/python
 SAM := $(VENV_SAM)/bin/sam
 CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 # The config `make build` deploys: a file, or a folder of yours holding queuewatch.yaml (make build CONFIG=...).
-CONFIG ?= config/queuewatch.yaml
+# No default: the shipped config/queuewatch.yaml is an example, and a build of it would deploy its pager
+# placeholder. The local targets that build (e2e, invoke-*) name it themselves.
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
 # pytest-xdist's workers for `make test`: one per core by default (TEST_WORKERS=0 runs in one process).
 TEST_WORKERS ?= auto
 
-.PHONY: help venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
+.PHONY: help require-config venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -93,7 +94,12 @@ format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-build: venv-package venv-sam ## sam build of CONFIG (default config/queuewatch.yaml): the very bytes check-config passes are deployed
+e2e invoke-collect invoke-evaluate invoke-track: CONFIG ?= config/queuewatch.yaml
+
+require-config:
+	@test -n "$(CONFIG)" || { echo "make build: name your config: make build CONFIG=path/to/fleet.yaml (config/queuewatch.yaml is the example: CONFIG=config/queuewatch.yaml builds it)" >&2; exit 2; }
+
+build: require-config venv-package venv-sam ## sam build of CONFIG=path/to/fleet.yaml (required): the very bytes check-config passes are deployed
 	@# stage-config checks CONFIG and copies those bytes to the layer's one file (template.yaml: ConfigLayer); on any
 	@# problem it stages nothing and the build stops. stage-dashboard draws that file's thresholds on the dashboard.
 	$(VENV)/bin/queuewatch stage-config $(CONFIG) --into $(STAGED_CONFIG)

@@ -4,7 +4,7 @@
 the template's ConfigLayer ships from, under the one name the functions read (/opt/queuewatch.yaml): there
 is no parameter left that could point the functions at a file nobody checked. `stage-dashboard` writes the
 deployed config's thresholds into the built template's dashboard, so that its lines cannot drift from the
-rules that page.
+rules that page; it also subscribes the config's receivers with their routes' filter policies (build_routes.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, ch
 from queuewatch.config.reach import config_reach
 from queuewatch.config.schema import Config
 from queuewatch.durations import format_duration
+from queuewatch_cli.build_routes import add_subscriptions
 
 DEPLOYED_NAME = "queuewatch.yaml"
 """The staged config's name: the layer mounts it at /opt/queuewatch.yaml, QUEUEWATCH_CONFIG in template.yaml."""
@@ -81,8 +82,8 @@ def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[st
     else:
         assert isinstance(node, yaml.MappingNode)
         value = loader.construct_mapping(node, deep=True)
-    if suffix == "Ref":
-        return {"Ref": value}
+    if suffix in ("Ref", "Condition"):  # CloudFormation's long forms of these two have no "Fn::"
+        return {suffix: value}
     if suffix == "GetAtt" and isinstance(value, str):
         value = value.split(".", 1)
     return {f"Fn::{suffix}": value}
@@ -112,11 +113,19 @@ def draw_thresholds(template: dict[str, Any], config: Config) -> None:
     properties["DashboardBody"]["Fn::Sub"] = json.dumps(body, indent=1)
 
 
+class NoAliases(yaml.SafeDumper):
+    """CloudFormation refuses YAML aliases: a value the template holds twice is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def stage_dashboard(template_path: Path, config: Config) -> None:
-    """Draw the config's thresholds on the built template's dashboard."""
+    """Draw the config's thresholds on the built template's dashboard, and subscribe its receivers."""
     template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader)
     draw_thresholds(template, config)
-    template_path.write_text(yaml.safe_dump(template, sort_keys=False, width=10_000), encoding="utf-8")
+    add_subscriptions(template, config)
+    template_path.write_text(yaml.dump(template, Dumper=NoAliases, sort_keys=False, width=10_000), encoding="utf-8")
 
 
 def add_parsers(commands: Any) -> None:
@@ -129,7 +138,8 @@ def add_parsers(commands: Any) -> None:
     )
     stage.add_argument("--into", type=Path, required=True, metavar="DIR", help="the ConfigLayer's ContentUri")
     dashboard = commands.add_parser(
-        "stage-dashboard", help="draw the staged config's thresholds on the built template's dashboard"
+        "stage-dashboard",
+        help="draw the staged config's thresholds on the built template's dashboard, and subscribe its receivers",
     )
     dashboard.add_argument("template", type=Path, metavar="BUILT_TEMPLATE")
     dashboard.add_argument("--config", type=Path, required=True, metavar="STAGED_FILE")
@@ -145,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(config_reach(checked.config).lines()))
             return 0
         stage_dashboard(args.template, load_config(args.config))
-        print(f"{args.template}: the dashboard draws the thresholds of {args.config}")
+        print(f"{args.template}: the dashboard draws the thresholds of {args.config}, and its receivers are subscribed")
         return 0
     except ConfigError as error:
         print(f"{error.checked()}\nnothing was staged: the build stops here", file=sys.stderr)

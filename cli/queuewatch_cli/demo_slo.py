@@ -21,16 +21,19 @@ from unittest.mock import patch
 
 import boto3
 
+from queuewatch.adapters.sent_log import SENT, SentEntry, read_entries
 from queuewatch.adapters.slo_counters import create_slo_table
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
-from queuewatch.notifications import Origin
-from queuewatch.notifications.cloudwatch import cloudwatch_alarm
+from queuewatch.config.load import load_config
 from queuewatch.notifications.text import cut
+from queuewatch.rules import alert_kind
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from queuewatch_cli.demo import Demo
 
 SLO_TABLE = "queuewatch-demo-slos"
@@ -55,10 +58,13 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
     dynamodb = boto3.client("dynamodb", region_name=demo.sqs.meta.region_name)
     create_slo_table(dynamodb, SLO_TABLE)
     create_table(dynamodb, STATE_TABLE)
+    chat_topic = _chat_topic(demo)
     with tempfile.TemporaryDirectory(prefix="queuewatch-demo-") as folder:
         with_slo = Path(folder) / "queuewatch.yaml"
         with_slo.write_text(config.read_text() + SLO)
+        routing = load_config(with_slo).routing
         env = {"QUEUEWATCH_CONFIG": str(with_slo), "JOBS_TABLE": jobs_table, "SLO_TABLE": SLO_TABLE}
+        env["CHAT_TOPIC_ARN"] = chat_topic  # as every deployed stack has one
         with patch.dict(os.environ, {**env, "STATE_TABLE": STATE_TABLE}):
             for number in range(ON_TIME):
                 queued = at - timedelta(minutes=58) + timedelta(minutes=2 * number)
@@ -68,14 +74,21 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
                 _job(demo, 9_400_100 + number, queued, queued + timedelta(minutes=5))
             demo.put_ages(at, 0)
             result = demo.tick(at)
-        alerts = [Alert.model_validate_json(envelope["Message"]) for envelope in demo.received()]
-        demo.out(f"\n=== tick at {at:%H:%M}: evaluation {result['outcome']}, {len(alerts)} page(s)")
-        origin = Origin.of_topic(os.environ["ALERT_TOPIC_ARN"])
-        for alert in alerts:
-            alarm = cloudwatch_alarm(alert, origin)
-            demo.out(f"  pager: {alarm['AlarmName']}  [{alarm['NewStateValue']}] {alert.priority}")
-            if alert.rule == f"slo:{SLO_NAME}":  # the page; the ticket's figures are the report's below
-                demo.out(f"    {cut(alert.summary, 200)}")
+        received = {a.notification_id: a for a in (Alert.model_validate_json(e["Message"]) for e in demo.received())}
+        sent = _sent(dynamodb, at)
+        demo.out(f"\n=== tick at {at:%H:%M}: evaluation {result['outcome']}, {len(sent)} alert(s) sent")
+        for entry in sent:
+            kind = alert_kind(entry.rule)
+            attributes: dict[str, str | list[str]] = {"kind": kind, "priority": entry.priority, "team": entry.team}
+            reached = routing.destinations(attributes)
+            pagers = [r.name for r in reached if r.pager]
+            heard = "pages " + ", ".join(pagers) if pagers else "pages nobody"
+            names = ", ".join(r.name for r in reached) or "no receiver"
+            demo.out(f"  {kind}: {entry.rule} {entry.priority}, to {names} (the config's routes): {heard}")
+            page = received.get(entry.notification_id)
+            if page is not None and page.rule == f"slo:{SLO_NAME}":  # the ticket's figures are the report's below
+                demo.out(f"    {cut(page.summary, 200)}")
+        alerts = list(received.values())
         command = f"queuewatch slo --config queuewatch.yaml --slo-table {SLO_TABLE} --jobs-table {jobs_table}"
         demo.out(f"\n=== {command}")
         report: list[str] = []
@@ -99,6 +112,19 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
     verdict = "the fast burn paged once, and the report shows the same 6 late jobs of 30"
     demo.out(f"demo OK: {verdict}" if ok else "demo FAILED: see the tick and the report above")
     return ok
+
+
+def _chat_topic(demo: Demo) -> str:
+    """The chat topic every deployed stack has (AWS Chatbot would read it): its ARN."""
+    return str(
+        boto3.client("sns", region_name=demo.sqs.meta.region_name).create_topic(Name="queuewatch-demo-chat")["TopicArn"]
+    )
+
+
+def _sent(dynamodb: DynamoDBClient, at: datetime) -> list[SentEntry]:
+    """What the tick sent, to the alert topic or the chat topic, once each, from the state table's sent log."""
+    entries = read_entries(dynamodb, STATE_TABLE, at - timedelta(minutes=1), at + timedelta(minutes=5))
+    return list({entry.notification_id: entry for entry in entries if entry.outcome == SENT}.values())
 
 
 def _job(demo: Demo, job_id: int, queued: datetime, started: datetime) -> None:

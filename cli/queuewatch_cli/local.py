@@ -20,6 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from unittest.mock import patch
 
 from queuewatch.errors import QueuewatchError
 
@@ -72,23 +73,23 @@ def _running() -> int | None:
     return pid
 
 
-def register_stack(client: Callable[[str], object]) -> None:
-    """A CloudFormation stack whose outputs are those of template.yaml that the commands read."""
+def register_stack(client: Callable[[str], object], rehearsal: bool = False) -> None:
+    """A CloudFormation stack whose outputs are those of template.yaml that the commands read: the demo's
+    tables, or the rehearsal's state table alone."""
     from queuewatch_cli.demo import DEMO_ENV, JOBS_TABLE, STATE_TABLE
+    from queuewatch_cli.rehearsal import TABLE
 
-    template = {
-        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
-        "Outputs": {
-            "StateTableName": {"Value": STATE_TABLE},
-            "DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]},
-            "MetricsNamespace": {"Value": DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]},
-            "JobsTableName": {"Value": JOBS_TABLE},
-        },
+    outputs = {
+        "StateTableName": {"Value": TABLE if rehearsal else STATE_TABLE},
+        "MetricsNamespace": {"Value": DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]},
     }
+    if not rehearsal:
+        outputs |= {"DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]}, "JobsTableName": {"Value": JOBS_TABLE}}
+    template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": outputs}
     client("cloudformation").create_stack(StackName=STACK, TemplateBody=json.dumps(template))  # type: ignore[attr-defined]
 
 
-def up(port: int, out: Callable[[str], None] = print) -> int:
+def up(port: int, out: Callable[[str], None] = print, config: Path | None = None) -> int:
     if (pid := _running()) is not None:
         raise LocalError(f"a local stack is already running (pid {pid}); `queuewatch local down` stops it")
     env = environment(port)
@@ -111,17 +112,35 @@ def up(port: int, out: Callable[[str], None] = print) -> int:
             pid_file().unlink(missing_ok=True)
             raise LocalError(f"the moto server did not start on {url}; see {log}")
         time.sleep(0.2)
-    from queuewatch_cli.demo import run_demo
+    if config is not None:
+        code = _rehearse_into(url, config, out)
+        played = f"the rehearsal of {config}"
+    else:
+        from queuewatch_cli.demo import run_demo
 
-    # The demo's 17 minutes end before now, so that status and history see them as past; then one incident fires.
-    past = datetime.now(UTC).replace(second=0, microsecond=0) - DEMO_SPAN
-    code = run_demo(out=lambda _line: None, endpoint_url=url, after=register_stack, start=past)
+        # The demo's 17 minutes end before now, so that status and history see them as past; then one fires.
+        past = datetime.now(UTC).replace(second=0, microsecond=0) - DEMO_SPAN
+        code = run_demo(out=lambda _line: None, endpoint_url=url, after=register_stack, start=past)
+        played = "the demo's incident"
     exports = " ".join(f"{k}={v}" for k, v in env.items())
-    out(f"local stack {STACK} running at {url} (pid {server.pid}, in {pid_file()}), with the demo's incident.")
+    out(f"local stack {STACK} running at {url} (pid {server.pid}, in {pid_file()}), with {played}.")
     out("Point the commands at it in this shell:")
     out(f"  export {exports}")
     out("  queuewatch status; queuewatch history --since 2h; queuewatch silence list")
     out("Stop it with: queuewatch local down")
+    return code
+
+
+def _rehearse_into(url: str, config: Path, out: Callable[[str], None]) -> int:
+    """`queuewatch demo --config`'s rehearsal, played into the server, with the stack registered on it."""
+    import boto3
+
+    from queuewatch_cli.rehearsal import rehearse
+
+    env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    with patch.dict(os.environ, {**env, "AWS_DEFAULT_REGION": "us-east-1"}):
+        code = rehearse(config, out)
+        register_stack(lambda service: boto3.client(service, region_name="us-east-1"), rehearsal=True)  # type: ignore[call-overload]
     return code
 
 
@@ -164,8 +183,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     actions = local.add_subparsers(dest="action", required=True)
     start = actions.add_parser("up", help="start a moto server on 127.0.0.1 with the demo's incident in it")
     start.add_argument("--port", type=int, default=DEFAULT_PORT)
+    start.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="play the rehearsal of your config (queuewatch demo --config) into it instead of the demo's incident",
+    )
     actions.add_parser("down", help="stop it")
 
 
 def run_local(args: argparse.Namespace) -> int:
-    return up(args.port) if args.action == "up" else down()
+    return up(args.port, config=args.config) if args.action == "up" else down()

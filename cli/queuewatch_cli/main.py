@@ -26,6 +26,10 @@ from queuewatch_cli.history import add_parser as add_history_parser
 from queuewatch_cli.history import run_history
 from queuewatch_cli.local import add_parser as add_local_parser
 from queuewatch_cli.local import run_local
+from queuewatch_cli.outputs import add_parser as add_output_parser
+from queuewatch_cli.outputs import run_stack_output
+from queuewatch_cli.routes import add_parser as add_routes_parser
+from queuewatch_cli.routes import run_routes
 from queuewatch_cli.silences import silence_add, silence_expire, silence_extend, silence_list
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, boto_client, default_refs, targets
@@ -123,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     demo.add_argument("--json", action="store_true", help="also print each page's raw bodies (SNS envelope, JSON)")
+    demo.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="rehearse your own config instead: an incident on the runner types it names, each page with the "
+        "receivers its routes give it, checked against backtest's replay of the same minutes",
+    )
     add_local_parser(commands)
     commands.add_parser("schema", help="print the alert message's JSON Schema")
 
@@ -154,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_capacity_parser(commands)
 
     add_slo_parser(commands)
+    add_routes_parser(commands)
+    add_output_parser(commands)
     silence = commands.add_parser("silence", help="silence alerts: add, list, expire, extend")
     actions = silence.add_subparsers(dest="action", required=True)
     for action in ("add", "list", "expire", "extend"):
@@ -205,6 +218,12 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps(alert_json_schema(), indent=2))
         return 0
+    if args.command == "demo" and args.config:
+        from pathlib import Path
+
+        from queuewatch_cli.rehearsal import run_rehearsal
+
+        return run_rehearsal(Path(args.config))
     if args.command == "demo":
         from queuewatch_cli.demo import run_demo
 
@@ -244,6 +263,10 @@ def run(args: argparse.Namespace) -> int:
         from queuewatch_cli.slo_report import run as run_slo
 
         return run_slo(args)
+    if args.command == "routes":
+        return run_routes(args)
+    if args.command == "stack-output":
+        return run_stack_output(args)
     if args.command in ("stage-config", "stage-dashboard"):
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}

@@ -28,9 +28,9 @@ from queuewatch.config.load import load_config
 from queuewatch.config.names import RULE_NAME
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.evaluate.slo import PREFIX, TICKET_SUFFIX, slo_rules
+from queuewatch.evaluate.slo import PREFIX, slo_rules
 from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.rules import HEALTH_RULE, TICKET_SUFFIX
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import runner_type_key
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets

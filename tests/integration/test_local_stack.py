@@ -54,3 +54,30 @@ def test_up_leaves_a_stack_the_commands_find_and_down_stops_it(
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert main(["local", "down"]) == 0 and "no local stack running" in capsys.readouterr().out
+
+
+def test_up_with_a_config_holds_its_rehearsal_for_the_commands(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        "version: 1\ndefaults: {rule: {team: ci-infra, keep_firing_for: 2m}}\n"
+        "runner_types:\n  - {name: linux.2xlarge, queue: {name: acme-linux-2xlarge-queued-builds}}\n"
+        "rules:\n  - {name: slow-start, thresholds: {queue_time: 4m}}\n",
+        encoding="utf-8",
+    )
+    port = free_port()
+    try:
+        assert main(["local", "up", "--port", str(port), "--config", str(fleet)]) == 0
+        out = capsys.readouterr().out
+        assert "rehearsal OK: 2 page(s)" in out and f"with the rehearsal of {fleet}" in out
+        for key, value in local.environment(port).items():
+            monkeypatch.setenv(key, value)
+        assert main(["history", "--since", "1h"]) == 0
+        lines = capsys.readouterr().out.splitlines()[1:]
+        # Each sent to the alert topic and the chat topic (the config has no routes: chat gets everything).
+        assert sorted(line.split("UTC  ")[1].split()[0] for line in lines) == ["page", "page", "resolve", "resolve"]
+        assert all("slow-start" in line for line in lines)
+    finally:
+        assert main(["local", "down"]) == 0

@@ -116,10 +116,11 @@ def test_a_resolved_subject_says_recovered() -> None:
     VALIDATOR.validate(resolved.model_dump(mode="json"))
 
 
-def test_message_attributes_route_by_status_priority_team_and_runner_type() -> None:
+def test_message_attributes_route_by_status_kind_priority_team_and_runner_type() -> None:
     one = alert(figures("linux.2xlarge", 14, 6840)).message_attributes()
     assert one == {
         "status": "firing",
+        "kind": "page",
         "priority": "P2",
         "severity": "warning",
         "team": "ci-infra",
@@ -129,6 +130,9 @@ def test_message_attributes_route_by_status_priority_team_and_runner_type() -> N
     }
     two = alert(figures("linux.2xlarge", 14, 6840), figures("linux.4xlarge", 2, 90)).message_attributes()
     assert two["runner_type"] == "multiple"
+    ticket = alert(figures("linux.2xlarge", 14, 6840)).model_copy(update={"rule": "slo:builds:ticket"})
+    monitor = alert(figures("linux.2xlarge", 14, 6840)).model_copy(update={"rule": "queuewatch-health"})
+    assert (ticket.message_attributes()["kind"], monitor.message_attributes()["kind"]) == ("ticket", "monitor")
 
 
 def test_dedup_keys_are_stable_and_distinct() -> None:

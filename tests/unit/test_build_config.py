@@ -5,6 +5,7 @@ the Makefile's recipe (make -n), the template's wiring, and the staging and draw
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -147,3 +148,23 @@ def test_a_dashboard_without_a_graph_to_draw_on_is_an_error_not_a_silent_dashboa
     template["Resources"]["QueuewatchDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"] = json.dumps(body)
     with pytest.raises(ValueError, match="no graph queuesize"):
         draw_thresholds(template, load_config(REPO_ROOT / "config" / "queuewatch.yaml"))
+
+
+def test_the_built_template_is_one_cloudformation_takes(tmp_path: Path) -> None:
+    """No YAML aliases (CloudFormation refuses them; the receivers' subscriptions share their topic's value), and
+    `!Condition` in its long form, {"Condition": name} (a "Fn::Condition" is no condition to CloudFormation)."""
+    config_path = tmp_path / "fleet.yaml"
+    config_path.write_text(
+        FLEET + "receivers:\n  - {name: mail, email: a@example.com}\n  - {name: ops, email: b@example.com}\n"
+        "routes:\n  - {receiver: mail}\n  - {receiver: ops}\n",
+        encoding="utf-8",
+    )
+    built = tmp_path / "template.yaml"
+    built.write_text(yaml.safe_dump(load_template(), sort_keys=False), encoding="utf-8")
+    stage_dashboard(built, load_config(config_path))
+    text = built.read_text(encoding="utf-8")
+    assert not re.search(r"[&*]id\d+", text)
+    template = yaml.safe_load(text)
+    assert {"Condition": "TrackFromBus"} in template["Conditions"]["Tracking"]["Fn::Or"]
+    assert "Fn::Condition" not in text
+    assert template["Resources"]["ReceiverOpsSubscription"]["Properties"]["Protocol"] == "email"

@@ -23,6 +23,7 @@ from queuewatch.adapters.item_size import ITEM_LIMIT
 from queuewatch.adapters.state_table import group_item_size
 from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
 from queuewatch.alert_state import GroupRecord, GroupStatus
+from queuewatch.config.routes import DEFAULT_ROUTING
 from queuewatch.evaluate.delivery import outbox_for
 from queuewatch.evaluate.stack import Stack
 from queuewatch.notifications import (
@@ -334,6 +335,6 @@ def test_the_outbox_budget_keeps_a_page_and_its_chat_body_within_the_items_400_k
     stack = Stack("prod", "state", arn + "alerts", "us-east-1", chat_topic_arn=arn + "chat")
     record = GroupRecord("jobs-queueing", "all", GroupStatus.FIRING, T0, members, None, 1)
     now = T0 + timedelta(minutes=3)
-    outbox = outbox_for(alert, record, stack, now)
+    outbox = outbox_for(alert, record, stack, now, DEFAULT_ROUTING)
     assert group_item_size(replace(record, outbox=outbox), now) <= ITEM_LIMIT
     assert outbox.chat_message and json.loads(outbox.message)["default"]  # both bodies kept, listing fewer

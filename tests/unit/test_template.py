@@ -14,11 +14,13 @@ from support import load_template
 
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.alert import QueueBody
+from queuewatch.config.load import parse_config
 from queuewatch.demand_paths import beside
 from queuewatch.settings import EvaluateSettings, TrackSettings
 from queuewatch.telemetry import record_webhook
 from queuewatch.track.stage import HISTORY_AFTER
 from queuewatch.track.webhook import Refusal, WebhookResponse
+from queuewatch_cli.build_routes import subscriptions
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -356,25 +358,39 @@ def resolve(node: Any, parameters: dict[str, str], conditions: dict[str, bool]) 
 
 
 SHARED_TOPIC = "arn:aws:sns:us-west-2:111122223333:ci-pages"
+ROUTED = """
+version: 1
+defaults: {rule: {team: ci-infra}}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: ci-queued-builds}}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m}}
+receivers:
+  - {name: pager, pager: "https://events.pagerduty.com/integration/KEY/enqueue"}
+  - {name: mail, email: oncall@example.com}
+routes:
+  - {receiver: pager, priority: P2}
+  - {receiver: mail}
+"""
 
 
 @pytest.mark.parametrize("existing", ["", SHARED_TOPIC], ids=["own-topic", "existing-topic"])
-def test_the_pager_and_email_subscribe_to_the_topic_the_evaluator_pages(
-    template: dict[str, Any], existing: str
-) -> None:
+def test_the_built_subscriptions_follow_the_topic_the_evaluator_pages(template: dict[str, Any], existing: str) -> None:
     parameters = {"ExistingAlertTopicArn": existing}
     conditions = {"CreateAlertTopic": existing == ""}
     env = template["Resources"]["EvaluateFunction"]["Properties"]["Environment"]["Variables"]
     pages_topic = resolve(env["ALERT_TOPIC_ARN"], parameters, conditions)
     assert pages_topic == (existing or "<AlertTopic>")
-    for name in ("PagerSubscription", "AlertEmailSubscription"):
-        subscription = template["Resources"][name]["Properties"]
+    built = subscriptions(parse_config(ROUTED))
+    for name in ("ReceiverPagerSubscription", "ReceiverMailSubscription"):
+        subscription = built[name]["Properties"]
         assert resolve(subscription["TopicArn"], parameters, conditions) == pages_topic, name
         # SNS subscribes in the topic's region; CloudFormation's default is the stack's.
         assert resolve(subscription.get("Region"), parameters, conditions) == ("us-west-2" if existing else None), name
     # The stack's own alarms still reach the pager, unfiltered, whichever topic carries the pages.
-    heartbeat = template["Resources"]["PagerHeartbeatSubscription"]["Properties"]
+    heartbeat = built["ReceiverPagerHeartbeatSubscription"]["Properties"]
     assert heartbeat["TopicArn"] == {"Ref": "MonitorTopic"} and "FilterPolicy" not in heartbeat
+    assert "MonitorTopic" in template["Resources"]
 
 
 QUEUE_PATTERN_ACCEPTED = ["*-queued-builds*", "gh-ci-*-queued-builds", "gh-ci-linux-?xlarge-queued-builds", "ci.fifo"]
@@ -668,7 +684,7 @@ def test_the_webhook_refusal_alarms_read_every_reason_the_webhook_counts(
 def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(template: dict[str, Any]) -> None:
     assert template["Parameters"]["SloDigestSchedule"]["Default"] == ""
     assert template["Conditions"]["SendsSloDigest"] == {
-        "Fn::And": [{"Fn::Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
+        "Fn::And": [{"Condition": "Tracking"}, {"Fn::Not": [{"Fn::Equals": [{"Ref": "SloDigestSchedule"}, ""]}]}]
     }
     digest = {name for name, r in template["Resources"].items() if r.get("Condition") == "SendsSloDigest"}
     assert digest == {"DigestFunction", "DigestRole", "DigestLogGroup", "DigestErrorsAlarm"}

@@ -20,7 +20,7 @@ from queuewatch.demand_paths import PATH_COUNTED, PATH_RULES
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.github_status import GitHubIncident
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.rules import HEALTH_RULE, alert_kind
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import QUALIFIER, WaitingJob
 from queuewatch.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
@@ -300,6 +300,7 @@ class Alert(FrozenModel):
         names = [r.runner_type for r in self.runner_types]
         return {
             "status": self.status,
+            "kind": alert_kind(self.rule),  # page, ticket or monitor: what the config's routes send where
             "priority": self.priority,
             "severity": self.severity,
             "team": self.team,

@@ -23,6 +23,21 @@ UNTRACKED_JOBS = "jobs:untracked"  # and for scale-up requests aging while no jo
 space (`queuewatch-health#<name>`), so no runner type may take this name. ("discovery:<region>" holds a
 ':', which no runner type name can.)"""
 RESERVED_RUNNER_TYPES = frozenset({COLLECTOR})
+SLO_RULE_PREFIX = "slo:"  # an SLO's rules: slo:<name> (its pages) and slo:<name>:ticket (no rule name holds ':')
+TICKET_SUFFIX = ":ticket"
+
+AlertKind = Literal["page", "ticket", "monitor"]
+"""What an alert is to whoever gets it, the `kind` message attribute routes read: queuewatch's own page is
+`monitor`, an SLO's ticket pair `ticket`, every other alert (rules, path rules, an SLO's paging pairs) `page`."""
+ALERT_KINDS: tuple[AlertKind, ...] = ("page", "ticket", "monitor")
+
+
+def alert_kind(rule_name: str) -> AlertKind:
+    if rule_name == HEALTH_RULE:
+        return "monitor"
+    if rule_name.startswith(SLO_RULE_PREFIX) and rule_name.endswith(TICKET_SUFFIX):
+        return "ticket"
+    return "page"
 
 
 class Priority(StrEnum):

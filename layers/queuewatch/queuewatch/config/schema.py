@@ -6,13 +6,14 @@ built-in defaults, so the evaluator sees each rule whole (rules.Rule).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
@@ -26,6 +27,7 @@ from queuewatch.config.names import (
     Region,
     RunnerTypeGlob,
 )
+from queuewatch.config.routes import DEFAULT_ROUTING, Receiver, RouteSpec, Routing
 from queuewatch.config.slos import SloSpec
 from queuewatch.config.sources import Signals, SignalSource
 from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
@@ -466,6 +468,49 @@ class Config(FrozenModel):
         default_factory=list, description="weekly windows in which the pages they name are held back"
     )
     github_status: GitHubStatusSettings = GitHubStatusSettings()
+    receivers: list[Receiver] | None = Field(
+        default=None, description="where alerts go: pagers, e-mail, SQS queues, the chat topic (config/routes.py)"
+    )
+    routes: list[RouteSpec] | None = Field(
+        default=None, description="which alerts each receiver gets, by team, priority and kind"
+    )
+
+    @cached_property
+    def routing(self) -> Routing:
+        """The receivers and routes; without either in the file, every alert to the chat topic alone."""
+        if self.receivers is None and self.routes is None:
+            return DEFAULT_ROUTING
+        return Routing(receivers=self.receivers or [], routes=self.routes or [])
+
+    @model_validator(mode="after")
+    def _routes_name_known_teams(self) -> Config:
+        if (self.receivers is None) != (self.routes is None):
+            given, missing = ("receivers", "routes") if self.routes is None else ("routes", "receivers")
+            raise ValueError(f"{given} without {missing}: expected both (docs/alerts.md, Routing)")
+        try:
+            routing = self.routing
+        except ValidationError as error:  # the message alone, without pydantic's wrapping
+            raise ValueError(str(error.errors()[0]["msg"]).removeprefix("Value error, ")) from None
+        known = self.known_teams
+        for index, route in enumerate(routing.routes):
+            for team in route.teams:
+                if team not in known:
+                    near = difflib.get_close_matches(team, sorted(known), n=1)
+                    hint = f"; did you mean {near[0]!r}?" if near else ""
+                    raise ValueError(
+                        f"routes[{index}].teams: found {team!r}{hint} expected a team the config names: "
+                        f"{', '.join(sorted(known))}"
+                    )
+        return self
+
+    @cached_property
+    def known_teams(self) -> set[str]:
+        """Every team an alert can carry: the rules', runner types', discovery's, SLOs' and the monitor's."""
+        teams = {rule.team for rule in (*self.resolved_rules, *self.path_rules)}
+        teams |= {spec.team for spec in self.runner_types if spec.team}
+        teams |= {entry.team for entry in self.discovery if entry.team}
+        teams |= {slo.team for slo in self.resolved_slos}
+        return teams | {self.monitor.team or self.resolved_rules[0].team}
 
     @model_validator(mode="after")
     def _windows_name_known_rules(self) -> Config:

@@ -20,10 +20,11 @@ from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table import WriteConflict, delete_group, group_item_size, put_group
 from queuewatch.alert import Alert
 from queuewatch.alert_state import GroupRecord, Outbox, StoredState, Topic
+from queuewatch.config.routes import Routing
 from queuewatch.evaluate.result import EvaluationResult
-from queuewatch.evaluate.slo import is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.notifications import Origin, render
+from queuewatch.rules import alert_kind
 
 # Bytes kept free in a group's item for what may grow after rendering: the version's digits, a retry's claim.
 ITEM_MARGIN = 1024
@@ -82,13 +83,34 @@ class EvaluatorMemory:
         return self._key(outbox, destination) in self._keys
 
 
-def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime, kind: str | None = None) -> Outbox:
-    """The page as it waits to be published: every body rendered, pending on each of the stack's topics.
+def destinations(alert: Alert, stack: Stack, routing: Routing) -> tuple[Topic, ...]:
+    """The topics the config's routes send the alert to (config/routes.py).
+
+    The chat topic: when a route sends the alert to the chat receiver. The alert topic, whose subscriptions
+    filter on the same routes: every page and monitor page (a subscription of one's own may want them), and a
+    ticket only when a route sends tickets to a receiver there, so that a ticket goes where routes name
+    `ticket` and nowhere else, whatever is subscribed by hand.
+    """
+    attributes = alert.message_attributes()
+    reached = routing.destinations(attributes)
+    topics: list[Topic] = []
+    if alert_kind(alert.rule) != "ticket" or any(not receiver.chat for receiver in reached):
+        topics.append(Topic.ALERT)
+    if stack.chat_topic_arn is not None and any(receiver.chat for receiver in reached):
+        topics.append(Topic.CHAT)
+    return tuple(topics)
+
+
+def outbox_for(
+    alert: Alert, record: GroupRecord, stack: Stack, now: datetime, routing: Routing, kind: str | None = None
+) -> Outbox:
+    """The page as it waits to be published: every body rendered, pending on each topic its routes name.
 
     One budget, from DynamoDB's item limit: the group's item (its members, the outbox and every other
     attribute) must fit 400 KB, so the bodies get what the rest of the item leaves them.
     """
-    chat = stack.chat_topic_arn is not None
+    pending = destinations(alert, stack, routing)
+    chat = Topic.CHAT in pending
     outbox = Outbox(
         notification_id=alert.notification_id,
         subject=alert.subject,
@@ -97,8 +119,7 @@ def outbox_for(alert: Alert, record: GroupRecord, stack: Stack, now: datetime, k
         message_structure="json",
         claimed_at=now,
         chat_message="" if chat else None,
-        # An SLO's ticket pages nobody: the chat topic alone, where there is one (evaluate/slo.py).
-        pending=((Topic.CHAT,) if is_ticket(alert.rule) else (Topic.ALERT, Topic.CHAT)) if chat else (Topic.ALERT,),
+        pending=pending,
         kind=kind,
     )
     room = ITEM_LIMIT - ITEM_MARGIN - group_item_size(replace(record, outbox=outbox), now)

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
-from queuewatch.rules import Rule, Verdict
+from queuewatch.rules import SLO_RULE_PREFIX, TICKET_SUFFIX, Rule, Verdict, alert_kind
 from queuewatch.slo import Counts, PairVerdict, Slo, judge_pair
 from queuewatch.snapshot import SloReading, Snapshot
 
-PREFIX = "slo:"
-TICKET_SUFFIX = ":ticket"
+PREFIX = SLO_RULE_PREFIX
 CEILING = "ceiling"
 DEFAULT_REPEAT = 14400
 
@@ -35,7 +34,7 @@ def is_slo_rule(name: str) -> bool:
 
 
 def is_ticket(rule_name: str) -> bool:
-    return is_slo_rule(rule_name) and rule_name.endswith(TICKET_SUFFIX)
+    return alert_kind(rule_name) == "ticket"
 
 
 def slo_rules(config: Config) -> dict[str, Rule]:

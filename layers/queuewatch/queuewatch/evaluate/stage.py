@@ -239,7 +239,8 @@ def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
     teams = tuple(sorted({planned.context.team(group.rule, name) for name in group.decision.members}))
     record = replace(group.record, paged_as=_paged_as(alert, teams))
     kind = str(group.page) if group.page else None
-    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, kind))
+    routing = planned.context.config.routing
+    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, routing, kind))
 
 
 def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:

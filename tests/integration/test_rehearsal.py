@@ -1,0 +1,84 @@
+"""`queuewatch demo --config FILE`: a config of one's own, two teams with an escalation each and their own
+pagers, pages in the rehearsal exactly as `backtest` replays the same minutes, each page with its receivers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from queuewatch_cli.main import main
+from queuewatch_cli.rehearsal import rehearse
+
+FLEET = """
+version: 1
+defaults: {rule: {team: ci-infra, keep_firing_for: 2m}}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: acme-linux-2xlarge-queued-builds}}
+  - {name: linux.gpu, queue: {name: acme-linux-gpu-queued-builds, region: us-west-2}, team: gpu-infra}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m}, group_by: team}
+  - {name: jobs-stuck, thresholds: {queue_time: 15m}, priority: P1, group_by: team}
+  - {name: gpu-backlog, match: ["*.gpu"], thresholds: {queue_size: 4}, for: 2m, group_by: runner_type}
+receivers:
+  - {name: ci-pager, pager: "https://pager.example.com/ci"}
+  - {name: gpu-pager, pager: "https://pager.example.com/gpu"}
+  - {name: chat, chat: true}
+routes:
+  - {receiver: ci-pager, teams: [ci-infra], priority: P2}
+  - {receiver: gpu-pager, teams: [gpu-infra], priority: P1}
+  - {receiver: chat, kinds: [page, ticket, monitor]}
+"""
+NOW = datetime(2026, 11, 28, 6, 0, tzinfo=UTC)
+
+
+def test_your_config_pages_in_the_rehearsal_exactly_as_backtest_replays_it(aws: None, tmp_path: Path) -> None:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET, encoding="utf-8")
+    lines: list[str] = []
+    assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)
+    text = "\n".join(lines)
+    assert lines[-1].startswith("rehearsal OK: ") and "exactly as `queuewatch backtest` replays" in lines[-1]
+    pages = [line.split()[1:4] for line in lines if line.startswith("  05:") or line.startswith("  06:")]
+    # The P2 pages, then each escalates to P1, which closes the P2 as superseded, then the P1 resolves.
+    assert ["new", "P2", "jobs-queueing"] in pages and ["new", "P1", "jobs-stuck"] in pages
+    assert ["resolved", "P1", "jobs-stuck"] in pages
+    # Each page names the receivers its routes give it: the GPU team's P2 reaches chat alone, its P1 its pager.
+    assert "P2 jobs-queueing (linux.gpu) -> chat" in text
+    assert "P1 jobs-stuck (linux.gpu) -> gpu-pager, chat" in text
+    assert "P2 jobs-queueing (linux.2xlarge) -> ci-pager, chat" in text
+    # A rule's page is its team's (the rule's, ci-infra), whichever runner type it lists.
+    assert "P2 gpu-backlog (linux.gpu) -> ci-pager, chat" in text
+
+
+def test_a_config_with_discovery_alone_says_what_cannot_be_rehearsed(
+    aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "found.yaml"
+    path.write_text(
+        "version: 1\ndefaults: {rule: {team: ci}}\n"
+        'discovery:\n  - {queue_name_pattern: "acme-{runner_type}-queued-builds"}\n'
+        "rules:\n  - {name: q, thresholds: {queue_time: 5m}}\n",
+        encoding="utf-8",
+    )
+    assert main(["demo", "--config", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "discovery's are found only once deployed" in out and "nothing to rehearse" in out
+
+
+def test_a_window_open_over_the_rehearsal_holds_its_pages_there_as_in_the_backtest(aws: None, tmp_path: Path) -> None:
+    window = (
+        'maintenance_windows:\n  - {name: gpu-patching, time_zone: UTC, weekdays: [saturday], start: "05:00", '
+        'end: "07:00", teams: [gpu-infra], rules: [jobs-queueing]}\n'
+        'slos:\n  - {name: gpu-fast, match: ["*.gpu"], objective: 99%, queue_time_under: 10m, team: gpu-infra}\n'
+    )
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET + window, encoding="utf-8")
+    lines: list[str] = []
+    assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)  # 2026-11-28 is a Saturday
+    text = "\n".join(lines)
+    assert "note: maintenance window gpu-patching: open over the rehearsal's minutes" in text
+    assert "note: SLO gpu-fast: not rehearsed" in text
+    assert "P2 jobs-queueing (linux.gpu)" not in text  # held back by the window, in both
+    assert "P2 jobs-queueing (linux.2xlarge) -> ci-pager, chat" in text
