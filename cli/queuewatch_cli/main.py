@@ -1,5 +1,5 @@
-"""The `queuewatch` command line: config checks, silences, status, history, backtests, job tracking's backfill,
-the alert schema, the demo and a local stack."""
+"""The `queuewatch` command line: config checks, silences, status, history, backtests, capacity, SLO reports
+(slo), job tracking's backfill (track), the alert schema, the demo and a local stack."""
 
 from __future__ import annotations
 
