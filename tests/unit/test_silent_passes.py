@@ -172,3 +172,10 @@ def test_a_near_miss_glob_is_never_reported_as_an_overlap_on_a_name_it_invents()
     text = NAMED_AND_DISCOVERED.replace('match: ["*-gpu-*"], team', 'match: ["*-gup-*"], team')
     _, problems = said(text)
     assert not [p for p in problems if "overlaps" in p.message or "x-gup-x" in p.message], problems
+
+
+def test_an_slo_counting_a_team_only_rules_have_is_refused_since_a_jobs_team_is_its_runner_types() -> None:
+    text = FLEET.replace("10m, team: gpu-infra}", "10m, teams: [ci]}")  # ci: defaults.rule's, no runner type's
+    how, [problem] = said(text)
+    assert how == "refused" and "counts the jobs of team 'ci'" in problem.message
+    assert problem.message.endswith("expected one of gpu-infra")

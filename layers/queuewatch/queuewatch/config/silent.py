@@ -58,15 +58,19 @@ def _window_teams(config: Config) -> Iterator[Finding]:
 
 def _slo_teams(config: Config) -> Iterator[Finding]:
     teams = sorted(config_teams(config))
+    # a job's team is its runner type's own (Config.team_of): a rule's team alone is no job's
+    owners = sorted(
+        {spec.team for spec in config.runner_types if spec.team} | {d.team for d in config.discovery if d.team}
+    )
     for index, spec in enumerate(config.slos):
         # An error: `teams` keeps the jobs of those teams' runner types, so an unknown one keeps no job.
         for position, team in enumerate(spec.teams):
-            if team not in teams:
+            if team not in owners:
                 yield Finding(
                     ("slos", index, "teams", position),
                     f"SLO {spec.name!r} counts the jobs of team {team!r}, which no runner type of this config "
-                    f"has: it counts no job and never fires{did_you_mean(team, teams) or ';'} expected one of "
-                    f"{', '.join(teams)}",
+                    f"has: it counts no job and never fires{did_you_mean(team, owners) or ';'} expected one of "
+                    f"{', '.join(owners) or 'the teams set on runner_types or discovery entries (none is)'}",
                     "error",
                 )
         # A near miss of a known team is a typo (an error); another team may be one only SLOs page (a warning).
