@@ -129,6 +129,9 @@ MISTAKES = [
     ),
     # messages whose fix was wrong or missing
     Mistake("unquoted clock", FLEET, 'start: "02:00"', "start: 22:00", "22:00", r'write start: ("\d\d:\d\d")'),
+    Mistake(
+        "unquoted clock past 23:59", FLEET, 'start: "02:00"', "start: 25:00", "25:00", r'such as start: ("\d\d:\d\d")'
+    ),
     Mistake("objective without %", FLEET, "objective: 99%", "objective: 99", "99", r"write objective: (\S+) or (\S+)"),
     Mistake(
         "window's rule typo",
