@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import pytest
 
 from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, parse_checked
+from queuewatch_cli.main import main
 
 FLEET = """\
 version: 1
@@ -155,7 +157,9 @@ def said(text: str) -> tuple[Literal["refused", "warned"], list[ConfigProblem]]:
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.name for m in MISTAKES])
-def test_each_mistake_is_said_at_its_line_and_the_fix_it_suggests_is_accepted(mistake: Mistake) -> None:
+def test_each_mistake_is_said_at_its_line_and_the_fix_it_suggests_is_accepted(
+    mistake: Mistake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert said(mistake.config) == ("warned", [])  # the config as written is clean
     assert mistake.written in mistake.config and mistake.wrong in mistake.mistaken
     text = mistake.config.replace(mistake.written, mistake.mistaken, 1)
@@ -169,6 +173,10 @@ def test_each_mistake_is_said_at_its_line_and_the_fix_it_suggests_is_accepted(mi
     for suggested in found.groups():
         fixed = text.replace(mistake.mistaken, mistake.mistaken.replace(mistake.wrong, suggested), 1)
         assert said(fixed) == ("warned", []), (suggested, said(fixed))
+        written = tmp_path / "fleet.yaml"
+        written.write_text(fixed, encoding="utf-8")
+        assert main(["check-config", str(written)]) == 0  # as the command takes it
+        assert "warning" not in capsys.readouterr().err
 
 
 def test_a_near_miss_glob_is_never_reported_as_an_overlap_on_a_name_it_invents() -> None:
