@@ -99,14 +99,20 @@ e2e invoke-collect invoke-evaluate invoke-track: CONFIG ?= config/queuewatch.yam
 require-config:
 	@test -n "$(CONFIG)" || { echo "make build: name your config: make build CONFIG=path/to/fleet.yaml (config/queuewatch.yaml is the example: CONFIG=config/queuewatch.yaml builds it)" >&2; exit 2; }
 
+# What a failed build leaves: neither the built template nor the staged config, so `sam package` and `sam deploy`
+# refuse (the source template's ConfigLayer names a folder that is not there) instead of shipping a half build.
+UNBUILD = { rm -rf $(BUILT_TEMPLATE) $(STAGED_CONFIG); echo "the build failed: nothing is left to deploy" >&2; exit 1; }
+
 build: require-config venv-package venv-sam ## sam build of CONFIG=path/to/fleet.yaml (required): the very bytes check-config passes are deployed
-	@# stage-config checks CONFIG and copies those bytes to the layer's one file (template.yaml: ConfigLayer); on any
-	@# problem it stages nothing and the build stops. stage-dashboard draws that file's thresholds on the dashboard.
-	$(VENV)/bin/queuewatch stage-config $(CONFIG) --into $(STAGED_CONFIG)
-	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build
-	$(VENV)/bin/queuewatch stage-dashboard $(BUILT_TEMPLATE) --config $(STAGED_CONFIG)/queuewatch.yaml
+	@# All or nothing: the last build's template goes first; stage-config checks CONFIG and swaps those bytes in
+	@# as the layer's one file (template.yaml: ConfigLayer), or removes the staged folder; any step failing
+	@# removes what the build made so far. stage-dashboard draws that file's thresholds on the dashboard.
+	rm -f $(BUILT_TEMPLATE)
+	$(VENV)/bin/queuewatch stage-config $(CONFIG) --into $(STAGED_CONFIG) || $(UNBUILD)
+	PATH="$(dir $(PYTHON313)):$$PATH" $(SAM) build || $(UNBUILD)
+	$(VENV)/bin/queuewatch stage-dashboard $(BUILT_TEMPLATE) --config $(STAGED_CONFIG)/queuewatch.yaml || $(UNBUILD)
 	@# Lambda's code is read-only: without .pyc files every cold start compiles every module again.
-	$(PYTHON313) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build
+	$(PYTHON313) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build || $(UNBUILD)
 
 e2e: venv build ## sam local invoke: collect, evaluate, the page a subscriber gets, every events/ file; cold start
 	QUEUEWATCH_E2E_REQUIRED=1 $(VENV)/bin/pytest tests/e2e -m e2e

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +38,46 @@ def config_file(given: Path) -> Path:
 
 
 def stage_config(given: Path, into: Path) -> CheckedConfig:
-    """Check the config and write its very bytes to `into`/queuewatch.yaml; on any problem nothing is staged."""
-    staged = into / DEPLOYED_NAME
-    staged.unlink(missing_ok=True)  # a failed check leaves nothing a build could ship
+    """Check the config and make `into` hold its very bytes as queuewatch.yaml, and nothing else.
+
+    All or nothing: the bytes are written to a fresh folder beside `into` and swapped in by renames, so `into`
+    is only ever the whole old config or the whole new one; on any problem `into` is removed, so that nothing
+    a build could ship (the layer's ContentUri) is left behind a config that failed.
+    """
     path = config_file(given)
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
-    checked = check_config_bytes(raw, str(path))
-    into.mkdir(parents=True, exist_ok=True)
-    for stale in into.iterdir():  # the layer holds the deployed config alone
-        if stale.is_file():
-            stale.unlink()
-    staged.write_bytes(raw)
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            raise ConfigError(str(path), [ConfigProblem("", f"cannot read the file: {error.strerror}")]) from error
+        checked = check_config_bytes(raw, str(path))
+    except ConfigError:
+        shutil.rmtree(into, ignore_errors=True)
+        raise
+    into.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=f".{into.name}.new-", dir=into.parent))
+    try:
+        (fresh / DEPLOYED_NAME).write_bytes(raw)
+        fresh.chmod(0o755)  # mkdtemp's 0700 would be the layer's folder mode
+        _swap_in(fresh, into)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(into, ignore_errors=True)
+        raise
     return checked
+
+
+def _swap_in(fresh: Path, into: Path) -> None:
+    """Put the folder `fresh` where `into` is: the old one is renamed aside first (a rename cannot replace a
+    folder that holds files), so at every instant `into` is absent, the whole old folder or the whole new one."""
+    if not into.exists():
+        fresh.rename(into)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{into.name}.old-", dir=into.parent))
+    aside.rmdir()
+    into.rename(aside)
+    fresh.rename(into)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def threshold_lines(config: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

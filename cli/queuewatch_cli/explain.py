@@ -1,4 +1,5 @@
-"""`queuewatch check-config --explain FILE`: the rules as the evaluator applies them, and what each selects.
+"""`queuewatch check-config --explain FILE`: the rules as the evaluator applies them, and what each selects;
+then every alert the config can raise, who holds back whom, and which team each goes to.
 
 Every setting says where it came from: the rule itself, `defaults.rule`, or queuewatch's built-in default,
 so that nothing pages by a value nobody wrote down.
@@ -8,10 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.durations import format_duration
-from queuewatch.rules import Rule
+from queuewatch.evaluate.plan import inhibits
+from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
+from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.slo import boundary
 from queuewatch.wording import plural
 
@@ -24,7 +28,129 @@ def explain(config: Config) -> list[str]:
         lines += _rule(config, spec, rule)
     lines += _monitor(config)
     lines += [f"slo {slo.name}: {boundary(slo.queue_time_under)}" for slo in config.resolved_slos]
+    lines += alert_lines(config)
+    lines += team_lines(config)
+    lines += escalation_lines(config)
     return lines
+
+
+RECEIVER_UNSET = "(not in the config)"
+"""The receiver column's value while the config names no receivers: each page goes to the SNS topic of its
+kind (AlertTopic; an SLO ticket to ChatTopic; the monitor's alarms to MonitorTopic), where subscribers' filter
+policies on `team`, `teams` and `priority` decide who gets it (docs/alerts.md)."""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """One alert the config can raise: its kind, name, priority, the `team` its message carries, the other
+    teams its `teams` attribute names (a runner type's own team), and the receiver it reaches."""
+
+    kind: str
+    name: str
+    priority: str
+    team: str
+    also: tuple[str, ...]
+    receiver: str = RECEIVER_UNSET
+
+
+def raised_alerts(config: Config) -> list[Raised]:
+    """Every alert the config can raise, in the order a reader meets them in the file."""
+    out: list[Raised] = []
+    for rule in config.resolved_rules:
+        team = "each runner type's own" if rule.group_by == "team" else rule.team
+        out.append(Raised("rule", rule.name, rule.priority.value, team, _other_teams(config, rule)))
+    for rule in config.path_rules:  # judged on every runner type's job-retry or dead-letter queue
+        out.append(Raised("path", rule.name, rule.priority.value, rule.team, _other_teams(config, rule)))
+    for slo in config.resolved_slos:
+        pages = [a.name for a in slo.burn_alerts if a.notify == "page"]
+        if slo.page_when_waiting_over is not None:
+            pages.append(f"waiting over {format_duration(slo.page_when_waiting_over)}")
+        tickets = [a.name for a in slo.burn_alerts if a.notify == "ticket"]
+        if pages:
+            name = f"{page_rule_name(slo.name)} ({', '.join(pages)})"
+            out.append(Raised("slo page", name, slo.priority.value, slo.team, ()))
+        if tickets:
+            name = f"{ticket_rule_name(slo.name)} ({', '.join(tickets)})"
+            out.append(Raised("slo ticket", name, slo.ticket_priority.value, slo.team, ()))
+    monitor_team = config.monitor.team or config.resolved_rules[0].team
+    out.append(Raised("monitor", HEALTH_RULE, config.monitor.priority.value, monitor_team, ()))
+    return out
+
+
+def alert_lines(config: Config) -> list[str]:
+    raised = raised_alerts(config)
+    header = ("kind", "alert", "priority", "team", "also in teams", "receiver")
+    rows = [header] + [(a.kind, a.name, a.priority, a.team, ", ".join(a.also) or "-", a.receiver) for a in raised]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(header) - 1)]
+    lines = [
+        f"alerts this config can raise ({plural(len(raised), 'alert')}; a page's `team` attribute is its team, "
+        "its `teams` attribute adds the teams of the runner types it counts):"
+    ]
+    lines += [
+        "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  " + row[-1]
+        for row in rows
+    ]
+    return lines
+
+
+def team_lines(config: Config) -> list[str]:
+    """Per team, the alerts whose `team` is theirs, and those whose `teams` names them (a GPU pool's dead-letter
+    page is the dead-letter rule's team's, and names the pool's team beside it)."""
+    raised = raised_alerts(config)
+    teams = sorted({a.team for a in raised} | {t for a in raised for t in a.also})
+    lines = ["by team (a route on `team` gets the first list; one on `teams` gets both):"]
+    for team in teams:
+        own = [a.name.split(" (")[0] for a in raised if a.team == team]
+        named = [a.name for a in raised if team in a.also]
+        lines.append(
+            f"  {team}: {', '.join(own) or 'none'}" + (f"; named in the teams of {', '.join(named)}" if named else "")
+        )
+    return lines
+
+
+def escalation_lines(config: Config) -> list[str]:
+    """Who holds back whom: on a runner type where a rule of a higher priority fires, a lower one's page is
+    held back (evaluate: inhibits); rules of one priority both page."""
+    rules = [*config.resolved_rules, *config.path_rules]
+    names = [spec.name for spec in config.runner_types]
+    lines: list[str] = []
+    for holder in rules:
+        for held in rules:
+            if holder is held or not inhibits(holder, held):
+                continue
+            shared = [name for name in names if holder.applies_to(name) and held.applies_to(name)]
+            discovered = [
+                f"discovery[{i}]"
+                for i, entry in enumerate(config.discovery)
+                if _common_keys(holder.match, holder.applies_to, entry.match, entry.selects)
+                and _common_keys(held.match, held.applies_to, entry.match, entry.selects)
+                and _common_keys(holder.match, holder.applies_to, held.match, held.applies_to)
+            ]
+            if not shared and not discovered:
+                continue
+            where = (
+                [", ".join(shared[:3]) + (f" (and {len(shared) - 3} more)" if len(shared) > 3 else "")]
+                if shared
+                else []
+            )
+            where += [f"the runner types {' and '.join(discovered)} finds that both select"] if discovered else []
+            lines.append(
+                f"  {holder.name} ({holder.priority.value}) holds back {held.name} ({held.priority.value}) on "
+                + "; ".join(where)
+            )
+    head = "escalation (while a rule pages a runner type, the pages of lower priority on it are held back):"
+    return [head, *(lines or ["  none: no two rules of different priorities select one runner type"])]
+
+
+def _other_teams(config: Config, rule: Rule) -> tuple[str, ...]:
+    """The teams, other than the rule's, of the runner types it can select: named ones and discovery's."""
+    teams = {spec.team for spec in config.runner_types if spec.team and rule.applies_to(spec.name)}
+    teams |= {
+        entry.team
+        for entry in config.discovery
+        if entry.team and _common_keys(entry.match, entry.selects, rule.match, rule.applies_to)
+    }
+    return tuple(sorted(teams - {rule.team}))
 
 
 def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:

@@ -1,5 +1,6 @@
-"""The `queuewatch` command line: config checks, silences, status, history, backtests, job tracking's backfill,
-the alert schema, the demo and a local stack."""
+"""The `queuewatch` command line: config checks, silences, status, history, backtests, capacity, SLO reports
+(slo), job tracking's backfill (track), the alert schema, where an alert goes (routes), a stack's outputs
+(stack-output), the demo and a local stack."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""End-to-end checks: both functions through `sam local invoke`, against a moto server container."""
+"""End-to-end checks: the functions through `sam local invoke`, against a moto server container."""

@@ -1,4 +1,4 @@
-"""Both functions through `sam local invoke` in the Lambda image, against a moto server container.
+"""The functions through `sam local invoke` in the Lambda image, against a moto server container.
 
 The collector reads the seeded incident; its real output, wrapped as the Lambda destination record
 Lambda would send, goes to the evaluator; the page is read from an SQS queue subscribed to the topic.

@@ -5,9 +5,11 @@ the Makefile's recipe (make -n), the template's wiring, and the staging and draw
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +46,11 @@ def build_recipe(config: str) -> list[str]:
 def test_the_build_stages_the_given_config_before_sam_build_and_draws_its_dashboard_after() -> None:
     recipe = build_recipe("../fleet/prod.yaml")
     stage = next(i for i, line in enumerate(recipe) if " stage-config " in line)
-    build = next(i for i, line in enumerate(recipe) if line.endswith("sam build"))
+    build = next(i for i, line in enumerate(recipe) if "/sam build || " in line)
     draw = next(i for i, line in enumerate(recipe) if " stage-dashboard " in line)
     assert stage < build < draw
-    assert recipe[stage].endswith("stage-config ../fleet/prod.yaml --into .aws-sam/config")
-    assert recipe[draw].endswith(
-        "stage-dashboard .aws-sam/build/template.yaml --config .aws-sam/config/queuewatch.yaml"
-    )
+    assert "stage-config ../fleet/prod.yaml --into .aws-sam/config || " in recipe[stage]
+    assert "stage-dashboard .aws-sam/build/template.yaml --config .aws-sam/config/queuewatch.yaml || " in recipe[draw]
 
 
 def test_the_build_installs_the_package_and_the_sam_cli_and_no_development_tool() -> None:
@@ -112,6 +112,82 @@ def test_a_config_that_fails_check_config_stages_nothing_and_fails_the_build(
     err = capsys.readouterr().err
     assert f"{bad}:6: rules[0].thresholds.queue_time: 90: add a unit" in err and "nothing was staged" in err
     assert not (staged / DEPLOYED_NAME).exists()  # not even the good config from before
+
+
+STUB_SAM = """#!/bin/sh
+# sam build, as far as the Makefile can tell: the built template appears, unless the test says it fails
+[ "$1" = build ] || exit 2
+[ -z "$SAM_FAILS" ] || { echo "Build Failed" >&2; exit 1; }
+mkdir -p .aws-sam/build && cp "$REAL_TEMPLATE" .aws-sam/build/template.yaml
+"""
+
+
+def make_build(tmp_path: Path, config: str, sam_fails: bool = False) -> subprocess.CompletedProcess[str]:
+    """The Makefile's build target in a scratch folder: its own steps and the real queuewatch command, with a
+    stub `sam` (the real one takes minutes); the prerequisites' stamps make the venvs count as installed."""
+    if shutil.which("make") is None:
+        pytest.fail("make is needed to run the build's recipe")
+    shutil.copy(REPO_ROOT / "Makefile", tmp_path / "Makefile")
+    for stamp in ("venv/.package-installed", "venv-sam/.installed"):
+        (tmp_path / stamp).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "pyproject.toml").touch()
+    (tmp_path / "requirements-sam.txt").touch()
+    (tmp_path / "venv/.package-installed").touch()
+    (tmp_path / "venv-sam/.installed").touch()
+    (tmp_path / "venv/bin").mkdir(exist_ok=True)
+    (tmp_path / "venv-sam/bin").mkdir(exist_ok=True)
+    queuewatch = tmp_path / "venv/bin/queuewatch"
+    queuewatch.write_text(f'#!/bin/sh\nexec {sys.executable} -m queuewatch_cli "$@"\n')
+    sam = tmp_path / "venv-sam/bin/sam"
+    sam.write_text(STUB_SAM)
+    for tool in (queuewatch, sam):
+        tool.chmod(0o755)
+    env = {**os.environ, "REAL_TEMPLATE": str(REPO_ROOT / "template.yaml"), "SAM_FAILS": "1" if sam_fails else ""}
+    return subprocess.run(
+        ["make", "--no-print-directory", "build", f"CONFIG={config}", "VENV=venv", "VENV_SAM=venv-sam",
+         f"PYTHON313={sys.executable}"],
+        cwd=tmp_path, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+
+
+def deployable(tmp_path: Path) -> list[str]:
+    """What `sam package` would ship: the built template, else the source one with the staged config folder."""
+    return [p for p in (".aws-sam/build/template.yaml", ".aws-sam/config") if (tmp_path / p).exists()]
+
+
+def test_a_failed_build_after_a_good_one_leaves_nothing_to_deploy(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(FLEET, encoding="utf-8")
+    done = make_build(tmp_path, str(good))
+    assert done.returncode == 0, done.stderr
+    assert deployable(tmp_path) == [".aws-sam/build/template.yaml", ".aws-sam/config"]
+    assert (tmp_path / ".aws-sam/config" / DEPLOYED_NAME).read_bytes() == good.read_bytes()
+    built = (tmp_path / ".aws-sam/build/template.yaml").read_text(encoding="utf-8")
+    assert "rule jobs-queueing (P2): queue time > 5m" in built  # the dashboard was drawn after the build
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(FLEET.replace("queue_time: 5m", "queue_time: 90"), encoding="utf-8")
+    failed = make_build(tmp_path, str(bad))
+    assert failed.returncode != 0
+    assert "rules[0].thresholds.queue_time" in failed.stderr and "nothing is left to deploy" in failed.stderr
+    assert deployable(tmp_path) == []  # not the last good build's template, not an empty config layer
+
+    assert make_build(tmp_path, str(good)).returncode == 0
+    failed = make_build(tmp_path, str(good), sam_fails=True)  # the config is good, sam build is not
+    assert failed.returncode != 0 and "Build Failed" in failed.stderr
+    assert deployable(tmp_path) == []
+
+
+def test_staging_swaps_the_whole_folder_and_leaves_no_scratch_folder_beside_it(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    first.write_text(FLEET, encoding="utf-8")
+    second.write_text(FLEET + "# the second\n", encoding="utf-8")
+    into = tmp_path / "build" / "config"
+    for config in (first, second):
+        assert main(["stage-config", str(config), "--into", str(into)]) == 0
+        assert [p.name for p in into.iterdir()] == [DEPLOYED_NAME]
+        assert (into / DEPLOYED_NAME).read_bytes() == config.read_bytes()
+    assert [p.name for p in into.parent.iterdir()] == ["config"]
 
 
 def lines_of(template: dict[str, Any]) -> dict[str, list[tuple[str, float]]]:

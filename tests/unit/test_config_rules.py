@@ -92,8 +92,8 @@ def test_two_rules_paging_the_same_runner_type_at_the_same_priority_and_threshol
 @pytest.mark.parametrize(
     "second",
     [
-        # a higher bar
-        "{name: escalate, team: ci-infra, thresholds: {queue_time: 30m, queue_size: 0}, priority: P2}",
+        # a higher bar at a higher priority: an escalation (at the same priority: test_silent_passes.py)
+        "{name: escalate, team: ci-infra, thresholds: {queue_time: 30m, queue_size: 0}, priority: P1}",
         # another priority
         "{name: escalate, team: ci-infra, thresholds: {queue_time: 1m, queue_size: 0}, priority: P1}",
         # another condition

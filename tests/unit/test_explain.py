@@ -102,3 +102,50 @@ def test_explain_names_the_entries_a_rule_cannot_reach_and_the_names_a_second_re
     [second] = [line for line in out if "acme-{runner_type}-queued-builds in eu-west-1" in line]
     assert "@" not in first  # the first region keeps the plain names
     assert second.endswith("; a key discovery[0] also finds is named <key>@eu-west-1 here")
+
+
+LISTED = (
+    CONFIG.replace("  rule:\n", "  dead_letter: {priority: P1}\n  rule:\n")
+    + """\
+slos:
+  - {name: gpu-wait, match: ["*.nvidia.gpu"], objective: 99%, queue_time_under: 10m, team: gpu-infra}
+"""
+)
+
+
+def test_explain_lists_every_alert_the_config_can_raise_with_its_team_and_a_receiver_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = explained(tmp_path, capsys, LISTED)
+    table = out[out.index(next(line for line in out if line.startswith("alerts this config can raise"))) + 1 :]
+    rows = [line.split() for line in table[: table.index(next(line for line in table if not line.startswith("  ")))]]
+    assert rows[0] == ["kind", "alert", "priority", "team", "also", "in", "teams", "receiver"]
+    listed = {(row[0], row[1]): row for row in rows[1:]}
+    assert listed[("rule", "jobs-queueing")][2:5] == ["P2", "ci-infra", "gpu-infra"]
+    assert listed[("rule", "gpu-queueing")][2:5] == ["P1", "gpu-infra", "-"]
+    assert listed[("path", "job-retry")][2:4] == ["P2", "ci-infra"]
+    # a GPU pool's dead-letter page: the dead-letter rule's team, with the pool's team in its `teams`
+    assert listed[("path", "dead-letter")][2:5] == ["P1", "ci-infra", "gpu-infra"]
+    slo_page = next(row for key, row in listed.items() if key[0] == "slo" and row[2] == "slo:gpu-wait")
+    assert slo_page[3:6] == ["(fast,", "slow)", "P2"]
+    assert any(key[0] == "slo" and row[2] == "slo:gpu-wait:ticket" and "P3" in row for key, row in listed.items())
+    assert listed[("monitor", "queuewatch-health")][2:4] == ["P3", "ci-infra"]
+    assert all(line.endswith("(not in the config)") for line in table[1 : len(rows)])  # the receiver column
+    assert (
+        "  gpu-infra: gpu-queueing, slo:gpu-wait, slo:gpu-wait:ticket; named in the teams of jobs-queueing, "
+        "job-retry, dead-letter" in out
+    )
+
+
+def test_explain_says_who_holds_back_whom_and_that_equal_priorities_hold_back_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = explained(tmp_path, capsys, LISTED)
+    said = list(out[out.index(next(x for x in out if x.startswith("escalation"))) + 1 :])
+    assert said[0].startswith("  gpu-queueing (P1) holds back jobs-queueing (P2) on linux.g5.4xlarge.nvidia.gpu; ")
+    assert said[1].startswith("  gpu-queueing (P1) holds back job-retry (P2) on linux.g5.4xlarge.nvidia.gpu; ")
+    assert (
+        "  dead-letter (P1) holds back jobs-queueing (P2) on linux.2xlarge, linux.g5.4xlarge.nvidia.gpu; "
+        "the runner types discovery[0] finds that both select" in out
+    )
+    assert not [line for line in out if "holds back dead-letter" in line or "gpu-queueing (P1) holds back gpu" in line]

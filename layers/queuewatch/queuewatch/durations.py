@@ -44,10 +44,19 @@ def parse_duration(value: object) -> int:
             if parts and "".join(n + u for n, u in parts) == text:
                 seconds = sum(int(n) * _UNIT_SECONDS[u] for n, u in parts)
     if seconds is None:
-        raise ValueError(f"found {value!r}, {_EXPECTED}")
+        raise ValueError(f"found {value!r}, {_EXPECTED}{_weeks_meant(value)}")
     if seconds > LONGEST:
         raise ValueError(f"found {value!r}, expected at most 366d: no span queuewatch uses is longer than a year")
     return seconds
+
+
+_WEEKS = re.compile(r"^\s*(\d{1,4})\s*w(eeks?)?\s*$", re.IGNORECASE)
+
+
+def _weeks_meant(value: object) -> str:
+    """'; did you mean 28d?' for `4w`: weeks are no unit of queuewatch's, days are."""
+    weeks = _WEEKS.match(value) if isinstance(value, str) else None
+    return f"; did you mean {int(weeks[1]) * 7}d? (weeks are written in days)" if weeks else ""
 
 
 def unitless(number: str) -> str:

@@ -61,6 +61,16 @@ def _unselected_runner_types(config: Config) -> Iterator[Finding]:
         if not any(rule.applies_to(spec.name) for rule in rules):
             excluded = [rule.name for rule in rules if any(fnmatch.fnmatchcase(spec.name, p) for p in rule.match)]
             why = f" (excluded by {', '.join(excluded)})" if excluded else ""
+            meant = [
+                (("rules", number, "match", position), f"rule {rule.name!r}: {pattern!r} nearly selects it{hint}")
+                for number, rule in enumerate(rules)
+                for position, pattern in enumerate(rule.match)
+                if (hint := near_miss(pattern, [spec.name]))
+            ]
+            if meant:  # said at the typo, where the fix goes
+                where, said = meant[0]
+                yield Finding(where, f"runner type {spec.name!r} can never page: {said}", "error")
+                continue
             yield Finding(
                 ("runner_types", index, "name"),
                 f"runner type {spec.name!r} can never page: no rule selects it{why}; expected a rule whose match "
@@ -82,7 +92,7 @@ def _globs_selecting_nothing(config: Config) -> Iterator[Finding]:
             if config.discovery and not hint:
                 # Discovery's own match globs are what check-config knows of the names it will find: a rule glob
                 # that nearly spells one ('*-nvida-gpu-*' beside discovery's '*-nvidia-gpu-*') is a typo too.
-                meant = _near_a_discovery_glob(pattern, config)
+                meant = near_a_discovery_glob(pattern, config)
                 if meant:
                     yield Finding(
                         ("rules", index, "match", position),
@@ -110,7 +120,7 @@ def _globs_selecting_nothing(config: Config) -> Iterator[Finding]:
                 )
 
 
-def _near_a_discovery_glob(pattern: str, config: Config) -> str:
+def near_a_discovery_glob(pattern: str, config: Config) -> str:
     globs = sorted({g for entry in config.discovery for g in entry.match if g.strip("*?")})
     if any(fnmatch.fnmatchcase(_sample(glob), pattern) for glob in globs):
         return ""  # the rule selects some of what that entry finds
@@ -125,6 +135,11 @@ def near_miss(pattern: str, names: list[str]) -> str:
     literals = [part for part in re.split(r"[*?]|\[[^\]]*\]", pattern) if part]
     if not literals:
         return ""
+    slipped = _wildcard_slip(pattern, names)
+    if slipped:
+        selects = [name for name in names if fnmatch.fnmatchcase(name, slipped)]
+        more = f" (and {len(selects) - 1} more)" if len(selects) > 1 else ""
+        return f"; did you mean {slipped!r}? it selects {plural(len(selects), 'runner type')}: {selects[0]!r}{more}"
     fixes: dict[str, str] = {}
     close: list[str] = []
     for name in names:
@@ -150,6 +165,22 @@ def near_miss(pattern: str, names: list[str]) -> str:
             f"; did you mean {corrected[0]!r}? it selects {plural(len(selects), 'runner type')}: {selects[0]!r}{more}"
         )
     return f"; it nearly selects {close[0]!r}{more}"
+
+
+def _wildcard_slip(pattern: str, names: list[str]) -> str:
+    """The glob meant when a '*' slipped ('*-gpu*-' for '*-gpu-*') or was left off an end, if it selects some
+    of `names` and the pattern as written selects none."""
+    if "*" not in pattern or any(fnmatch.fnmatchcase(name, pattern) for name in names):
+        return ""
+    swaps = [
+        pattern[:i] + pattern[i + 1] + pattern[i] + pattern[i + 2 :]
+        for i in range(len(pattern) - 1)
+        if "*" in pattern[i : i + 2] and pattern[i] != pattern[i + 1]
+    ]
+    for variant in (*swaps, pattern + "*", "*" + pattern):
+        if any(fnmatch.fnmatchcase(name, variant) for name in names):
+            return variant
+    return ""
 
 
 def _closest_window(literal: str, name: str) -> str | None:

@@ -7,9 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from queuewatch.config.coverage import near_miss
+from queuewatch.config.coverage import near_a_discovery_glob, near_miss
 from queuewatch.config.names import RUNNER_TYPE
 from queuewatch.config.schema import Config
+from queuewatch.config.silent import did_you_mean
 from queuewatch.rules import HEALTH_RULE
 
 Location = tuple[str | int, ...]
@@ -61,6 +62,18 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
                     "SLO, or defaults.rule.team",
                 )
             )
+    rule_names = sorted({str(entry.get("name")) for _, entry in entries("rules")} | {HEALTH_RULE})
+    for index, window in entries("maintenance_windows"):
+        named = window.get("rules")
+        for position, name in enumerate(named if isinstance(named, list) else []):
+            if isinstance(name, str) and name not in rule_names:
+                problems.append(
+                    (
+                        ("maintenance_windows", index, "rules", position),
+                        f"window {window.get('name')!r} names no rule of this config: found {name!r}"
+                        f"{did_you_mean(name, rule_names)}, expected one of {', '.join(rule_names)}",
+                    )
+                )
     if not data.get("runner_types") and not data.get("discovery"):
         problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))
     return problems
@@ -119,7 +132,14 @@ def rule_coverage_problems(config: Config) -> list[tuple[Location, str]]:
             )
     candidates = list(names)
     if config.discovery:
-        samples = {(_sample_name(p), p) for rule in rules for p in rule.match}
+        # A glob that nearly spells a known one is a typo, said as such (coverage.py); a name invented from it
+        # ('x-gup-x') is no runner type to report an overlap on, and the fix that overlap asks would hide it.
+        samples = {
+            (_sample_name(p), p)
+            for rule in rules
+            for p in rule.match
+            if not (near_miss(p, names) or near_a_discovery_glob(p, config))
+        }
         known = set(names)
         candidates += sorted(
             {s for s, p in samples if fnmatch.fnmatchcase(s, p) and RUNNER_TYPE.match(s) and s not in known}

@@ -29,6 +29,7 @@ from queuewatch.config.schema import (
     Thresholds,
     TriageSettings,
 )
+from queuewatch.config.silent import silent_findings
 from queuewatch.config.sources import MetricQuery
 from queuewatch.durations import WRITTEN
 from queuewatch.errors import QueuewatchError
@@ -182,7 +183,7 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
         for loc, message in [*rule_coverage_problems(config), *label_set_problems(config)]
     ]
-    findings = coverage_findings(config)
+    findings = [*coverage_findings(config), *silent_findings(config)]
     across += [
         ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
         for f in findings

@@ -53,7 +53,7 @@ class MaintenanceWindow(FrozenModel):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            near = sorted(z for z in available_timezones() if z.lower().endswith(value.lower().split("/")[-1]))[:3]
+            near = _zones_meant(value)
             hint = f" (did you mean {', '.join(near)}?)" if near else ""
             raise ValueError(f"found {value!r}, expected an IANA time zone name such as Europe/Berlin{hint}") from None
         return value
@@ -113,6 +113,19 @@ class MaintenanceWindow(FrozenModel):
         ]
         days = ", ".join(self.weekdays)
         return f"{days} {self.start}-{self.end} {self.time_zone}: " + ("; ".join(what) or "every alert")
+
+
+def _zones_meant(value: str) -> list[str]:
+    """The zones a near miss stands for: `America/NewYork` is America/New_York, `berlin` Europe/Berlin."""
+    import difflib  # only bad files need suggestions: kept off the cold start
+
+    def plain(name: str) -> str:
+        return re.sub(r"[\s_-]", "", name).lower()
+
+    zones = {plain(zone): zone for zone in available_timezones()}
+    wanted = plain(value)
+    same = sorted(z for key, z in zones.items() if key == wanted or key.rsplit("/", 1)[-1] == wanted.rsplit("/", 1)[-1])
+    return (same or [zones[key] for key in difflib.get_close_matches(wanted, list(zones), n=3, cutoff=0.8)])[:3]
 
 
 def next_window(window: MaintenanceWindow, after: datetime) -> tuple[datetime, datetime]:

@@ -103,8 +103,18 @@ def _a_mapping(models: Mapping[str, type[BaseModel]]) -> Callable[[Mapping[str, 
     return message
 
 
+_CLOCK_KEYS = {"start", "end"}
+
+
 def _text(error: Mapping[str, Any], key: str) -> str:
     found = error.get("input")
+    if key in _CLOCK_KEYS and isinstance(found, (int, float)) and not isinstance(found, bool):
+        if not (isinstance(found, int) and 0 <= found < 24 * 60):
+            return f'found {found!r}, a number; expected a 24-hour time HH:MM, quoted, such as {key}: "02:00"'
+        # YAML 1.1 reads an unquoted 22:00 as a number in base 60: 22 * 60 + 0 = 1320
+        hours, minutes = divmod(found, 60)
+        clock = f"{hours:02d}:{minutes:02d}"
+        return f'found {found}, YAML\'s reading of an unquoted {hours}:{minutes:02d}; write {key}: "{clock}" (quoted)'
     if isinstance(found, (int, float)) and not isinstance(found, bool):  # YAML read digits as a number
         return f'found {found!r}, a number; write {key}: "{found}" (quoted)'
     return f"found {_found(found)}, expected text: one value, not a list or a mapping"

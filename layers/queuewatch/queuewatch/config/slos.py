@@ -30,6 +30,10 @@ def _objective(value: object) -> object:
 
 
 def _between(value: float) -> float:
+    if 50 <= value < 100:  # a percentage written without its sign: 99 reads as 9900%
+        raise ValueError(
+            f"found {value:g}, a fraction of 1 ({value * 100:g}%); write objective: {value:g}% or {value / 100:g}"
+        )
     if not 0.5 <= value < 1:
         raise ValueError(
             f"found {value * 100:g}%, expected at least 50% and under 100%: at 100% there is no budget to burn"
