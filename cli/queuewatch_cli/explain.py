@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.durations import format_duration
@@ -34,10 +34,8 @@ def explain(config: Config) -> list[str]:
     return lines
 
 
-RECEIVER_UNSET = "(not in the config)"
-"""The receiver column's value while the config names no receivers: each page goes to the SNS topic of its
-kind (AlertTopic; an SLO ticket to ChatTopic; the monitor's alarms to MonitorTopic), where subscribers' filter
-policies on `team`, `teams` and `priority` decide who gets it (docs/alerts.md)."""
+NO_RECEIVER = "nobody"
+"""The receiver column where the config's routes send an alert nowhere."""
 
 
 @dataclass(frozen=True)
@@ -50,14 +48,36 @@ class Raised:
     priority: str
     team: str
     also: tuple[str, ...]
-    receiver: str = RECEIVER_UNSET
+    receiver: str = NO_RECEIVER
 
 
 def raised_alerts(config: Config) -> list[Raised]:
-    """Every alert the config can raise, in the order a reader meets them in the file."""
+    """Every alert the config can raise, in the order a reader meets them in the file, each with the receivers
+    the config's routes give it (the filter policies `make build` subscribes: config.routing)."""
+    return [replace(alert, receiver=_receivers(config, alert)) for alert in _raised(config)]
+
+
+def _receivers(config: Config, alert: Raised) -> str:
+    if alert.team == EACH_OWN_TEAM:
+        return "by each runner type's team (queuewatch routes test --team T)"
+    kind = {"slo ticket": "ticket", "monitor": "monitor"}.get(alert.kind, "page")
+    attributes: dict[str, str | list[str]] = {
+        "team": alert.team,
+        "teams": [alert.team, *alert.also],
+        "priority": alert.priority,
+        "kind": kind,
+    }
+    reached = config.routing.destinations(attributes)
+    return ", ".join(receiver.name for receiver in reached) or NO_RECEIVER
+
+
+EACH_OWN_TEAM = "each runner type's own"
+
+
+def _raised(config: Config) -> list[Raised]:
     out: list[Raised] = []
     for rule in config.resolved_rules:
-        team = "each runner type's own" if rule.group_by == "team" else rule.team
+        team = EACH_OWN_TEAM if rule.group_by == "team" else rule.team
         out.append(Raised("rule", rule.name, rule.priority.value, team, _other_teams(config, rule)))
     for rule in config.path_rules:  # judged on every runner type's job-retry or dead-letter queue
         out.append(Raised("path", rule.name, rule.priority.value, rule.team, _other_teams(config, rule)))

@@ -109,6 +109,12 @@ LISTED = (
     + """\
 slos:
   - {name: gpu-wait, match: ["*.nvidia.gpu"], objective: 99%, queue_time_under: 10m, team: gpu-infra}
+receivers:
+  - {name: gpu-pager, pager: "https://events.example.com/gpu"}
+  - {name: chat, chat: true}
+routes:
+  - {receiver: gpu-pager, teams: [gpu-infra], priority: P1}
+  - {receiver: chat, kinds: [page, ticket, monitor]}
 """
 )
 
@@ -130,7 +136,13 @@ def test_explain_lists_every_alert_the_config_can_raise_with_its_team_and_a_rece
     assert slo_page[3:6] == ["(fast,", "slow)", "P2"]
     assert any(key[0] == "slo" and row[2] == "slo:gpu-wait:ticket" and "P3" in row for key, row in listed.items())
     assert listed[("monitor", "queuewatch-health")][2:4] == ["P3", "ci-infra"]
-    assert all(line.endswith("(not in the config)") for line in table[1 : len(rows)])  # the receiver column
+    # the receiver column: the receivers the config's routes give each alert
+    receivers = {(line.split()[0], line.split()[1]): line for line in table[1 : len(rows)]}
+    assert receivers[("rule", "gpu-queueing")].endswith("  gpu-pager, chat")
+    assert receivers[("rule", "jobs-queueing")].endswith("  chat")  # ci-infra's: no route to the GPU pager
+    assert receivers[("monitor", "queuewatch-health")].endswith("  chat")
+    ticket = next(line for line in table[1 : len(rows)] if "slo:gpu-wait:ticket" in line)
+    assert ticket.endswith("  chat")  # gpu-infra's, but the GPU pager's route takes pages and the monitor only
     assert (
         "  gpu-infra: gpu-queueing, slo:gpu-wait, slo:gpu-wait:ticket; named in the teams of jobs-queueing, "
         "job-retry, dead-letter" in out
