@@ -75,6 +75,7 @@ def _running() -> int | None:
 def register_stack(client: Callable[[str], object]) -> None:
     """A CloudFormation stack whose outputs are those of template.yaml that the commands read."""
     from queuewatch_cli.demo import DEMO_ENV, JOBS_TABLE, STATE_TABLE
+    from queuewatch_cli.demo_slo import SLO_TABLE
 
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
@@ -83,6 +84,7 @@ def register_stack(client: Callable[[str], object]) -> None:
             "DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]},
             "MetricsNamespace": {"Value": DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]},
             "JobsTableName": {"Value": JOBS_TABLE},
+            "SloTableName": {"Value": SLO_TABLE},
         },
     }
     client("cloudformation").create_stack(StackName=STACK, TemplateBody=json.dumps(template))  # type: ignore[attr-defined]

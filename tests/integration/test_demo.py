@@ -68,10 +68,10 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     assert "tick 2" in text and text.count("nothing paged") == 3
     status = text.split("=== queuewatch status --stack queuewatch-demo")[1].split("The autoscaler's queue")[0]
     assert "alerts pending or firing: 1" in status
-    assert "jobs-queueing / all: firing since" in status and "sequence 1; outbox: empty" in status
+    assert "jobs-queueing / all: firing since" in status and "(page 1)" in status and "outbox" not in status
     assert "    linux.2xlarge: firing since" in status
     assert "; queue size 14, queue time 1h55m (Queuewatch metrics at " in status
-    assert "active silences: none" in status and "last applied tick (the last that changed state): " in status
+    assert "active silences: none" in status and "alerts last changed: " in status
     replay = text.split("=== queuewatch backtest --config config/queuewatch.yaml --compare ")[1]
     first_tick = text.split("=== tick 1 at ")[1][:5]
     only_a = replay.split("pages only A sends: ")[1]
