@@ -75,7 +75,7 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     replay = text.split("=== queuewatch backtest --config config/queuewatch.yaml --compare ")[1]
     first_tick = text.split("=== tick 1 at ")[1][:5]
     only_a = replay.split("pages only A sends: ")[1]
-    assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick}")
+    assert only_a.startswith("1\n") and only_a.split("\n")[1].split(" -> ")[0].endswith(f" {first_tick} UTC")
     assert "pages only B sends: 0" in replay and "queue-size-150.yaml: 0 page(s)" in replay
     # The named runner type's queue is replayed once, not again under the name discovery would give it.
     assert "runner type(s): linux-2xlarge" not in replay and "runner type(s): linux.2xlarge;" in replay

@@ -150,3 +150,13 @@ def test_the_slo_plot_of_a_whole_window_has_nothing_to_mark() -> None:
     counted = {window_start + timedelta(hours=n): Counts(good=99, bad=1) for n in range(28 * 24)}
     [axes] = burn_down_figure([burn_down(SLO, counted, END, [], alerts_read=True)]).axes
     assert _not_held(axes) == [] and _limits(axes) == (window_start, END)
+
+
+@pytest.mark.parametrize("rule", ["r", "a-rule-with-a-longer-name"])
+def test_a_span_that_begins_at_the_last_minute_keeps_its_label_inside_the_frame(rule: str) -> None:
+    timeline = replayed(END - timedelta(hours=2), None)
+    timeline.spans.append((END - timedelta(minutes=1), END, rule))  # paged on the range's last tick
+    figure = timeline.figure()
+    [axes] = figure.axes
+    assert rule in [t.get_text() for t in axes.texts]
+    _all_inside(figure, axes)
