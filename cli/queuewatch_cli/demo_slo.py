@@ -27,6 +27,7 @@ from queuewatch.alert import Alert
 from queuewatch.notifications import Origin
 from queuewatch.notifications.cloudwatch import cloudwatch_alarm
 from queuewatch.notifications.text import cut
+from queuewatch_cli.local import STACK as DEMO_STACK
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 
@@ -76,7 +77,8 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
             demo.out(f"  pager: {alarm['AlarmName']}  [{alarm['NewStateValue']}] {alert.priority}")
             if alert.rule == f"slo:{SLO_NAME}":  # the page; the ticket's figures are the report's below
                 demo.out(f"    {cut(alert.summary, 200)}")
-        command = f"queuewatch slo --config queuewatch.yaml --slo-table {SLO_TABLE} --jobs-table {jobs_table}"
+        # As a person types it, with the stack's name (`local up` registers it); run below on the demo's tables.
+        command = f"queuewatch slo --config queuewatch.yaml --stack {DEMO_STACK}"
         demo.out(f"\n=== {command}")
         report: list[str] = []
         # the command's own parser: the demo runs `queuewatch slo` exactly as a person types it

@@ -50,7 +50,7 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert pager == ["ALARM] P2", "ALARM] P3"]  # the page, then the ticket
     assert "burning its budget (page)" in slo and "burning its budget (ticket)" in slo
     assert "fast: burn 20.0 over 1h (30 jobs, 6 late)" in slo
-    report = slo.split("=== queuewatch slo --config queuewatch.yaml")[1]
+    report = slo.split("=== queuewatch slo --config queuewatch.yaml --stack queuewatch-demo")[1]
     assert "  achieved 80.00% of 30 jobs (6 late)" in report
     assert "  fast (page, 14.4): burn 20.00 long, " in report and ": FIRING" in report
     assert "  late jobs by runner type: linux.4xlarge 6" in report
