@@ -205,3 +205,18 @@ def test_history_of_an_unknown_alert_says_it_is_unknown(
     # A known alert with nothing recorded reads as quiet, which it is.
     assert main(["history", "--stack", "qw", "--region", REGION, "--alert", "jobs-queueing/linux.2xlarge"]) == 0
     assert "no change of state recorded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--stack", "qw"], "budget in jobs: 0 of 0 jobs over 28d at today's 0 a day"),  # the table read: empty
+        (["--jobs-table", "qw-jobs"], "budget in jobs: 0 of 0 jobs over 28d at today's 0 a day"),
+        ([], "unknown here (no jobs' history read: --stack NAME gives it at today's volume)"),
+    ],
+)
+def test_check_config_finds_the_jobs_table_from_the_stack(
+    stack: Path, flags: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check-config", str(stack), *flags, "--region", REGION]) == 0
+    assert said in capsys.readouterr().out
