@@ -145,7 +145,7 @@ def test_the_output_says_which_source_and_where_it_was_coarser(
     assert run_backtest(args, Clients(fake), now=NOW, out=lines.append) == 0
     out = "\n".join(lines)
     assert out.startswith("replayed: CloudWatch")
-    assert "note: 2026-05-16 12:00 to " in out and "5-minute maxima" in out
+    assert "note: 2026-05-16 12:00 UTC to " in out and "5-minute maxima" in out
     assert "pages per week" not in out  # 3 days: a rate per week would be a guess
     args.start, args.end = "8d", "1h"
     lines.clear()
