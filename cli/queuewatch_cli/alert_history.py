@@ -6,6 +6,7 @@ change (adapters/transition_log.py, kept 30 days)."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from queuewatch.adapters.state_table import load_state
 from queuewatch.adapters.transition_log import Transition, read_transitions
 from queuewatch.durations import format_duration
 from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
+from queuewatch.wording import moment
 from queuewatch_cli.stacks import Target, UsageError, on_table
 
 
@@ -85,11 +87,9 @@ def alert_rows(
 ) -> list[Row]:
     """Every change of the alert (of each rule the stack knows, without one), with its silences, oldest first."""
     state = on_table(target, load_state, client)
-    if rule is not None:
-        rules = {rule}
-    else:
-        published = on_table(target, read_known, client)
-        rules = {key.rule for key in state.instances} | (set(published[0].rules) if published else set())
+    published = on_table(target, read_known, client)
+    known_rules = {key.rule for key in state.instances} | (set(published[0].rules) if published else set())
+    rules = {rule} if rule is not None else known_rules
     rows: list[Row] = []
     silences = {s.silence_id: s for s in state.silences}
     for name in sorted(rules):
@@ -112,7 +112,22 @@ def alert_rows(
                     },
                 )
             )
+    if not rows:  # nothing recorded: a quiet alert, or a name nothing knows, which must not read as quiet
+        known_types = {key.runner_type for key in state.instances} | (
+            set(published[0].runner_types) if published else set()
+        )
+        _refuse_unknown("rule", rule, known_rules, target)
+        _refuse_unknown("runner type", runner_type, known_types, target)
     return sorted(rows, key=lambda r: (r.at, r.rule, r.status))
+
+
+def _refuse_unknown(what: str, name: str | None, known: set[str], target: Target) -> None:
+    """A name the stack has never known, said as unknown with the nearest known ones; nothing known: no verdict."""
+    if name is None or not known or name in known:
+        return
+    near = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(near)}?" if near else f"; known: {', '.join(sorted(known)[:10])}"
+    raise UsageError(f"--alert: {target.label} knows no {what} {name!r} (its config and alerts){hint}")
 
 
 def alert_history_lines(
@@ -134,10 +149,8 @@ def alert_history_lines(
             for r in shown
         ]
     what = f"{rule} / {runner_type}" if rule else f"{runner_type} (every rule)"
-    head = f"state history of {what} on {target.label}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC:"
+    head = f"state history of {what} on {target.label}, {moment(start)} to {moment(end)}:"
     if not shown:
         return [head, "  no change of state recorded"]
     several = rule is None  # every rule: each line names its own
-    return [head] + [
-        f"  {r.at:%Y-%m-%d %H:%M} UTC  {(r.rule + '  ') if several else ''}{r.status:10} {r.detail}" for r in shown
-    ]
+    return [head] + [f"  {moment(r.at)}  {(r.rule + '  ') if several else ''}{r.status:10} {r.detail}" for r in shown]

@@ -19,6 +19,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from queuewatch.durations import parse_duration
+from queuewatch.wording import moment
 from queuewatch_cli.stacks import StackRef, boto_client, describe_outputs
 
 if TYPE_CHECKING:
@@ -88,12 +89,12 @@ def backfill(
             "FilterArns": [rule_arn],
         },  # only the track rule: the autoscaler's own rules never see it again
     )
-    out(f"replay {name}: {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC from {archive} into {rule_arn}")
+    out(f"replay {name}: {moment(start)} to {moment(end)} from {archive} into {rule_arn}")
     while True:
         replay = events.describe_replay(ReplayName=name)
         state = replay["State"]
         reached = replay.get("EventLastReplayedTime")
-        out(f"  {state}" + (f", replayed up to {reached:%Y-%m-%d %H:%M}" if reached else ""))
+        out(f"  {state}" + (f", replayed up to {moment(reached)}" if reached else ""))
         if state in FINISHED:
             if state != "COMPLETED":
                 raise BackfillError(f"replay {name} {state}: {replay.get('StateReason', 'no reason given')}")

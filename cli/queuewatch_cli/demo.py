@@ -33,6 +33,7 @@ from queuewatch.adapters.sent_log import read_entries
 from queuewatch.adapters.state_table import create_table
 from queuewatch.alert import Alert
 from queuewatch.notifications import Origin
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.demo_escalation import show_escalation
@@ -311,7 +312,7 @@ class Demo:
         return (
             code == 0
             and changed
-            and only_a.startswith(f"1\n    {start:%Y-%m-%d %H:%M} -> ")
+            and only_a.startswith(f"1\n    {moment(start)} -> ")
             and "pages only B sends: 0" in report
         )
 

@@ -28,6 +28,7 @@ from queuewatch.alert import Alert
 from queuewatch.config.load import load_config
 from queuewatch.notifications.text import cut
 from queuewatch.rules import alert_kind
+from queuewatch_cli.local import STACK as DEMO_STACK
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 
@@ -89,7 +90,8 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
             if page is not None and page.rule == f"slo:{SLO_NAME}":  # the ticket's figures are the report's below
                 demo.out(f"    {cut(page.summary, 200)}")
         alerts = list(received.values())
-        command = f"queuewatch slo --config queuewatch.yaml --slo-table {SLO_TABLE} --jobs-table {jobs_table}"
+        # As a person types it, with the stack's name (`local up` registers it); run below on the demo's tables.
+        command = f"queuewatch slo --config queuewatch.yaml --stack {DEMO_STACK}"
         demo.out(f"\n=== {command}")
         report: list[str] = []
         # the command's own parser: the demo runs `queuewatch slo` exactly as a person types it

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from queuewatch.adapters.sent_log import KEEP, SentEntry, read_entries
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, boto_client, targets
 
@@ -56,7 +57,7 @@ def line(entry: SentEntry, stack: str | None) -> str:
     outcome = "sent" if entry.outcome == "sent" else f"FAILED ({entry.error or 'no reason kept'})"
     where = f"{stack}  " if stack else ""
     return (
-        f"{entry.at:%Y-%m-%d %H:%M} UTC  {where}{what:8} {entry.priority:3} {entry.rule} / {entry.group}  "
+        f"{moment(entry.at)}  {where}{what:8} {entry.priority:3} {entry.rule} / {entry.group}  "
         f"team={entry.team}  to {entry.topic}: {outcome}  [{names}]  {entry.notification_id}"
     )
 
@@ -81,7 +82,7 @@ def history_lines(
     if as_json:
         return [json.dumps(document(e, t.label)) for e, t in rows]
     where = ", ".join(t.label for t, _ in found)
-    head = f"queuewatch history of {where}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC:"
+    head = f"queuewatch history of {where}, {moment(start)} to {moment(end)}:"
     if not rows:
         return [head, "  nothing sent"]
     return [head] + [f"  {line(e, t.label if several else None)}" for e, t in rows]
@@ -97,9 +98,9 @@ def run_history(
     start = parse_moment(args.since, now, "--since")
     end = parse_moment(args.until, now, "--until") if args.until != "now" else now
     if end <= start:
-        raise UsageError(f"--until {end:%Y-%m-%d %H:%M} is not after --since {start:%Y-%m-%d %H:%M}")
+        raise UsageError(f"--until {moment(end)} is not after --since {moment(start)}")
     if now - start > KEEP + timedelta(minutes=1):  # --since 30d, rounded down to its minute, is within
-        raise UsageError(f"--since: the log keeps {KEEP.days} days; found {start:%Y-%m-%d %H:%M}, before that")
+        raise UsageError(f"--since: the log keeps {KEEP.days} days; found {moment(start)}, before that")
     if getattr(args, "alert", None) is not None:
         from queuewatch_cli.alert_history import alert_history_lines, alert_rows, parse_alert
 

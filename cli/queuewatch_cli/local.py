@@ -77,6 +77,7 @@ def register_stack(client: Callable[[str], object], rehearsal: bool = False) -> 
     """A CloudFormation stack whose outputs are those of template.yaml that the commands read: the demo's
     tables, or the rehearsal's state table alone."""
     from queuewatch_cli.demo import DEMO_ENV, JOBS_TABLE, STATE_TABLE
+    from queuewatch_cli.demo_slo import SLO_TABLE
     from queuewatch_cli.rehearsal import TABLE
 
     outputs = {
@@ -84,7 +85,11 @@ def register_stack(client: Callable[[str], object], rehearsal: bool = False) -> 
         "MetricsNamespace": {"Value": DEMO_ENV["POWERTOOLS_METRICS_NAMESPACE"]},
     }
     if not rehearsal:
-        outputs |= {"DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]}, "JobsTableName": {"Value": JOBS_TABLE}}
+        outputs |= {
+            "DashboardName": {"Value": DEMO_ENV["DASHBOARD_NAME"]},
+            "JobsTableName": {"Value": JOBS_TABLE},
+            "SloTableName": {"Value": SLO_TABLE},
+        }
     template = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}, "Outputs": outputs}
     client("cloudformation").create_stack(StackName=STACK, TemplateBody=json.dumps(template))  # type: ignore[attr-defined]
 

@@ -120,11 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each rule as applied, where every setting comes from, and which runner types it selects",
     )
     check.add_argument(
-        "--jobs-table",
-        default=None,
-        help="the stack's jobs table (its JobsTableName output): each SLO's budget in jobs at the last day's volume",
+        "--stack",
+        action="append",
+        metavar="NAME[@REGION]",
+        help="the stack whose jobs table (its JobsTableName output) gives each SLO's budget in jobs at the last "
+        "day's volume",
     )
-    check.add_argument("--region", default=None, help="the jobs table's region")
+    check.add_argument("--jobs-table", default=None, help="the jobs table by name instead of --stack")
+    check.add_argument("--region", default=None, help="the stack's (or the jobs table's) region")
 
     demo = commands.add_parser("demo", help="the 114-minute incident, end to end, on an in-process moto")
     demo.add_argument("--json", action="store_true", help="also print each page's raw bodies (SNS envelope, JSON)")
@@ -213,6 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "check-config":
+        if args.stack and args.jobs_table is None:
+            [target] = targets_of_one(args)
+            if target.jobs_table is None:
+                raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
+            args.jobs_table, args.region = target.jobs_table, target.region
         return check_config(args.paths, explain=args.explain, jobs_table=args.jobs_table, region=args.region)
     if args.command == "schema":
         from queuewatch.alert import alert_json_schema
@@ -253,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
         from queuewatch_cli.capacity.run import run_capacity
 
         if args.table is None:
-            [target] = targets_of_one(argparse.Namespace(stack=args.stack, region=args.region))
+            [target] = targets_of_one(argparse.Namespace(command=args.command, stack=args.stack, region=args.region))
             if target.jobs_table is None:
                 raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
             args.table, args.region = target.jobs_table, args.region or target.region
@@ -277,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
 def targets_of_one(args: argparse.Namespace) -> list[Target]:
     found = targets(args)
     if len(found) > 1:
-        raise UsageError("--stack: backtest and capacity read one stack's history; name one")
+        raise UsageError(f"--stack: {getattr(args, 'command', 'the command')} reads one stack's tables; name one")
     return found
 
 

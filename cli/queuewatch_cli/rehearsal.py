@@ -32,6 +32,7 @@ from queuewatch.evaluate.stage import evaluate
 from queuewatch.rules import alert_kind
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import backtest
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def rehearse(config_path: Path, out: Callable[[str], None] = print, now: datetim
     for note in unrehearsed(config, start, start + timedelta(minutes=minutes)):
         out(f"note: {note}")
     region = config.defaults.region
-    out(f"rehearsal of {config_path}: from {start:%Y-%m-%d %H:%M} UTC, {minutes} minutes")
+    out(f"rehearsal of {config_path}: from {moment(start)}, {minutes} minutes")
     for entry in seeded:
         peak = entry.peak_seconds // 60
         out(f"  {entry.name}: {entry.size} jobs queued, the oldest waiting up to {peak}m, then drained")

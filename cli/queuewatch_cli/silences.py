@@ -4,8 +4,8 @@
 the names the stack's evaluator publishes from the config it runs, adapters/known_names.py, and what the
 table holds), and says what the silence holds back at its start, before anyone waits for a page that never
 comes; a silence may start later (--start). A pattern means what a rule's `match` means: without '@', the
-key in every region. Every refusal names its flag and writes nothing. A silence id may be shortened to
-any prefix that names one silence.
+key in every region. Every refusal names its flag and writes nothing. A silence id may be shortened to a
+prefix of at least 8 characters that names one silence (`expire` and `extend` change what pages).
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, gl
 from queuewatch.rules import HEALTH_RULE, TICKET_SUFFIX
 from queuewatch.silences import SilenceRecord
 from queuewatch.snapshot import runner_type_key
-from queuewatch_cli.stacks import Target, boto_client, on_table, targets
+from queuewatch.wording import moment
+from queuewatch_cli.stacks import Target, UsageError, boto_client, on_table, targets
 
 LONGEST_SILENCE = 30 * 86400
 """A silence past a month hides an alert for good; a rule that should not page is changed in the config."""
 LONGEST_TEXT = f"{LONGEST_SILENCE // 86400}d"
 PREVIEW_LISTED = 10
+SHORTEST_ID = 8  # of a 12-character id: a prefix this long names one silence, never a guess
 SUGGESTED = 5
 
 Client = Callable[[str, str | None], Any]
@@ -92,7 +94,7 @@ def start_problems(text: str | None, now: datetime) -> list[str]:
     except QueuewatchError as error:
         return [str(error)]
     if start < now - timedelta(minutes=1):
-        return [f"--start: found {text!r}, {start:%Y-%m-%d %H:%M} UTC, in the past; expected a later time"]
+        return [f"--start: found {text!r}, {moment(start)}, in the past; expected a later time"]
     if start - now > timedelta(seconds=LONGEST_SILENCE):
         return [f"--start: found {text!r}, more than {LONGEST_TEXT} from now; expected a start within {LONGEST_TEXT}"]
     return []
@@ -141,7 +143,7 @@ def known(config_path: str | None, state: StoredState, target: Target, client: C
         source = f"the alerts in {target.table} (its evaluator has published no config yet; pass --config FILE)"
         return Known(rules | {HEALTH_RULE}, teams, alerting, source)
     names, written = published
-    source = f"the config {target.label} runs (as its evaluator published it at {written:%Y-%m-%d %H:%M} UTC)"
+    source = f"the config {target.label} runs (as its evaluator published it at {moment(written)})"
     return Known(rules | set(names.rules), teams | set(names.teams), alerting | set(names.runner_types), source)
 
 
@@ -160,11 +162,7 @@ def preview(silence: SilenceRecord, state: StoredState, found: Known, now: datet
     """What the silence would hold back at its start, of the alerts pending or firing now (one line per rule),
     the runner types it covers, and, when it covers none the stack knows, the closest names that it could."""
     at = max(silence.starts_at, now)
-    lines = (
-        []
-        if at == now
-        else [f"starts {at:%Y-%m-%d %H:%M} UTC; of the alerts firing or pending now, it would hold back:"]
-    )
+    lines = [] if at == now else [f"starts {moment(at)}; of the alerts firing or pending now, it would hold back:"]
     held: dict[tuple[str, str], list[str]] = {}
     for instance in sorted(state.instances.values(), key=lambda i: (i.rule, i.runner_type)):
         if silence.matches(instance.rule, instance.runner_type, instance.team or "", at):
@@ -232,11 +230,8 @@ def silence_add(args: argparse.Namespace, client: Client = boto_client, out: Cal
     for target, state, names in zip(chosen, states, found, strict=True):
         on_table(target, lambda dynamodb, table: put_silence(dynamodb, table, silence), client)
         where = f" on {target.label}" if len(chosen) > 1 else ""
-        since = f"from {silence.starts_at:%Y-%m-%d %H:%M} " if silence.scheduled(now) else ""
-        out(
-            f"silence {silence.silence_id}{where} {since}until {silence.ends_at:%Y-%m-%d %H:%M} UTC "
-            f"({format_duration(duration)})"
-        )
+        since = f"from {moment(silence.starts_at)} " if silence.scheduled(now) else ""
+        out(f"silence {silence.silence_id}{where} {since}until {moment(silence.ends_at)} ({format_duration(duration)})")
         for line in preview(silence, state, names, now):
             out(f"  {line}")
     return 0
@@ -261,16 +256,20 @@ def silence_list(args: argparse.Namespace, client: Client = boto_client, out: Ca
     for target, s in sorted(shown, key=lambda row: _listing_order(row[1], now)):
         status = _status(s, now)
         where = f"{target.label}  " if len(chosen) > 1 else ""
-        since = "from " if status == "scheduled" else "since"
+        if status == "cancelled":
+            span = f"at {moment(s.ends_at)}, before its start {moment(s.starts_at)}"
+        else:
+            span = f"{'from ' if status == 'scheduled' else 'since'} {moment(s.starts_at)} until {moment(s.ends_at)}"
         out(
-            f"{s.silence_id}  {where}{status:9}  {since} {s.starts_at:%Y-%m-%d %H:%M} until {s.ends_at:%Y-%m-%d %H:%M} "
-            f"UTC  rule={s.rule or '*'}  team={s.team or '*'}  match={','.join(s.matchers) or '*'}  "
-            f"by {s.author}: {s.comment}"
+            f"{s.silence_id}  {where}{status:9}  {span}  rule={s.rule or '*'}  team={s.team or '*'}  "
+            f"match={','.join(s.matchers) or '*'}  by {s.author}: {s.comment}"
         )
     return 0
 
 
 def _status(silence: SilenceRecord, now: datetime) -> str:
+    if silence.cancelled:
+        return "cancelled"
     if silence.scheduled(now):
         return "scheduled"
     return "active" if silence.active(now) else "expired"
@@ -279,7 +278,7 @@ def _status(silence: SilenceRecord, now: datetime) -> str:
 def _listing_order(silence: SilenceRecord, now: datetime) -> tuple[int, datetime, str]:
     """As time runs: the expired and the active by their end, then the scheduled ones apart, by their start."""
     status = _status(silence, now)
-    order = {"expired": 0, "active": 0, "scheduled": 1}[status]
+    order = {"cancelled": 0, "expired": 0, "active": 0, "scheduled": 1}[status]
     return order, silence.starts_at if status == "scheduled" else silence.ends_at, silence.silence_id
 
 
@@ -291,12 +290,17 @@ def covers(silence: SilenceRecord, runner_type: str) -> bool:
 def _find(args: argparse.Namespace, client: Client) -> list[tuple[Target, SilenceRecord]] | None:
     """The silence the id names, in each stack: the whole id, or a prefix of exactly one. None (having said
     why on stderr) when it names none, or several."""
-    chosen = targets(args, client)
     wanted: str = args.silence_id
+    chosen = targets(args, client)
     found: list[tuple[Target, SilenceRecord]] = []
     for target in chosen:
         silences = on_table(target, load_state, client).silences
         exact = [s for s in silences if s.silence_id == wanted]
+        if not exact and len(wanted) < SHORTEST_ID:
+            raise UsageError(
+                f"silence id {wanted!r}: give at least {SHORTEST_ID} characters of it (the whole id, as silence list "
+                "shows it), so that it cannot name the wrong silence; nothing was changed"
+            )
         found += [(target, s) for s in exact or [s for s in silences if s.silence_id.startswith(wanted)]]
     ids = sorted({s.silence_id for _, s in found})
     if not ids:
@@ -324,7 +328,7 @@ def silence_expire(args: argparse.Namespace, client: Client = boto_client, out: 
     for target, silence in found:
         if silence.ends_at <= now:
             out(
-                f"silence {silence.silence_id} had already expired at {silence.ends_at:%Y-%m-%d %H:%M} UTC: "
+                f"silence {silence.silence_id} had already {_status(silence, now)} at {moment(silence.ends_at)}: "
                 "nothing changed"
             )
             continue
@@ -353,8 +357,7 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
         end = max(silence.ends_at, now) + timedelta(seconds=parse_duration(args.by))
         if end - now > timedelta(seconds=LONGEST_SILENCE):
             print(
-                f"--by: the silence would end {end:%Y-%m-%d %H:%M} UTC, more than "
-                f"{LONGEST_TEXT} from now; nothing was written",
+                f"--by: the silence would end {moment(end)}, more than {LONGEST_TEXT} from now; nothing was written",
                 file=sys.stderr,
             )
             return 2
@@ -364,7 +367,7 @@ def silence_extend(args: argparse.Namespace, client: Client = boto_client, out: 
             print(f"silence {silence.silence_id} changed while this ran; list it and try again", file=sys.stderr)
             return 1
         was = _status(silence, now)
-        out(f"silence {silence.silence_id} ({was}) now ends {end:%Y-%m-%d %H:%M} UTC")
+        out(f"silence {silence.silence_id} ({was}) now ends {moment(end)}")
     return 0
 
 

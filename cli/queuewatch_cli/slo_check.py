@@ -56,7 +56,7 @@ def _slo(slo: Slo, per_day: float | None, fleet_per_day: float | None = None) ->
         f"  budget: {slo.budget * 100:g}% of the window's jobs may start later (or still wait past it)",
     ]
     if per_day is None:
-        lines.append("  budget in jobs: unknown here (no jobs' history read: --jobs-table gives it at today's volume)")
+        lines.append("  budget in jobs: unknown here (no jobs' history read: --stack NAME gives it at today's volume)")
     else:
         jobs = per_day * days
         lines.append(

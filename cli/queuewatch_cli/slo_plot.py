@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from queuewatch.digest.message import Fired
 from queuewatch.evaluate.slo import is_ticket
 from queuewatch.slo import BUCKET, Counts, Slo, window_buckets_start, window_counts
+from queuewatch.wording import moment
+from queuewatch_cli.plotting import inside_frame, span_held
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,6 +24,8 @@ class BurnDown:
     points: tuple[tuple[datetime, float], ...]  # the budget left, as a share of the window's, after each bucket
     fired: tuple[Fired, ...]
     alerts_read: bool  # False: no sent log was read (no --state-table), so no alert is drawn
+    window: tuple[datetime, datetime] | None = None  # the SLO's window as drawn: its start, and now
+    window_days: float = 0.0
 
 
 def burn_down(
@@ -31,15 +35,20 @@ def burn_down(
     to each bucket's end: 100% at the start, the summary's budget left at the end (negative once overspent).
     A window with no jobs has no budget to draw."""
     start = window_buckets_start(now, slo.window)
+    window, days = (start, now), slo.window / 86400
     allowed = window_counts(buckets, now, slo.window).total * slo.budget
     if allowed <= 0:
-        return BurnDown(slo.name, (), tuple(fired), alerts_read)
-    points = [(start, 1.0)]
+        return BurnDown(slo.name, (), tuple(fired), alerts_read, window, days)
+    counted = sorted(b for b in buckets if start <= b <= now)
+    # From the first bucket counted: a history shorter than the window holds nothing before it (not a quiet
+    # stretch at 100%, which is what a line from the window's start would say).
+    points = [(counted[0], 1.0)]
     spent = 0
-    for at in sorted(b for b in buckets if start <= b <= now):
+    for at in counted:
         spent += buckets[at].bad
         points.append((min(at + timedelta(seconds=BUCKET), now), (allowed - spent) / allowed))
-    return BurnDown(slo.name, tuple(points), tuple(f for f in fired if start <= f.page_at <= now), alerts_read)
+    shown = tuple(f for f in fired if start <= f.page_at <= now)
+    return BurnDown(slo.name, tuple(points), shown, alerts_read, window, days)
 
 
 def burn_down_figure(charts: Sequence[BurnDown]) -> Figure:
@@ -70,14 +79,22 @@ def burn_down_figure(charts: Sequence[BurnDown]) -> Figure:
                 alert.priority, (where, 1), xycoords=("data", "axes fraction"),
                 xytext=(2, -10), textcoords="offset points", fontsize=7, color=colour,
             )  # fmt: skip
+        axes.set_xlabel("UTC")
+        if chart.window is not None:
+            began, ended = chart.window
+            held_from = chart.points[0][0] if chart.points else None
+            span_held(axes, began, held_from, ended, f"the {chart.window_days:g}-day window's start ({moment(began)})")
         alerts = "" if chart.alerts_read else " (alerts not read: give --state-table)"
         axes.set_title(f"{chart.slo}: error budget left{alerts}", fontsize=10)
         axes.yaxis.set_major_formatter(PercentFormatter())
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
+        axes.set_ylabel("budget left")
         axes.grid(alpha=0.3)
         if axes.get_legend_handles_labels()[0]:
             axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
+    for axes in [row[0] for row in panels]:
+        inside_frame(figure, axes)
     return figure
 
 

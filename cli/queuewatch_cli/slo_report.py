@@ -25,7 +25,7 @@ from queuewatch.digest.stage import fired_alerts
 from queuewatch.jobs import JobRecord
 from queuewatch.slo import Counts, window_buckets_start
 from queuewatch.slo_summary import lines, spenders, summarize
-from queuewatch_cli.stacks import Target, UsageError, boto_client
+from queuewatch_cli.stacks import Target, UsageError, boto_client, targets
 
 
 def add_parser(commands: Any) -> None:
@@ -35,9 +35,16 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--config", default=os.environ.get("QUEUEWATCH_CONFIG"), help="the config (default: $QUEUEWATCH_CONFIG)"
     )
-    parser.add_argument("--slo-table", required=True, help="the stack's SLO counters table (its SloTable)")
-    parser.add_argument("--jobs-table", required=True, help="the stack's jobs table (its JobsTableName output)")
-    parser.add_argument("--region", default=None)
+    parser.add_argument(
+        "--stack",
+        action="append",
+        metavar="NAME[@REGION]",
+        help="the queuewatch stack, found by its CloudFormation outputs (SloTableName, JobsTableName, "
+        "StateTableName) (default: $QUEUEWATCH_STACK, or stacks: in ~/.config/queuewatch/config.yaml)",
+    )
+    parser.add_argument("--region", default=None, help="the region of a stack named without @REGION")
+    parser.add_argument("--slo-table", default=None, help="the SLO counters table by name instead of --stack")
+    parser.add_argument("--jobs-table", default=None, help="the jobs table by name instead of --stack")
     parser.add_argument("--json", action="store_true", help="the same, as JSON")
     parser.add_argument(
         "--spent-days",
@@ -55,8 +62,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--state-table",
         default=None,
-        help="with --plot, the stack's state table (its StateTableName output): its sent log gives the SLO alerts that "
-        "went out (kept 30 days)",
+        help="with --plot and the tables by name, the state table: its sent log gives the SLO alerts that went out "
+        "(kept 30 days); --stack reads it from the stack",
     )
 
 
@@ -66,11 +73,12 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
     config = load_config(args.config)
     if not config.slos:
         raise UsageError(f"--config: {args.config} declares no slos:")
-    from queuewatch_cli.backtest.run import _plot_problem
+    from queuewatch_cli.plotting import plot_problem
 
-    if args.plot and (problem := _plot_problem(args.plot)):
+    if args.plot and (problem := plot_problem(args.plot)):
         raise UsageError(f"--plot {args.plot}: {problem}")
     now = now or datetime.now(UTC)
+    _find_tables(args)
     dynamodb = boto_client("dynamodb", args.region)
     queued = list(queued_jobs(dynamodb, args.jobs_table))
     counted = [
@@ -102,6 +110,23 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
         if not args.json:
             out(f"each SLO's budget burning down across its window written to {args.plot}")
     return 0
+
+
+def _find_tables(args: argparse.Namespace) -> None:
+    """The stack's SLO, jobs and state tables and region from its outputs, as every command finds its tables;
+    --slo-table with --jobs-table name them instead."""
+    if args.slo_table and args.jobs_table:
+        return
+    if args.slo_table or args.jobs_table:
+        raise UsageError("--slo-table and --jobs-table: name both tables, or neither and --stack NAME")
+    found = targets(argparse.Namespace(stack=args.stack, region=args.region))
+    if len(found) > 1:
+        raise UsageError("--stack: slo reads one stack's SLOs; name one")
+    [target] = found
+    if target.slo_table is None or target.jobs_table is None:
+        raise UsageError(f"--stack {target.label}: no SloTableName or JobsTableName output: tracking is off there")
+    args.slo_table, args.jobs_table, args.region = target.slo_table, target.jobs_table, target.region
+    args.state_table = args.state_table or target.table
 
 
 def plot(

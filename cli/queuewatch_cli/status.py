@@ -30,6 +30,7 @@ from queuewatch.durations import format_duration
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import SilenceRecord
+from queuewatch.wording import moment as said_at
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
@@ -85,7 +86,7 @@ def _outbox_figures(record: GroupRecord) -> dict[str, tuple[float | None, float 
         return {}
     try:
         alert = json.loads(json.loads(record.outbox.message)["default"])
-        when = f"the page waiting in the outbox, of {record.outbox.claimed_at:%H:%M} UTC"
+        when = f"the page not yet delivered, of {said_at(record.outbox.claimed_at)}"
         return {
             f["runner_type"]: (f.get("queue_size"), f.get("queue_time_seconds"), when)
             for f in alert.get("runner_types", [])
@@ -123,7 +124,7 @@ def latest_figures(
         size, age = series[f"s{index}"].points, series[f"t{index}"].points  # newest first
         if size or age:
             newest = max(p[0] for p in (size[:1] + age[:1]))
-            when = f"{namespace} metrics at {newest:%H:%M} UTC"
+            when = f"{namespace} metrics at {said_at(newest)}"
             figures[name] = (size[0][1] if size else None, age[0][1] if age else None, when)
     return figures, "; ".join(errors) or None
 
@@ -224,8 +225,11 @@ def build_view(
         outbox = None
         if record.outbox is not None:
             topics = ", ".join(str(t) for t in record.outbox.pending)
-            claimed = f"{record.outbox.claimed_at:%H:%M:%S}"
-            outbox = f"{record.outbox.notification_id} waiting for the {topics} topic(s) since {claimed}"
+            claimed = said_at(record.outbox.claimed_at)
+            outbox = (
+                f"page {record.outbox.notification_id} not yet delivered to the {topics} topic(s), "
+                f"retried since {claimed}"
+            )
         status = record.status.value if record.status else "resolving"
         if held_by:
             status = "silenced"
@@ -298,20 +302,20 @@ def _ago(moment: datetime | None, now: datetime) -> str:
     if moment is None:
         return "never"
     delta = (now - moment).total_seconds()
-    when = f"{moment:%Y-%m-%d %H:%M:%S} UTC"
+    when = said_at(moment)
     return f"{when} ({format_duration(delta)} ago)" if delta >= 0 else f"{when} (in the future)"
 
 
 def _member_text(m: Member, now: datetime) -> str:
-    text = m.status + (f" since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else "")
+    text = m.status + (f" since {said_at(m.since)}" if m.since else "")
     if m.clear_since:
-        text += f", clear since {m.clear_since:%H:%M}"
+        text += f", clear since {said_at(m.clear_since)}"
     if m.fires_at is not None:
         left = (m.fires_at - now).total_seconds()
         when = f"in {format_duration(left)}" if left > 0 else "on the next tick"
-        text += f", fires at {m.fires_at:%H:%M} UTC ({when}) if nothing changes"
+        text += f", fires at {said_at(m.fires_at)} ({when}) if nothing changes"
     if m.silenced_by:
-        text += f", silenced by {m.silenced_by} since {m.silenced_since:%Y-%m-%d %H:%M} UTC"
+        text += f", silenced by {m.silenced_by} since {said_at(m.silenced_since)}"
     return text
 
 
@@ -324,22 +328,21 @@ def _figures(member: Member) -> str:
 
 
 def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
-    lines = [f"queuewatch status of {table} at {now:%Y-%m-%d %H:%M:%S} UTC ({plural(view.read_units, 'read unit')})"]
-    lines.append(f"last applied tick (the last that changed state): {_ago(view.applied_at, now)}")
+    # The read units stay in --json: the on-call wants the alerts, not the bill.
+    lines = [f"queuewatch status of {table} at {said_at(now)}"]
+    lines.append(f"alerts last changed: {_ago(view.applied_at, now)}")
     lines.append(f"alerts pending or firing: {len(view.alerts) or 'none'}")
     for alert in view.alerts:
         group = alert.group if alert.group is not None else "(no page yet)"
         page = (
-            f"last page {alert.last_page_at:%Y-%m-%d %H:%M} UTC, sequence {alert.sequence}"
-            if alert.last_page_at
-            else "no page sent"
+            f"paged at {said_at(alert.last_page_at)} (page {alert.sequence})" if alert.last_page_at else "not paged yet"
         )
-        outbox = f"outbox: {alert.outbox}" if alert.outbox else "outbox: empty"
+        unsent = f"; {alert.outbox}" if alert.outbox else ""
         if alert.silenced_by:
             since = f"{_ago(alert.silenced_since, now)} by {', '.join(alert.silenced_by)}"
         else:
             since = _ago(alert.started_at, now) if alert.started_at else "?"
-        lines.append(f"  {alert.rule} / {group}: {alert.status} since {since}; {page}; {outbox}")
+        lines.append(f"  {alert.rule} / {group}: {alert.status} since {since}; {page}{unsent}")
         if len(alert.members) > 1 and alert.jobs_queued_basis:
             # Summing the members' figures below counts a job once per queue that holds its request (all
             # dispatch): the page's own total says how many jobs there were.
@@ -357,15 +360,15 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
     lines.append(f"active silences: {len(view.silences) or 'none'}")
     for s in view.silences:
         lines.append(
-            f"  {s['id']}  by {s['author']} until {s['ends_at']:%Y-%m-%d %H:%M} UTC  rule={s['rule'] or '*'}  "
+            f"  {s['id']}  by {s['author']} until {said_at(s['ends_at'])}  rule={s['rule'] or '*'}  "
             f"team={s['team'] or '*'}  match={','.join(s['match']) or '*'}: {s['comment']}"
         )
     if view.scheduled:
         lines.append(f"scheduled silences: {len(view.scheduled)}")
     for s in view.scheduled:
         lines.append(
-            f"  {s['id']}  by {s['author']} from {s['starts_at']:%Y-%m-%d %H:%M} "
-            f"until {s['ends_at']:%Y-%m-%d %H:%M} UTC  rule={s['rule'] or '*'}  team={s['team'] or '*'}  "
+            f"  {s['id']}  by {s['author']} from {said_at(s['starts_at'])} "
+            f"until {said_at(s['ends_at'])}  rule={s['rule'] or '*'}  team={s['team'] or '*'}  "
             f"match={','.join(s['match']) or '*'}: {s['comment']}"
         )
     lines.append(f"degraded signals (the {HEALTH_RULE} rule's instances): {len(view.degraded) or 'none'}")
@@ -378,7 +381,7 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
             f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
         }.get(m.runner_type, m.runner_type)
-        lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
+        lines.append(f"  {what}: {m.status} since {said_at(m.since)}" if m.since else f"  {what}")
         if m.reason:
             lines.append(f"    {m.reason}")
     return lines

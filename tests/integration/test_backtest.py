@@ -177,7 +177,7 @@ def test_the_report_counts_flaps_and_pages_per_week(
     assert run_backtest(args, AwsClients(), now=NOW) == 0
     out, err = capsys.readouterr()
     assert "4 page(s)" in out and "pages per week 2.0" in out
-    assert "linux-queueing/linux.2xlarge: resolved 2026-03-02 12:06, paged again 20m later" in out
+    assert "linux-queueing/linux.2xlarge: resolved 2026-03-02 12:06 UTC, paged again 20m later" in out
     assert "GetMetricData call(s)" in err  # progress on stderr
 
 
@@ -214,7 +214,7 @@ def test_the_demo_history_pages_at_the_demos_minute_and_not_at_150_jobs(
     out = "\n".join(lines)
     assert [(e.started_at, e.resolved_at) for e in episodes] == [(start, start + timedelta(minutes=7))]
     only_a = out.split("pages only A sends: ")[1]
-    assert only_a.startswith("1\n") and f"{start:%Y-%m-%d %H:%M} -> " in only_a
+    assert only_a.startswith("1\n") and f"{start:%Y-%m-%d %H:%M} UTC -> " in only_a
     assert "pages only B sends: 0" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
 

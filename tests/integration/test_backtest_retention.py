@@ -99,7 +99,7 @@ def test_a_range_starting_just_under_15_days_ago_still_reads_its_first_day(aws: 
     assert all(when >= NOW - timedelta(days=15) or period % 300 == 0 for when, period in fake.calls)
     # The first minutes, and the lookback before them, were only held as 5-minute maxima: said.
     [note] = outcome.notes
-    assert note.startswith(f"{start:%Y-%m-%d %H:%M} to ") and "5-minute maxima" in note
+    assert note.startswith(f"{start:%Y-%m-%d %H:%M} UTC to ") and "5-minute maxima" in note
 
 
 def test_a_range_from_16_days_ago_reads_its_last_15_days_at_1_minute(aws: None) -> None:
@@ -111,7 +111,7 @@ def test_a_range_from_16_days_ago_reads_its_last_15_days_at_1_minute(aws: None) 
     assert outcome.replay.episodes == []
     assert {period for when, period in fake.calls if when >= NOW - timedelta(days=15)} == {60}
     [note] = outcome.notes
-    assert note.startswith(f"{NOW - timedelta(days=16):%Y-%m-%d %H:%M} to ")
+    assert note.startswith(f"{NOW - timedelta(days=16):%Y-%m-%d %H:%M} UTC to ")
 
 
 def test_a_coarse_maximum_is_applied_when_its_period_ends_never_before_the_spike(aws: None) -> None:
@@ -145,7 +145,7 @@ def test_the_output_says_which_source_and_where_it_was_coarser(
     assert run_backtest(args, Clients(fake), now=NOW, out=lines.append) == 0
     out = "\n".join(lines)
     assert out.startswith("replayed: CloudWatch")
-    assert "note: 2026-05-16 12:00 to " in out and "5-minute maxima" in out
+    assert "note: 2026-05-16 12:00 UTC to " in out and "5-minute maxima" in out
     assert "pages per week" not in out  # 3 days: a rate per week would be a guess
     args.start, args.end = "8d", "1h"
     lines.clear()

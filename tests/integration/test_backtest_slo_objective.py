@@ -125,7 +125,7 @@ def test_suggest_proposes_the_threshold_the_range_met_and_the_pages_it_would_hav
     lines: list[str] = []
     run_backtest(args, AwsClients(), now=NOW, out=lines.append)
     out = "\n".join(lines)
-    assert f"slo linux-fast: {len(waits):,} job(s) queued from 2026-03-02 00:00 to 2026-03-02 12:00 UTC" in out
+    assert f"slo linux-fast: {len(waits):,} job(s) queued from 2026-03-02 00:00 UTC to 2026-03-02 12:00 UTC" in out
     proposed = {
         share: (int(seconds), int(pages), int(tickets))
         for share, seconds, pages, tickets in re.findall(

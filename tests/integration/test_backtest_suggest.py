@@ -116,7 +116,7 @@ def test_suggest_pages_the_three_incidents_within_budget_and_the_replay_shows_it
     # The rule as it is pages every spike of the noisy runner type: far over budget.
     assert "queue time > 1m, for 0s: 24 page(s), 21 besides incidents, over budget (1)" in out
     setting = chosen_setting(out)
-    assert "incident at 2026-03-03 10:00 on linux.2xlarge: paged" in out
+    assert "incident at 2026-03-03 10:00 UTC on linux.2xlarge: paged" in out
 
     # The replay of the chosen setting, through the plain backtest: the three incidents paged, within budget.
     config = parse_config(CONFIG, source="test.yaml")
@@ -147,7 +147,7 @@ def test_suggest_says_plainly_when_nothing_meets_the_budget_and_the_incidents(se
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("2026-03-03T10:00Z 2026-03-03T09:00Z\n", "incidents.txt, line 1: the end 2026-03-03 09:00 is not after"),
+        ("2026-03-03T10:00Z 2026-03-03T09:00Z\n", "incidents.txt, line 1: the end 2026-03-03 09:00 UTC is not after"),
         ("# a comment\nyesterday\n", "incidents.txt, line 2: found 'yesterday', expected an ISO time"),
         ("2026-03-03T10:00Z a b\n", "incidents.txt, line 1: found 'a b', expected runner types joined by commas"),
     ],

@@ -75,7 +75,7 @@ def test_pages_and_resolves_are_logged_with_rule_runner_types_team_and_priority(
 
     lines = history()
 
-    assert lines[0] == "queuewatch history of queuewatch@us-east-1, 2026-11-21 17:30 to 2026-11-21 18:30 UTC:"
+    assert lines[0] == "queuewatch history of queuewatch@us-east-1, 2026-11-21 17:30 UTC to 2026-11-21 18:30 UTC:"
     assert len(lines) == 4
     assert lines[1].startswith("  2026-11-21 18:00 UTC  page     P2  jobs-queueing / ci-infra  team=ci-infra  to alert")
     assert lines[1].split("to alert: ")[1].startswith("sent  [linux.2xlarge]")

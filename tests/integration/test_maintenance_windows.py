@@ -112,7 +112,7 @@ def test_status_without_get_item_shows_the_rest_and_says_the_windows_were_not_re
     args = build_parser().parse_args(["status", "--table", "state", "--region", "us-east-1", "--no-figures"])
     assert status(args, client=lambda service, region: moto.dynamodb, now=minutes(10)) == 0
     out = capsys.readouterr().out
-    assert "last applied tick (the last that changed state): 2026-11-21 18:05:00 UTC" in out
+    assert "alerts last changed: 2026-11-21 18:05 UTC" in out
     assert out.splitlines()[-1] == (
         "maintenance windows: not read (status needs dynamodb:GetItem on the state table, or --config)"
     )

@@ -68,7 +68,12 @@ def calls(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[st
             dynamodb, "jobs", "linux-x64", job, now - timedelta(hours=1, minutes=job), run=timedelta(minutes=5), now=now
         )
     boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="gh-ci-linux-x64-queued-builds")
-    outputs = {"StateTableName": "state", "JobsTableName": "jobs", "MetricsNamespace": "Queuewatch"}
+    outputs = {
+        "StateTableName": "state",
+        "JobsTableName": "jobs",
+        "SloTableName": "slos",
+        "MetricsNamespace": "Queuewatch",
+    }
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
         "Outputs": {key: {"Value": value} for key, value in outputs.items()},
@@ -129,6 +134,7 @@ def test_each_command_calls_only_what_its_row_names_and_every_action_named_is_ca
         "slo": [
             [*slo, "--region", "us-east-1"],
             [*slo, "--region", "us-east-1", "--plot", str(tmp_path / "slo.png"), "--state-table", "state"],
+            ["slo", "--stack", STACK, "--config", str(with_slos), "--plot", str(tmp_path / "by-stack.png")],
         ],
     }
     for command, argvs in runs.items():

@@ -211,7 +211,7 @@ def test_backtest_takes_its_region_from_the_stack(
     assert seen == ["eu-west-1"]
     both = ["--stack", "queuewatch@us-east-1", "--stack", "queuewatch@eu-west-1"]
     assert main(["backtest", *both, "--config", "c.yaml", "--from", "1d"]) == 2
-    assert "read one stack's history; name one" in capsys.readouterr().err
+    assert "backtest reads one stack's tables; name one" in capsys.readouterr().err
 
 
 def test_backtest_and_capacity_read_the_jobs_of_the_stack_named(

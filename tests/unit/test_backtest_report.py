@@ -29,8 +29,14 @@ def test_b_paging_the_same_alert_later_or_earlier_is_told_apart_from_new_pages()
     assert [e.started_at for e in result.only_a] == [T + timedelta(minutes=1000)]
     assert [e.runner_types for e in result.only_b] == [{"z"}]
     lines = "\n".join(comparison_lines(result, "a.yaml", "b.yaml"))
-    assert "pages B sends earlier than A: 1\n    r/all y: A 2026-03-02 10:00, B 2026-03-02 09:50 (10m earlier)" in lines
-    assert "pages B sends later than A: 1\n    r/all x: A 2026-03-02 00:00, B 2026-03-02 00:10 (10m later)" in lines
+    assert (
+        "pages B sends earlier than A: 1\n    r/all y: A 2026-03-02 10:00 UTC, B 2026-03-02 09:50 UTC (10m earlier)"
+        in lines
+    )
+    assert (
+        "pages B sends later than A: 1\n    r/all x: A 2026-03-02 00:00 UTC, B 2026-03-02 00:10 UTC (10m later)"
+        in lines
+    )
     assert "B pages 1 runner type(s) A never pages: z" in lines
     assert "pages both send at the same minute: 0" in lines
 

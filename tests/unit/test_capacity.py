@@ -97,7 +97,7 @@ def test_what_happened_is_counted_from_the_jobs() -> None:
     assert any("never started" in note for note in answer.notes)
 
 
-def test_a_runner_type_capped_the_whole_range_is_said_and_takes_the_fleets_start_up() -> None:
+def test_a_runner_type_capped_the_whole_range_is_said_and_keeps_its_own_start_up() -> None:
     history = uncapped_history("linux.2xlarge", 60, seed=1) + capped_history("windows", cap=8, per_hour=60, seed=2)
     jobs = by_runner_type(history, START.timestamp(), END.timestamp())
 
@@ -106,11 +106,33 @@ def test_a_runner_type_capped_the_whole_range_is_said_and_takes_the_fleets_start
     assert windows.name == "windows"
     assert windows.observed.peak_running == 8
     assert windows.observed.queue_p90 > 3600  # 11 busy on average against 8 runners
-    assert windows.startup.source == "fleet history" and windows.startup.seconds == STARTUP
+    # its own few samples (or none), never linux.2xlarge's: asked alone, the answer is the same
+    assert windows.startup.source in ("thin history", "none")
+    [alone] = analyse({"windows": jobs["windows"]}, START.timestamp(), END.timestamp(), Target(90, 300))
+    assert alone.startup == windows.startup
     assert any("capped, or nearly, the whole range" in note for note in windows.notes)
     assert windows.sizing.runners is not None and windows.sizing.runners > 8
     assert windows.days_over == 0  # the real fleet never ran more than its cap
     assert not any("capped" in note for note in linux.notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "history"),
+    [
+        ("linux.2xlarge", uncapped_history("linux.2xlarge", 60, seed=11)),  # enough samples: its own median
+        ("windows", capped_history("windows", cap=8, per_hour=60, seed=12)),  # capped: few or none
+        ("arm", uncapped_history("arm", 60, seed=13)[:5]),  # five jobs: thin
+    ],
+)
+def test_a_runner_type_gets_the_same_start_up_alone_and_beside_another(name: str, history: list[JobTimes]) -> None:
+    beside = uncapped_history("other", 120, seed=14)  # plenty of its own samples, and a different delay
+    beside = [JobTimes(j.runner_type, j.queued_at, j.queued_at + 300, j.queued_at + 300 + RUN) for j in beside]
+    start, end = START.timestamp(), END.timestamp()
+    [alone] = analyse(by_runner_type(history, start, end), start, end, Target(90, 300))
+    both = analyse(by_runner_type(history + beside, start, end), start, end, Target(90, 300))
+    [with_other] = [a for a in both if a.name == name]
+    assert with_other.startup == alone.startup
+    assert with_other.startup.seconds != 300  # never the other runner type's
 
 
 def test_a_range_under_a_week_is_too_thin() -> None:

@@ -40,3 +40,12 @@ def test_the_chosen_n_and_every_dashed_line_are_labelled_and_the_axis_reads_in_d
     assert ticks[0] == "0" and "5m" in ticks and "1h" in ticks and "10h" not in ticks
     assert not [tick for tick in ticks if "10^" in tick or "mathdefault" in tick]
     assert axes.get_ylim()[0] == 0
+
+
+def test_an_n_at_the_right_end_of_the_axis_keeps_its_label_inside_the_frame() -> None:
+    figure = capacity_figure([answer("linux.2xlarge", 5, [600, 90, 40, 20, 0.5])], Target(90, 300, strict=True))
+    [axes] = figure.axes
+    figure.canvas.draw()
+    frame = axes.get_window_extent()
+    [label] = [text for text in axes.texts if text.get_text() == "N = 5"]
+    assert label.get_window_extent().x1 <= frame.x1 + 1

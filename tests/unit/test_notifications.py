@@ -109,7 +109,7 @@ def make_alert(*listed: RunnerTypeFigures, status: Literal["firing", "resolved"]
         runbook_url="https://github.com/example-org/ci-runbooks/blob/main/jobs-queueing.md",
         dashboard_url="https://example-org.grafana.net/d/ci-queue",
         silence=Silence(
-            command="queuewatch silence add --table state --region us-east-1 --rule jobs-queueing "
+            command="queuewatch silence add --stack queuewatch@us-east-1 --rule jobs-queueing "
             "--match linux.2xlarge --for 2h --comment 'why this is silenced'",
             match=[f.runner_type for f in listed],
         ),

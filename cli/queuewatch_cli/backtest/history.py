@@ -44,6 +44,7 @@ from queuewatch.config import Config
 from queuewatch.errors import QueuewatchError
 from queuewatch.signals import SQS_SOURCE, SignalName
 from queuewatch.snapshot import DiscoveryResult, RunnerTypeSnapshot, Snapshot
+from queuewatch.wording import moment
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -176,9 +177,7 @@ def read_parts(first: int, last: int, now: datetime, plan_for: Callable[[int], H
 
     index = next((i for i, period in enumerate(periods) if start_of(period) >= kept_from[period]), None)
     if index is None:
-        raise HistoryError(
-            f"--from {_at(first):%Y-%m-%d %H:%M} UTC: CloudWatch keeps no datapoints older than 455 days"
-        )
+        raise HistoryError(f"--from {moment(_at(first))}: CloudWatch keeps no datapoints older than 455 days")
     plan, cursor = plan_for(periods[index]), start_of(periods[index])
     parts: list[ReadPart] = []
     while True:
@@ -299,7 +298,7 @@ class Observations:
                 for query_id, answer in get_metric_data(client, batch, begin, finish).items():
                     if answer.error:
                         raise HistoryError(
-                            f"GetMetricData in {region} for {begin:%Y-%m-%d %H:%M}..{finish:%H:%M} UTC: {answer.error}"
+                            f"GetMetricData in {region} for {moment(begin)}..{moment(finish)}: {answer.error}"
                         )
                     key = self._index[(region, query_id)]
                     delay = self.history.delays[key]

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 from queuewatch.config import Config
 from queuewatch.evaluate.plan import Plan
 from queuewatch.signals import SignalName
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.replay import Episode
+from queuewatch_cli.plotting import inside_frame, span_held
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,12 +33,28 @@ COLOURS = ("red", "blue")  # A's thresholds and firing spans, then B's
 
 
 class Timeline:
-    def __init__(self, config: Config, start: datetime, end: datetime, label: str = "config") -> None:
+    def __init__(
+        self,
+        config: Config,
+        start: datetime,
+        end: datetime,
+        label: str = "config",
+        *,
+        tracked: bool = False,
+        held_from: datetime | None = None,
+    ) -> None:
         self.config = config
         self.label = label
         self.start = start
         self.end = end
-        minutes = max(1, int((end - start).total_seconds() // 60) + 1)
+        self.tracked = tracked  # the tracked jobs' waits, else the queues' CloudWatch history
+        self.held_from = held_from if held_from is not None and held_from > start else None
+        # The buckets cover the history held, not the range asked for: two hours held in a fortnight's range
+        # are drawn minute by minute, not in a handful of 14-minute buckets.
+        self.origin = self.held_from or start
+        self.first_bucket: int | None = None  # the first with any datapoint: before it, nothing is held
+        self.first_seen: datetime | None = None  # that datapoint's tick
+        minutes = max(1, int((end - self.origin).total_seconds() // 60) + 1)
         self.bucket_minutes = max(1, math.ceil(minutes / MAX_BUCKETS))
         self.buckets = math.ceil(minutes / self.bucket_minutes)
         self.queue_time: dict[str, array[float]] = {}
@@ -47,17 +65,22 @@ class Timeline:
         snapshot = planned.context.snapshot
         if snapshot is None:
             return
-        bucket = int((planned.context.now - self.start).total_seconds() // 60) // self.bucket_minutes
+        bucket = int((planned.context.now - self.origin).total_seconds() // 60) // self.bucket_minutes
         if not 0 <= bucket < self.buckets:
             return
         for runner_type in snapshot.runner_types:
             value = runner_type.value(SignalName.QUEUE_TIME)
+            if value is not None and self.first_bucket is None:
+                self.first_bucket, self.first_seen = bucket, planned.context.now
             if value is None or (value <= 0 and runner_type.name not in self.queue_time):
                 continue  # a runner type that never queued costs no series
             series = self.queue_time.get(runner_type.name)
             if series is None:
-                # Zero until now (it had not queued), unknown after until recorded.
-                series = array("d", [0.0]) * bucket + array("d", [math.nan]) * (self.buckets - bucket)
+                # Zero from the history's start until now (it had not queued); unknown before it, and after
+                # until recorded.
+                held = self.first_bucket if self.first_bucket is not None else bucket
+                series = array("d", [math.nan]) * self.buckets
+                series[held:bucket] = array("d", [0.0]) * (bucket - held)
                 self.queue_time[runner_type.name] = series
             if math.isnan(series[bucket]) or value > series[bucket]:
                 series[bucket] = value
@@ -65,6 +88,11 @@ class Timeline:
     def close_spans(self, episodes: Sequence[Episode]) -> None:
         self.spans = [(e.started_at, e.resolved_at or self.end, e.rule) for e in episodes]
         self._paged = {name for e in episodes for name in e.runner_types}
+
+    @property
+    def history_from(self) -> datetime | None:
+        """Where the replayed history begins: the jobs table's first job, else the first datapoint."""
+        return self.held_from or self.first_seen
 
     def shown(self) -> list[str]:
         paged = sorted(name for name in getattr(self, "_paged", set()) if name in self.queue_time)
@@ -88,12 +116,14 @@ class Timeline:
         try:
             import matplotlib
         except ImportError:
-            raise SystemExit("--plot needs matplotlib: pip install 'queuewatch[plot]'") from None
+            from queuewatch_cli.plotting import install_hint
+
+            raise SystemExit(f"--plot needs matplotlib: {install_hint()}") from None
         matplotlib.use("Agg")  # files only: no display needed
         import matplotlib.dates as mdates
         import matplotlib.pyplot as plt
 
-        times = [self.start + timedelta(minutes=i * self.bucket_minutes) for i in range(self.buckets)]
+        times = [self.origin + timedelta(minutes=i * self.bucket_minutes) for i in range(self.buckets)]
         figure, axes = plt.subplots(figsize=(12, 5), dpi=100)
         shown = self.shown() or (other.shown() if other is not None else [])
         source = self if self.shown() or other is None else other
@@ -120,7 +150,10 @@ class Timeline:
             for index, (began, ended, rule_name) in enumerate(timeline.spans):
                 label = (f"{named}firing" if other is not None else "firing") if index == 0 else None
                 axes.axvspan(began, ended, color=colour, alpha=0.15, label=label)  # type: ignore[arg-type]
-                axes.annotate(f"{named}{rule_name}", (began, 0), fontsize=7, color=colour, rotation=90, va="bottom")
+                axes.annotate(
+                    f"{named}{rule_name}", (max(began, self.origin), 0), fontsize=7, color=colour, rotation=90,
+                    va="bottom",
+                )  # fmt: skip
             if other is not None and not timeline.spans:
                 # A threshold crossed with no firing span drawn: say why, or it reads as a replay that failed.
                 said = f"{named}no page" + (f": {timeline.notes[0]}" if timeline.notes else "")
@@ -129,10 +162,11 @@ class Timeline:
         if not drawn:
             axes.text(0.5, 0.5, "no data", transform=axes.transAxes, ha="center", va="center", fontsize=14)
         axes.set_ylabel("queue time (minutes)")
-        axes.set_xlabel(f"UTC, {self.bucket_minutes}-minute maxima")
-        axes.set_xlim(times[0], times[-1] if len(times) > 1 else times[0] + timedelta(minutes=1))  # type: ignore[arg-type]
+        axes.set_xlabel(f"UTC; each point: {self.measured()}, in its {self.bucket_minutes}-minute bucket")
+        last = times[-1] if len(times) > 1 else times[0] + timedelta(minutes=1)
+        span_held(axes, self.start, self.history_from, last, f"--from {moment(self.start)}")
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=UTC))  # type: ignore[no-untyped-call]
-        title = f"queuewatch backtest {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M} UTC"
+        title = f"queuewatch backtest {moment(self.start)} to {moment(self.end)}"
         if other is not None:
             title += ": A against B"
             # Whole paths clip in a title or a legend: named once, below the plot.
@@ -143,4 +177,11 @@ class Timeline:
             axes.legend(loc="best", fontsize=8)
         figure.autofmt_xdate()
         figure.tight_layout(rect=(0, 0.03, 1, 1) if other is not None else (0, 0, 1, 1))
+        inside_frame(figure, axes)
         return figure
+
+    def measured(self) -> str:
+        """What each point is, by where the history came from: never "maxima" of a metric it did not read."""
+        if self.tracked:
+            return "the longest a tracked job had waited"
+        return "the highest queue time read from CloudWatch (the queue's oldest request, or the config's metric)"

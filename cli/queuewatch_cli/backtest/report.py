@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from queuewatch.durations import format_duration
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.replay import Episode
 
 FLAP_WINDOW = timedelta(minutes=30)
@@ -48,8 +49,8 @@ def names(runner_types: set[str] | Sequence[str]) -> str:
     return shown + (f" and {len(ordered) - MAX_NAMED} more" if len(ordered) > MAX_NAMED else "")
 
 
-def _when(moment: datetime | None) -> str:
-    return f"{moment:%Y-%m-%d %H:%M}" if moment else "still firing"
+def _when(at: datetime | None) -> str:
+    return moment(at) if at else "still firing"
 
 
 def _peak(episode: Episode) -> str:
@@ -70,7 +71,7 @@ def episode_line(episode: Episode) -> str:
 
 def report(label: str, episodes: Sequence[Episode], start: datetime, end: datetime) -> list[str]:
     summary = summarize(episodes, start, end)
-    lines = [f"{label}: {summary.episodes} page(s) from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"]
+    lines = [f"{label}: {summary.episodes} page(s) from {moment(start)} to {moment(end)}"]
     lines += [f"  {episode_line(e)}" for e in episodes]
     # A rate scaled up from a shorter range says more about the range than about a week: not given.
     weekly = f"pages per week {summary.pages_per_week:.1f}; " if end - start >= timedelta(weeks=1) else ""

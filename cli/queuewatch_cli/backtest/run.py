@@ -7,13 +7,11 @@ kept up to 455 days). The report says which it replayed."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import boto3
 from botocore.exceptions import (
@@ -36,6 +34,7 @@ from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.signals import JOBS_SOURCE
 from queuewatch.snapshot import DiscoveryResult, Snapshot
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.history import TICK, ChunkRead, Observations, coarser_parts, plan_history
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
@@ -43,6 +42,7 @@ from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.report import compare, comparison_lines, report
 from queuewatch_cli.backtest.slo_replay import SloCounters
 from queuewatch_cli.capacity.history import held_start
+from queuewatch_cli.plotting import plot_problem
 
 PLACEHOLDER_ACCOUNT = "000000000000"  # where the caller's account cannot be read: history is read by queue name
 JOBS, CLOUDWATCH = "jobs", "cloudwatch"
@@ -101,11 +101,14 @@ def backtest(
     """Replay the config over [start, end], one tick a minute: the tracked jobs' history when `jobs_table`
     is given, else the CloudWatch history of the autoscaler's queues."""
     notes: list[str] = []
+    extent = extent if extent is not None else Extent()
     ticks = history_source(
         config, clients, start, end, now=now, progress=progress, jobs_table=jobs_table, notes=notes, extent=extent
     )
     replay = Replay(config, keep_pages)
-    timeline = Timeline(config, start, end, label) if plot else None
+    # The jobs' history is read by now: where it begins (extent.held_from) is known before the first tick.
+    tracked = jobs_table is not None
+    timeline = Timeline(config, start, end, label, tracked=tracked, held_from=extent.held_from) if plot else None
     if timeline is not None:
         replay.on_tick = timeline.record
     for snapshot in ticks():
@@ -131,9 +134,9 @@ def history_source(
     them once, --suggest once per pass): the tracked jobs are read here, once, and rebuilt at each call;
     CloudWatch is read at each call."""
     if end <= start:
-        raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
+        raise QueuewatchError(f"--to {moment(end)} is not after --from {moment(start)}")
     if end > now:
-        raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+        raise QueuewatchError(f"--to {moment(end)} is in the future (now {moment(now)})")
     with ThreadPoolExecutor(max_workers=8) as pool:
         # The account: the config's, else the one discovery's listing shows (resolve_queues), else none needed.
         targets, discovery = resolve_queues(config, clients, config.defaults.account_id or PLACEHOLDER_ACCOUNT, pool)
@@ -161,7 +164,7 @@ def _cloudwatch_ticks(
     first, last = int(start.timestamp()), int(end.timestamp())
     for began, ended, period in coarser_parts(observations.parts, first, last):
         notes.append(
-            f"{began:%Y-%m-%d %H:%M} to {ended:%Y-%m-%d %H:%M} UTC replayed from {period // 60}-minute maxima "
+            f"{moment(began)} to {moment(ended)} replayed from {period // 60}-minute maxima "
             f"(CloudWatch keeps 1-minute datapoints for 15 days, 5-minute for 63): each applied when its period "
             f"ends, so a page there may come up to {(period - TICK) // 60} minutes later than the live one, and a "
             f"spike shorter than a rule's `for` may page"
@@ -205,7 +208,7 @@ def _job_ticks(
     if held > start.timestamp():
         extent.held_from = datetime.fromtimestamp(held, UTC)
         notes.append(
-            f"the jobs table holds this config's jobs from {extent.held_from:%Y-%m-%d %H:%M} UTC on: before it "
+            f"the jobs table holds this config's jobs from {moment(extent.held_from)} on: before it "
             f"(JobHistoryDays, 14 by default, or tracking off) the replay's quiet is no evidence"
         )
     # Before the history's first job no job waits: the ticks there would be idle ones, so they are not replayed.
@@ -228,7 +231,7 @@ def _progress(label: str) -> Callable[[ChunkRead], None]:
     def show(read: ChunkRead) -> None:
         print(
             f"backtest {label}: read {read.number}/{read.of} "
-            f"({read.start:%Y-%m-%d %H:%M} to {read.end:%Y-%m-%d %H:%M} UTC): "
+            f"({moment(read.start)} to {moment(read.end)}): "
             f"{read.calls} GetMetricData call(s), {read.datapoints:,} datapoints",
             file=sys.stderr,
             flush=True,
@@ -277,7 +280,7 @@ def run_backtest(
             "this replay judges the tracked jobs",
             file=sys.stderr,
         )
-    if args.plot and (problem := _plot_problem(args.plot)):
+    if args.plot and (problem := plot_problem(args.plot)):
         print(f"backtest: --plot {args.plot}: {problem}", file=sys.stderr)  # before hours of reading, not after
         return 2
     try:
@@ -344,14 +347,6 @@ def _described(source: str, jobs_table: str | None) -> str:
             "was queued and started"
         )
     return "CloudWatch: the autoscaler's queues (AWS/SQS) and the config's metrics"
-
-
-def _plot_problem(path: str) -> str | None:
-    if importlib.util.find_spec("matplotlib") is None:
-        return "needs matplotlib: pip install 'queuewatch[plot]'"
-    if not Path(path).parent.is_dir():
-        return f"the folder {Path(path).parent} does not exist"
-    return None
 
 
 def _in_region(config: Config, region: str) -> Config:

@@ -23,6 +23,7 @@ from queuewatch.durations import format_duration
 from queuewatch.evaluate.slo import ticket_rule_name
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.slo import Slo
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.slo_replay import replay_slos
 
 OBJECTIVES = ("99%", "95%")  # as a config writes them: parsed as the live evaluator parses them
@@ -106,7 +107,7 @@ def objective_lines(proposals: Sequence[ProposedObjective], start: datetime, end
     for name in dict.fromkeys(p.slo for p in proposals):
         mine = [p for p in proposals if p.slo == name]
         out.append(
-            f"slo {name}: {mine[0].jobs:,} job(s) queued from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC "
+            f"slo {name}: {mine[0].jobs:,} job(s) queued from {moment(start)} to {moment(end)} "
             "(a job still waiting at the end counts with its wait so far)"
         )
         for proposal in mine:
@@ -115,7 +116,7 @@ def objective_lines(proposals: Sequence[ProposedObjective], start: datetime, end
                 why = "no job to read it from" if not proposal.jobs else "over GitHub's 24 hours"
                 out.append(f"  objective {share}: none proposed: {why}")
                 continue
-            when = ", ".join(f"{at:%Y-%m-%d %H:%M}" for at in proposal.pages[:5])
+            when = ", ".join(f"{moment(at)}" for at in proposal.pages[:5])
             more = f" (+{len(proposal.pages) - 5} more)" if len(proposal.pages) > 5 else ""
             out.append(
                 f"  objective {share}, queue_time_under: {format_duration(proposal.queue_time_under)} "

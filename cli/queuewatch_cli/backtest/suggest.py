@@ -35,6 +35,7 @@ from queuewatch.jobs import JobRecord
 from queuewatch.rules import Rule
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.replay import Episode, Replay
 from queuewatch_cli.backtest.slo_suggest import objective_lines, propose
 
@@ -82,7 +83,7 @@ class Incident:
 
     def label(self) -> str:
         where = f" on {', '.join(sorted(self.runner_types))}" if self.runner_types else ""
-        return f"incident at {self.start:%Y-%m-%d %H:%M}{where}"
+        return f"incident at {moment(self.start)}{where}"
 
     def paged_by(self, episode: Episode, until: datetime) -> bool:
         overlaps = episode.started_at <= self.end and (episode.resolved_at or until) >= self.start
@@ -105,7 +106,7 @@ def parse_incidents(text: str, source: str) -> list[Incident]:
             end = _moment(rest[0], where)
             rest = rest[1:]
         if end <= start:
-            raise QueuewatchError(f"{where}: the end {end:%Y-%m-%d %H:%M} is not after the start")
+            raise QueuewatchError(f"{where}: the end {moment(end)} is not after the start")
         if len(rest) > 1:
             raise QueuewatchError(f"{where}: found {' '.join(rest)!r}, expected runner types joined by commas")
         names = frozenset(n for n in rest[0].split(",") if n) if rest else frozenset()
@@ -313,12 +314,12 @@ def suggestion_lines(
     span = (end - held).total_seconds()
     allowed = budget.allowed(span)
     lines = [
-        f"suggest from {held:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC: budget {budget.text}, so at most "
+        f"suggest from {moment(held)} to {moment(end)}: budget {budget.text}, so at most "
         f"{_count(allowed)} page(s) over {format_duration(span)} besides the {len(incidents)} listed incident(s)"
     ]
     if held > start:
         lines.append(
-            f"  (the history holds jobs from {held:%Y-%m-%d %H:%M} UTC, not from --from {start:%Y-%m-%d %H:%M}: "
+            f"  (the history holds jobs from {moment(held)}, not from --from {moment(start)}: "
             f"the budget is over the {format_duration(span)} it holds)"
         )
     if span < budget.per_seconds:
@@ -353,12 +354,12 @@ def suggestion_lines(
             lines.append(f"    {incident.label()}: paged {format_duration(late or 0.0)} after its start")
         for episode in chosen.episodes:
             names = ", ".join(sorted(episode.runner_types))
-            lines.append(f"    page {episode.started_at:%Y-%m-%d %H:%M} -> {_when(episode.resolved_at)}  {names}")
+            lines.append(f"    page {moment(episode.started_at)} -> {_when(episode.resolved_at)}  {names}")
         if answer.leaves_worst_unpaged(end) and answer.worst is not None:
             worst = answer.worst
             lines.append(
                 f"  warning: the range's longest wait, {format_duration(worst.peak_queue_time or 0.0)} on "
-                f"{', '.join(sorted(worst.runner_types))} from {worst.started_at:%Y-%m-%d %H:%M} UTC, is not paged "
+                f"{', '.join(sorted(worst.runner_types))} from {moment(worst.started_at)}, is not paged "
                 f"by the chosen setting: if it was an outage, list it in --incidents"
             )
     return lines
@@ -368,8 +369,8 @@ def _count(pages: float) -> str:
     return f"{pages:g}" if pages == int(pages) else f"{pages:.2f}"
 
 
-def _when(moment: datetime | None) -> str:
-    return f"{moment:%Y-%m-%d %H:%M}" if moment else "still firing"
+def _when(at: datetime | None) -> str:
+    return moment(at) if at else "still firing"
 
 
 def _tried_line(tried: Tried, allowed: float) -> str:
@@ -434,7 +435,7 @@ def run_suggest(
         if outside:
             raise QueuewatchError(
                 f"--incidents {args.incidents}, line {outside[0].line}: {outside[0].label()} is outside the range "
-                f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"
+                f"{moment(start)} to {moment(end)}"
             )
         answers = suggest(config, ticks, start, end, budget, incidents, held_from)
     except QueuewatchError as error:

@@ -33,7 +33,7 @@ ASSUMPTIONS = (
     "a runner is launched when the GitHub Apps' and SSM's rates allow, then takes the start-up delay",
 )
 
-StartupSource = Literal["flag", "history", "fleet history", "none"]
+StartupSource = Literal["flag", "history", "thin history", "none"]
 
 
 @dataclass(frozen=True)
@@ -107,16 +107,16 @@ def simulation_input(
     return arrivals, runs, (waits if any(waits) else None)
 
 
-def choose_startup(observed: Observed, fleet: Sequence[Observed], given: float | None) -> Startup:
-    """The flag's; else the runner type's own, from enough jobs queued below its ceiling; else the median of
-    the other runner types' own; else none."""
+def choose_startup(observed: Observed, given: float | None) -> Startup:
+    """The flag's; else the runner type's own, from the jobs queued below its ceiling (thin under MIN_SAMPLES,
+    and said so); else none. Never another runner type's: its answer must not change with what else is asked
+    about (another image or instance type starts in its own time)."""
     if given is not None:
         return Startup(given, "flag", observed.startup_samples)
     if observed.startup_samples >= MIN_SAMPLES:
         return Startup(observed.startup_median, "history", observed.startup_samples)
-    others = sorted(o.startup_median for o in fleet if o.startup_samples >= MIN_SAMPLES)
-    if others:
-        return Startup(others[len(others) // 2], "fleet history", sum(o.startup_samples for o in fleet))
+    if observed.startup_samples:
+        return Startup(observed.startup_median, "thin history", observed.startup_samples)
     return Startup(0.0, "none", observed.startup_samples)
 
 
@@ -137,11 +137,10 @@ def analyse(
     against N is computed too; `launch` gives each runner type's jobs' waits for a launch (launch.py), named
     by `launch_ceiling`."""
     observed = {name: observe(of, end) for name, of in jobs.items()}
-    fleet = list(observed.values())
     answers: list[Capacity] = []
     for name in sorted(jobs):
         seen = observed[name]
-        chosen = choose_startup(seen, fleet, startup)
+        chosen = choose_startup(seen, startup)
         arrivals, runs, launched = simulation_input(jobs[name], end, (launch or {}).get(name))
         sizing = smallest_pool(arrivals, runs, chosen.seconds, target, launched)
         days = math.ceil(end // DAY - start // DAY + (1 if end % DAY else 0))  # UTC days the range touches
@@ -257,8 +256,11 @@ def thin_history(answer: Capacity, span: float) -> list[str]:
             f"{seen.startup_samples} of its jobs were queued: capped, or nearly, the whole range; its queue times "
             f"show the cap, not the start-up, and how it runs with more runners is the model's alone"
         )
-    if answer.startup.source == "fleet history":
-        notes.append(f"start-up delay {format_duration(answer.startup.seconds)} taken from the other runner types")
+    if answer.startup.source == "thin history":
+        notes.append(
+            f"start-up delay {format_duration(answer.startup.seconds)} read from {answer.startup.samples} job(s) "
+            "alone: give one with --startup if you know it better"
+        )
     elif answer.startup.source == "none":
         notes.append("no start-up delay could be read from the history: 0 assumed; give one with --startup")
     if seen.never_started:

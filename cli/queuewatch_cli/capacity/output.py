@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from queuewatch.durations import format_duration
+from queuewatch.wording import moment
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED
@@ -37,7 +38,7 @@ def table(
     answers: Sequence[Capacity], start: float, end: float, target: Target, notes: Sequence[str] = ()
 ) -> list[str]:
     lines = [
-        f"capacity from {_when(start)} to {_when(end)} UTC ({_span(end - start)}); N: the fewest runners "
+        f"capacity from {_when(start)} to {_when(end)} ({_span(end - start)}); N: the fewest runners "
         f"for queue time {target}"
     ]
     header = ("runner type", "jobs", "queue p50", "p90", "p99", "worst", "run p50", "p90", "peak", "start-up", "N")
@@ -65,7 +66,6 @@ def table(
         lines.append(
             "  " + "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
         )
-    days = max((end - start) / DAY, 1 / 24)
     for a in answers:
         seen = a.observed
         lines.append(f"  {a.name}:")
@@ -82,8 +82,7 @@ def table(
                 f"p99 {_time(m.p99)}, worst {_time(m.worst)}; what binds: {a.maximum.binds}"
             )
         lines += pool_lines(a, target)
-        per_hour = " ".join(f"{count / days:.0f}" for count in seen.arrivals_by_hour)
-        lines.append(f"    arrivals a day by UTC hour 0-23: {per_hour}")
+        lines.append(arrivals_by_hour(seen.arrivals_by_hour, end - start))
         lines.append(
             "    arrivals by weekday: "
             + ", ".join(f"{d} {n:,}" for d, n in zip(WEEKDAYS, seen.arrivals_by_weekday, strict=True))
@@ -92,6 +91,17 @@ def table(
     lines += [f"  thin: {note}" for note in notes]
     lines.append("  the model assumes: " + "; ".join(ASSUMPTIONS))
     return lines
+
+
+def arrivals_by_hour(counts: Sequence[int], held: float) -> str:
+    """Arrivals per UTC hour: a daily rate only over a day or more of history; a shorter span gives its counts
+    as they are, never scaled up to a day it does not hold."""
+    if held >= DAY:
+        return f"    arrivals a day by UTC hour 0-23: {' '.join(f'{n / (held / DAY):.0f}' for n in counts)}"
+    return (
+        f"    arrivals by UTC hour 0-23 in the {_span(held)} held (less than a day: counts, not a daily rate): "
+        + " ".join(str(n) for n in counts)
+    )
 
 
 def _pool_entry(entry: PoolEntry, target: Target) -> str:
@@ -131,7 +141,7 @@ def _span(seconds: float) -> str:
 
 
 def _when(epoch: float) -> str:
-    return f"{datetime.fromtimestamp(epoch, UTC):%Y-%m-%d %H:%M}"
+    return moment(datetime.fromtimestamp(epoch, UTC))
 
 
 def _figure(value: float) -> float | None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from queuewatch.durations import format_duration
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.capacity.simulate import Target
+from queuewatch_cli.plotting import inside_frame
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -56,6 +57,7 @@ def capacity_figure(answers: Sequence[Capacity], target: Target) -> Figure:
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
+    inside_frame(figure, axes)  # an N at the axis's right end keeps its label
     return figure
 
 

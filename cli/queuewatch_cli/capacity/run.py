@@ -15,6 +15,7 @@ from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
 from queuewatch.jobs import JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames, matches_without_case
+from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
@@ -162,9 +163,9 @@ def run_capacity(
         start = parse_moment(args.start, now, "--from")
         end = parse_moment(args.end, now, "--to")
         if end <= start:
-            raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} is not after --from {start:%Y-%m-%d %H:%M}")
+            raise QueuewatchError(f"--to {moment(end)} is not after --from {moment(start)}")
         if end > now:
-            raise QueuewatchError(f"--to {end:%Y-%m-%d %H:%M} UTC is in the future (now {now:%Y-%m-%d %H:%M} UTC)")
+            raise QueuewatchError(f"--to {moment(end)} is in the future (now {moment(now)})")
         if args.max is not None and args.max < 1:
             raise QueuewatchError(f"--max: found {args.max}, expected 1 or more runners")
         if not args.launch_rate > 0:
@@ -190,14 +191,14 @@ def run_capacity(
         print(f"capacity: {error}", file=sys.stderr)
         return 2
     if not jobs:
-        print(f"capacity: no job queued from {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC", file=sys.stderr)
+        print(f"capacity: no job queued from {moment(start)} to {moment(end)}", file=sys.stderr)
         return 1
     notes = []
     held_from = held_start(start.timestamp(), min(of.queued[0] for of in jobs.values()))
     if held_from > start.timestamp():
         notes.append(
-            f"the history holds jobs from {datetime.fromtimestamp(held_from, UTC):%Y-%m-%d %H:%M} UTC, "
-            f"{format_duration(held_from - start.timestamp())} after --from: the range is taken from there (before "
+            f"the history holds jobs from {moment(datetime.fromtimestamp(held_from, UTC))}, not from --from "
+            f"{moment(start)}: the range is taken from there (before "
             f"it, the jobs table keeps none: JobHistoryDays, 14 by default, or tracking was off)"
         )
     hosted = reader.skipped.hosted if isinstance(reader, TableReader) else 0
@@ -310,11 +311,11 @@ def _as_named(job: JobTimes, names: RunnerTypeNames) -> JobTimes:
 
 
 def _check_plot(args: argparse.Namespace) -> None:
-    from queuewatch_cli.backtest.run import _plot_problem
+    from queuewatch_cli.plotting import plot_problem
 
     if not args.runner_type:
         raise QueuewatchError("--plot draws the runner types named: give one or more --runner-type")
-    if problem := _plot_problem(args.plot):
+    if problem := plot_problem(args.plot):
         raise QueuewatchError(f"--plot {args.plot}: {problem}")
 
 

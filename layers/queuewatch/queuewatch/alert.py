@@ -326,13 +326,14 @@ def dedup_key(stack: str, rule: str, group: str, scope: str = "") -> str:
     return f"queuewatch/{stack}/{rule}/{group}"[:240] + f"/{digest}"
 
 
-def silence_for(rule: str, group_by: str, group: str, members: list[str], table: str, region: str) -> Silence:
+def silence_for(rule: str, group_by: str, group: str, members: list[str], stack: str, region: str) -> Silence:
     """The command that silences this alert: its runner types by name while they are few, else its rule and group.
 
+    It names the stack as every command does (`--stack NAME@REGION`, found by its outputs), never a table.
     A silence keyed on the rule (and team) also covers runner types that join the alert later, which is
     what an on-call silencing a fleet-wide incident means.
     """
-    parts = ["queuewatch", "silence", "add", "--table", table, "--region", region, "--rule", rule]
+    parts = ["queuewatch", "silence", "add", "--stack", f"{stack}@{region}", "--rule", rule]
     team = group if group_by == "team" else None
     match = ["*"] if len(members) > SILENCE_LISTED else sorted(members)
     if team is not None:

@@ -32,7 +32,12 @@ class SilenceRecord:
         return self.starts_at <= now < self.ends_at
 
     def scheduled(self, now: datetime) -> bool:
-        return now < self.starts_at
+        return now < self.starts_at and not self.cancelled
+
+    @property
+    def cancelled(self) -> bool:
+        """Ended before it started (expired while scheduled): it never held anything back."""
+        return self.ends_at <= self.starts_at
 
     def covers(self, runner_type: str) -> bool:
         return not self.matchers or any(selects(m, runner_type) for m in self.matchers)

@@ -23,6 +23,7 @@ from queuewatch.slo import (
     window_buckets_start,
     window_counts,
 )
+from queuewatch.wording import moment
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def summarize(
 
 def lines(summary: SloSummary) -> list[str]:
     achieved = f"{summary.achieved * 100:.2f}%" if summary.achieved is not None else "no jobs"
-    since = f", history from {summary.history_from}" if summary.history_from else ""
+    since = f", history from {moment(summary.history_from)}" if summary.history_from else ""
     out = [
         f"{summary.name}: objective {summary.objective * 100:g}% within {summary.queue_time_under_seconds}s over "
         f"{summary.window_days}d{since}",
@@ -131,7 +132,7 @@ def lines(summary: SloSummary) -> list[str]:
     if summary.spent_by_runner_type:
         listed = ", ".join(f"{name} {count:,}" for name, count in summary.spent_by_runner_type)
         out.append(f"  late jobs by runner type: {listed}")
-        out.append("  by hour: " + ", ".join(f"{hour} {count:,}" for hour, count in summary.spent_by_hour))
+        out.append("  by hour: " + ", ".join(f"{moment(hour)} {count:,}" for hour, count in summary.spent_by_hour))
     for pair in summary.pairs:
         state = "FIRING" if pair.firing else "ok"
         out.append(

@@ -129,7 +129,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         runbook_url=rule.runbook_url,
         dashboard_url=rule.dashboard_url,
         silence=silence_for(
-            rule.name, rule.group_by, record.group, list(decision.members), stack.table, stack.region
+            rule.name, rule.group_by, record.group, list(decision.members), stack.name, stack.region
         ).model_copy(update={"next_window": _next_window(plan, rule, list(decision.members))}),
         source={
             "stack": stack.name,
