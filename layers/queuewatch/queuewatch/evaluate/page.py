@@ -193,6 +193,7 @@ def _figures(
                 window=snapshot.triage_window_seconds,
                 baseline=snapshot.baseline_seconds,
                 requests_shared=context.requests_shared,
+                fleet_dropped=context.fleet_dropped,
             )
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     if found is not None and rule.path:

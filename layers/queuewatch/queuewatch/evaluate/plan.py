@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Literal, cast
 
 from queuewatch.alert_state import (
@@ -48,6 +49,7 @@ from queuewatch.rules import (
 from queuewatch.signals import SignalName
 from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
+from queuewatch.triage import fleet_dropped
 from queuewatch.wording import plural
 
 GroupBy = Literal["all", "team", "runner_type"]
@@ -141,6 +143,13 @@ class Context:
             requests_shared=config.defaults.queue_selection_strategy == "all"
             and any(rt.value(SignalName.JOBS_QUEUED) for rt in (snapshot.runner_types if snapshot else [])),
         )
+
+    @cached_property
+    def fleet_dropped(self) -> float | None:
+        """Under `all` dispatch, the fleet's dropped requests (triage.fleet_dropped), read once a tick."""
+        if not self.requests_shared or self.snapshot is None:
+            return None
+        return fleet_dropped(self.snapshot.runner_types)
 
     @property
     def github_incident(self) -> bool:

@@ -1,0 +1,249 @@
+"""Contract tests: what the upstream autoscaler (github-aws-runners/terraform-aws-github-runner) does with a job's
+scale-up request when it cannot start a runner, played on moto (tests/upstream_autoscaler.py), with queuewatch's
+real stages beside it: the bus's workflow_job events through the track stage, the collector and the evaluator,
+one tick a minute. Tracking is on; the rule pages past 10 minutes of queue time.
+
+Each case pages within one tick of its rule's threshold. Where upstream deleted the request while GitHub still
+holds the job queued, the page names the drop, counted and with the job's repository and run; where upstream
+kept it (handed back, or dead-lettered), the page says no drop, and each job is counted once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from support import T0, StackInMoto
+from upstream_autoscaler import Tracker, Upstream, bus_event
+
+from queuewatch.adapters.clients import AwsClients
+from queuewatch.collect import collect
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import Snapshot
+from queuewatch_cli.seed import put_queue_ages
+
+JOBS = "jobs"
+PREFIX = "multi-runner-linux-x64"
+BUILD = f"{PREFIX}-queued-builds"
+LABELS = ["self-hosted", "linux", "x64"]
+THRESHOLD = timedelta(minutes=10)
+TICK = timedelta(minutes=1)
+RUNS = {101: 9001, 102: 9002}  # job -> its workflow run
+
+
+def config_for(*, job_retry: bool = False, dead_letter: bool = False) -> Config:
+    paths = (f", job_retry_queue: {PREFIX}-job-retry" if job_retry else "") + (
+        f", dead_letter_queue: {BUILD}_dead_letter" if dead_letter else ""
+    )
+    return parse_config(
+        f"""
+version: 1
+defaults:
+  region: us-east-1
+  rule: {{team: ci-infra, keep_firing_for: 5m}}
+  job_retry: {{max_age: 30m}}
+  dead_letter: {{max_messages: 0}}
+runner_types:
+  - {{name: linux-x64, queue: {{name: {BUILD}}}, labels: [self-hosted, linux, x64]{paths}}}
+rules:
+  - {{name: jobs-queueing, thresholds: {{queue_time: 10m, queue_size: 0}}, for: 0s, priority: P2}}
+""",
+        source="contract.yaml",
+    )
+
+
+class Run:
+    """Two jobs queued at T0 on the bus, dispatched to the build queue; then a tick a minute: upstream acts
+    (`act`), the collector reads, the evaluator judges; the pages each tick sent, by rule."""
+
+    def __init__(self, upstream: Upstream, config: Config) -> None:
+        self.upstream, self.config = upstream, config
+        self.stack = StackInMoto.create()
+        self.inbox = self.stack.subscribe_queue("inbox")
+        self.tracker = Tracker(boto3.client("dynamodb", region_name="us-east-1"), JOBS, config)
+        for job_id, run_id in RUNS.items():
+            event = bus_event("queued", job_id, run_id, LABELS, T0)
+            self.tracker.deliver(event, T0 + timedelta(seconds=1))
+            upstream.webhook(event)
+        self.snapshot: Snapshot | None = None
+
+    def tick(self, at: datetime, ages: dict[str, float]) -> dict[str, dict[str, Any]]:
+        put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), ages, at)
+        self.snapshot = collect(
+            self.config, AwsClients(), now=at, account_id="123456789012", snapshot_id=f"s{at:%H%M}", jobs_table=JOBS
+        )
+        self.stack.evaluate(self.snapshot, self.config, clock=lambda: at)
+        pages = {}
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        for message in sqs.receive_message(QueueUrl=self.inbox, MaxNumberOfMessages=10).get("Messages", []):
+            page = json.loads(json.loads(message["Body"])["Message"])
+            pages[page["rule"]] = page
+            sqs.delete_message(QueueUrl=self.inbox, ReceiptHandle=message["ReceiptHandle"])
+        return pages
+
+    def until_paged(
+        self, act: Callable[[int], None], ages: Callable[[int], dict[str, float]], rule: str = "jobs-queueing"
+    ) -> tuple[datetime, dict[str, Any]]:
+        """Ticks until `rule` pages: when, and the page."""
+        for minute in range(1, 40):
+            act(minute)
+            at = T0 + minute * TICK
+            pages = self.tick(at, ages(minute))
+            if rule in pages and pages[rule]["status"] == "firing":
+                return at, pages[rule]
+        raise AssertionError(f"{rule} never paged")
+
+    def runner_type(self) -> Any:
+        assert self.snapshot is not None
+        [found] = self.snapshot.runner_types
+        return found
+
+
+def finding(page: dict[str, Any], cause: str) -> str | None:
+    [runner_type] = page["runner_types"]
+    found = [f for f in runner_type["triage"]["findings"] if f["cause"] == cause]
+    return f"{found[0]['title']}: {found[0]['detail']}" if found else None
+
+
+def on_time(at: datetime, threshold: timedelta = THRESHOLD) -> bool:
+    """Paged at the first tick past the threshold, or the one after."""
+    return T0 + threshold < at <= T0 + threshold + 2 * TICK
+
+
+@pytest.fixture
+def sqs(aws: None) -> Any:
+    return boto3.client("sqs", region_name="us-east-1")
+
+
+def test_requests_deleted_at_the_maximum_with_non_ephemeral_runners_page_as_dropped(sqs: Any) -> None:
+    """Upstream: scale-up.ts (v7.11.0, scaleUp) at runners_maximum_count lists only ephemeral runners' messages for
+    retry, so lambda.ts's handler lets the event source mapping delete non-ephemeral runners' requests; with job
+    retry off (its default) nothing else holds them. v6 (v6.9.1 scale-up.ts) did the same: ScaleError, which
+    hands a message back, is thrown at the maximum for ephemeral runners only. The queue reads 0 while GitHub
+    holds both jobs queued: the page says their requests were dropped, names each job's repository and run, and
+    never resolves while they wait."""
+    upstream = Upstream.create(sqs, PREFIX)
+    run = Run(upstream, config_for())
+    outcomes: list[str] = []
+    at, page = run.until_paged(lambda _: outcomes.extend(upstream.scale_up(at_maximum=True)), lambda _: {BUILD: 0})
+    assert outcomes == ["deleted", "deleted"]
+    assert on_time(at)
+    said = finding(page, "no_scale_up_request")
+    assert said is not None and said.startswith("Scale-up requests dropped")
+    assert "the scale-up requests of 2 jobs were dropped" in said
+    assert "pytorch/pytorch run 9001" in said and "pytorch/pytorch run 9002" in said
+    assert "took other jobs" not in said
+    assert page["max_queue_size"] == 2  # the jobs GitHub holds, not the empty queue
+    for minute in range(12, 20):  # the queue stays empty: never a recovery while the jobs wait
+        assert run.tick(T0 + minute * TICK, {BUILD: 0}).get("jobs-queueing", {}).get("status") != "resolved"
+
+
+def test_requests_at_the_maximum_with_ephemeral_runners_are_handed_back_and_aws_age_misses_them(sqs: Any) -> None:
+    """Upstream: scale-up.ts (v7.11.0) at runners_maximum_count with ephemeral runners lists the capped messages
+    as batch item failures (lambda.ts logs 'SQS messages will be retried.'): they stay and are received again
+    each time their visibility timeout ends. AWS's SQS metrics documentation: on a standard queue a message
+    received three or more times and not deleted is moved to the back, and ApproximateAgeOfOldestMessage then
+    reports the next message under that count, so poison-pill messages drop out of the age. Here AWS's age
+    reads 0 past the third receive: the rule judges the jobs' own queue time, pages on time, and says no drop
+    (both requests are still held)."""
+    upstream = Upstream.create(sqs, PREFIX, ephemeral=True)
+    run = Run(upstream, config_for())
+    outcomes: list[str] = []
+
+    def aws_age(minute: int) -> dict[str, float]:
+        return {BUILD: 0 if minute >= 3 else minute * 60.0}  # received at each tick: past 3, out of the age
+
+    at, page = run.until_paged(lambda _: outcomes.extend(upstream.scale_up(at_maximum=True)), aws_age)
+    assert set(outcomes) == {"handed back"}
+    assert on_time(at)
+    found = run.runner_type()
+    assert found.value(SignalName.SCALE_UP_REQUESTS) == 2
+    assert found.value(SignalName.SCALE_UP_REQUEST_AGE) == 0  # what AWS reports
+    assert found.value(SignalName.QUEUE_TIME) == at.timestamp() - T0.timestamp()  # the jobs' own wait
+    assert finding(page, "no_scale_up_request") is None
+
+
+@pytest.mark.parametrize("error", ["UnauthorizedOperation", "VcpuLimitExceeded"])
+def test_a_launch_error_outside_scale_errors_deletes_the_requests_and_pages_as_dropped(sqs: Any, error: str) -> None:
+    """Upstream: scale-up.ts (v7.11.0) counts a CreateFleet error whose code is not in `scale_errors`
+    (variables.tf's default list: neither UnauthorizedOperation nor VcpuLimitExceeded) as non-retryable: it
+    logs 'Some runner creation messages will not be retried through the current SQS batch.' at WARN and leaves
+    the message out of the batch item failures, so it is deleted. The page names the drop."""
+    upstream = Upstream.create(sqs, PREFIX)
+    run = Run(upstream, config_for())
+    at, page = run.until_paged(lambda _: upstream.scale_up(fleet_error=error), lambda _: {BUILD: 0})
+    assert on_time(at)
+    said = finding(page, "no_scale_up_request")
+    assert said is not None and "the scale-up requests of 2 jobs were dropped" in said
+
+
+def test_a_job_retry_check_dropped_after_a_github_error_pages_as_dropped(sqs: Any) -> None:
+    """Upstream: with job_retry on, scale-up.ts (v7.11.0) deletes a request once it launched a runner and sends
+    a delayed check to the job-retry queue (job-retry.ts publishRetryMessage); lambda.ts jobRetryCheck catches
+    any error of the check (a GitHub 502), logs 'Error processing job retry: ...' at WARN and returns, so the
+    check is deleted and the job never re-queued (upstream issue #5423). The runners started took other work or
+    never registered: GitHub still holds the jobs queued. While the checks wait, no drop is claimed (each job
+    counted once, on its path); once they are dropped, the job-retry queue is empty and healthy-looking, and
+    the page names the drop."""
+    upstream = Upstream.create(sqs, PREFIX, job_retry=True)
+    run = Run(upstream, config_for(job_retry=True))
+    upstream.scale_up()  # both launched; their checks wait on the job-retry queue
+    assert upstream.launched == list(RUNS)
+    seen = run.tick(T0 + 6 * TICK, {BUILD: 0, f"{PREFIX}-job-retry": 300})
+    assert run.runner_type().value(SignalName.JOB_RETRY_CHECKS) == 2
+    assert seen == {}  # under the threshold, nothing pages; the checks still hold the jobs
+
+    def act(minute: int) -> None:
+        if minute == 7:
+            assert upstream.job_retry_meets_a_github_error() == 2
+
+    at, page = run.until_paged(act, lambda _: {BUILD: 0})
+    assert on_time(at)
+    assert run.runner_type().value(SignalName.JOB_RETRY_CHECKS) == 0
+    said = finding(page, "no_scale_up_request")
+    assert said is not None and "the scale-up requests of 2 jobs were dropped" in said
+    assert "its job-retry queue holds 0 checks" in said or "its job-retry queue 0 checks" in said
+
+
+def test_a_job_retry_check_still_waiting_is_no_drop(sqs: Any) -> None:
+    """Upstream: at runners_maximum_count with non-ephemeral runners and job_retry on, scale-up.ts (v7.11.0)
+    deletes the requests but sends each a job-retry check, which re-queues the job while GitHub holds it queued
+    (job-retry.ts checkAndRetryJob): the job is on a path, and no drop is claimed while the check waits."""
+    upstream = Upstream.create(sqs, PREFIX, job_retry=True)
+    run = Run(upstream, config_for(job_retry=True))
+    at, page = run.until_paged(
+        lambda minute: upstream.scale_up(at_maximum=True) if minute == 1 else None,
+        lambda _: {BUILD: 0, f"{PREFIX}-job-retry": 300},
+    )
+    assert on_time(at)
+    assert run.runner_type().value(SignalName.JOB_RETRY_CHECKS) == 2
+    assert finding(page, "no_scale_up_request") is None
+
+
+def test_insufficient_capacity_keeps_the_requests_then_dead_letters_them_counted_once(sqs: Any) -> None:
+    """Upstream: InsufficientInstanceCapacity is in the default `scale_errors` (variables.tf, v7.11.0), so
+    scale-up.ts lists the messages for retry and they stay; with `redrive_build_queue = {enabled = true,
+    maxReceiveCount = 3}` (off by default) SQS moves each to the build queue's dead-letter queue past its third
+    receive. The dead-letter rule pages at once, naming the jobs; the jobs-queueing page still pages on time,
+    and since the dead-letter queue holds both requests it claims no drop: each job is counted once."""
+    upstream = Upstream.create(sqs, PREFIX, max_receive_count=3)
+    run = Run(upstream, config_for(dead_letter=True))
+    dead_letter = f"{BUILD}_dead_letter"
+    at, page = run.until_paged(
+        lambda _: upstream.scale_up(fleet_error="InsufficientInstanceCapacity"),
+        lambda minute: {BUILD: minute * 60.0, dead_letter: 60.0},
+        rule="dead-letter",
+    )
+    assert at <= T0 + 5 * TICK  # paged the tick after the third receive moved them
+    assert run.runner_type().value(SignalName.DEAD_LETTERED) == 2
+    assert run.runner_type().value(SignalName.SCALE_UP_REQUESTS) == 0
+    assert {job["run_id"] for job in page["runner_types"][0]["oldest_jobs"]} <= set(RUNS.values())
+    at, page = run.until_paged(lambda _: None, lambda _: {BUILD: 0, dead_letter: 60.0})
+    assert on_time(at)
+    assert finding(page, "no_scale_up_request") is None
