@@ -88,7 +88,7 @@ class Run:
         return pages
 
     def until_paged(
-        self, act: Callable[[int], None], ages: Callable[[int], dict[str, float]], rule: str = "jobs-queueing"
+        self, act: Callable[[int], object], ages: Callable[[int], dict[str, float]], rule: str = "jobs-queueing"
     ) -> tuple[datetime, dict[str, Any]]:
         """Ticks until `rule` pages: when, and the page."""
         for minute in range(1, 40):

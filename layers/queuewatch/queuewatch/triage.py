@@ -52,10 +52,7 @@ TITLES: dict[Cause, str] = {
     "no_data": "No data or stale data",
 }
 
-SCALE_UP_LOG = (
-    "the scale-up Lambda's log group (/aws/lambda/<prefix>-<key>-scale-up under the multi-runner module, "
-    "/aws/lambda/<prefix>-scale-up under the single runner module)"
-)
+SCALE_UP_LOG = "the scale-up log group (/aws/lambda/<prefix>-<key>-scale-up)"  # the multi-runner module's name
 UNTRACKED_CAUSES = (
     "the webhook's content type is GitHub's default form (set it to application/json in the hook's settings); "
     "GitHub's secret was rotated and the stack's WebhookSecretArn was not (put the same secret in both); "
@@ -66,17 +63,16 @@ UNTRACKED_CAUSES = (
 """Why the autoscaler's queue holds requests the jobs table has never heard of, each with its fix."""
 NEXT_STEPS: dict[Cause, str] = {
     "jobs_untracked": f"First: check the job events' way in. Likely: {UNTRACKED_CAUSES}",
-    "no_scale_up_request": "First: re-run the jobs (no runner will be started for them: only a runner already "
-    "up with their labels takes them); look in "
-    f"{SCALE_UP_LOG} for why scale-up deleted their requests (maximum reached with non-ephemeral runners, a launch "
-    "error outside scale_errors) and in the job-retry log group for dropped checks ('Error processing job retry')",
+    "no_scale_up_request": "First: re-run the jobs; look in "
+    f"{SCALE_UP_LOG} for why it deleted their requests (maximum reached, non-ephemeral; a launch error outside "
+    "scale_errors), and in <prefix>-<key>-job-retry's for dropped checks",
     "idle_not_taking_jobs": "First: check that the jobs' runs-on labels match the runner type and that new "
     "runners register with GitHub; look in the runners' own logs and the repository's runner settings",
     "rate_limited": "First: spread the control plane's calls over more GitHub Apps (the module's "
     "additional_github_apps, v7.11) or wait for the app's hourly reset; look in "
     f"{SCALE_UP_LOG} for rate-limit errors",
-    "scale_up_failing": f"First: look in {SCALE_UP_LOG} for the errors (with ephemeral runners, requests refused at "
-    "the maximum are handed back and received again: raise runners_maximum_count)",
+    "scale_up_failing": f"First: look in {SCALE_UP_LOG} for the errors; if it says the maximum is reached, "
+    "raise the autoscaler's runners_maximum_count",
     "at_max": "First: raise the autoscaler's runners_maximum_count for this runner type, or free runners; "
     f"look in {SCALE_UP_LOG} for the scale-ups it refused",
     "arrival_surge": "First: find what started the extra jobs (a new workflow, a retry storm) in the "
