@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -23,12 +24,13 @@ from upstream_autoscaler import Tracker, Upstream, bus_event
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
-from queuewatch.config.load import parse_config
+from queuewatch.config.load import load_config, parse_config
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
 
 JOBS = "jobs"
+EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"
 PREFIX = "multi-runner-linux-x64"
 BUILD = f"{PREFIX}-queued-builds"
 LABELS = ["self-hosted", "linux", "x64"]
@@ -62,25 +64,40 @@ class Run:
     """Two jobs queued at T0 on the bus, dispatched to the build queue; then a tick a minute: upstream acts
     (`act`), the collector reads, the evaluator judges; the pages each tick sent, by rule."""
 
-    def __init__(self, upstream: Upstream, config: Config) -> None:
-        self.upstream, self.config = upstream, config
-        self.stack = StackInMoto.create()
+    def __init__(
+        self,
+        upstream: Upstream,
+        config: Config,
+        *,
+        region: str = "us-east-1",
+        tracked: bool = True,
+        labels: list[str] = LABELS,
+    ) -> None:
+        self.upstream, self.config, self.region = upstream, config, region
+        self.stack = StackInMoto.create(region=region)
         self.inbox = self.stack.subscribe_queue("inbox")
-        self.tracker = Tracker(boto3.client("dynamodb", region_name="us-east-1"), JOBS, config)
+        # The jobs table lives in the stack's home region (us-east-1 here), whatever the queues' region.
+        self.tracker = Tracker(boto3.client("dynamodb", region_name="us-east-1"), JOBS, config) if tracked else None
         for job_id, run_id in RUNS.items():
-            event = bus_event("queued", job_id, run_id, LABELS, T0)
-            self.tracker.deliver(event, T0 + timedelta(seconds=1))
+            event = bus_event("queued", job_id, run_id, labels, T0)
+            if self.tracker is not None:
+                self.tracker.deliver(event, T0 + timedelta(seconds=1))
             upstream.webhook(event)
         self.snapshot: Snapshot | None = None
 
     def tick(self, at: datetime, ages: dict[str, float]) -> dict[str, dict[str, Any]]:
-        put_queue_ages(boto3.client("cloudwatch", region_name="us-east-1"), ages, at)
+        put_queue_ages(boto3.client("cloudwatch", region_name=self.region), ages, at)
         self.snapshot = collect(
-            self.config, AwsClients(), now=at, account_id="123456789012", snapshot_id=f"s{at:%H%M}", jobs_table=JOBS
+            self.config,
+            AwsClients(),
+            now=at,
+            account_id="123456789012",
+            snapshot_id=f"s{at:%H%M}",
+            jobs_table=JOBS if self.tracker is not None else None,
         )
         self.stack.evaluate(self.snapshot, self.config, clock=lambda: at)
         pages = {}
-        sqs = boto3.client("sqs", region_name="us-east-1")
+        sqs = boto3.client("sqs", region_name=self.region)
         for message in sqs.receive_message(QueueUrl=self.inbox, MaxNumberOfMessages=10).get("Messages", []):
             page = json.loads(json.loads(message["Body"])["Message"])
             pages[page["rule"]] = page
@@ -99,10 +116,24 @@ class Run:
                 return at, pages[rule]
         raise AssertionError(f"{rule} never paged")
 
-    def runner_type(self) -> Any:
+    def never_paged(
+        self,
+        act: Callable[[int], object],
+        ages: Callable[[int], dict[str, float]],
+        minutes: int,
+        rules: tuple[str, ...] = ("jobs-queueing",),
+    ) -> None:
+        """`rules` never page. (queuewatch's own monitor may: moto publishes no AWS/SQS metric these read.)"""
+        for minute in range(1, minutes + 1):
+            act(minute)
+            paged = set(self.tick(T0 + minute * TICK, ages(minute))) & set(rules)
+            assert not paged, f"{paged} paged at minute {minute}"
+
+    def runner_type(self, name: str | None = None) -> Any:
         assert self.snapshot is not None
-        [found] = self.snapshot.runner_types
-        return found
+        found = [rt for rt in self.snapshot.runner_types if name is None or rt.name == name]
+        assert len(found) == 1, [rt.name for rt in self.snapshot.runner_types]
+        return found[0]
 
 
 def finding(page: dict[str, Any], cause: str) -> str | None:
@@ -247,3 +278,68 @@ def test_insufficient_capacity_keeps_the_requests_then_dead_letters_them_counted
     at, page = run.until_paged(lambda _: None, lambda _: {BUILD: 0, dead_letter: 60.0})
     assert on_time(at)
     assert finding(page, "no_scale_up_request") is None
+
+
+# --- the examples tell upstream's truth --------------------------------------------------------------------
+
+
+def test_the_queue_only_example_cannot_see_requests_deleted_at_the_maximum(aws: None) -> None:
+    """config/examples/upstream-multi-runner.yaml says: with the queue alone, a request deleted at the maximum
+    (non-ephemeral runners; scale-up.ts, v7.11.0) reads as a queue that emptied. It does: nothing pages while
+    GitHub holds both jobs queued, which is why tracking is the way to see it."""
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    upstream = Upstream.create(sqs, PREFIX)
+    run = Run(upstream, load_config(EXAMPLES / "upstream-multi-runner.yaml"), region="eu-west-1", tracked=False)
+    run.never_paged(lambda _: upstream.scale_up(at_maximum=True), lambda _: {BUILD: 0}, minutes=15)
+    assert run.runner_type("linux-x64").value(SignalName.QUEUE_SIZE) == 0
+
+
+def test_the_queue_only_example_reads_a_low_age_for_requests_handed_back_again_and_again(aws: None) -> None:
+    """config/examples/upstream-multi-runner.yaml says: at the maximum with ephemeral runners (scale-up.ts,
+    v7.11.0: handed back, received again and again) AWS's ApproximateAgeOfOldestMessage leaves out a request
+    received three times or more, so the queue time reads low while the jobs wait; the queue size still
+    counts them. With the queue alone and its rule needing both, nothing pages."""
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    upstream = Upstream.create(sqs, PREFIX, ephemeral=True)
+    run = Run(upstream, load_config(EXAMPLES / "upstream-multi-runner.yaml"), region="eu-west-1", tracked=False)
+    run.never_paged(
+        lambda _: upstream.scale_up(at_maximum=True), lambda m: {BUILD: 0 if m >= 3 else m * 60.0}, minutes=15
+    )
+    found = run.runner_type("linux-x64")
+    assert found.value(SignalName.QUEUE_SIZE) == 2 and found.value(SignalName.QUEUE_TIME) == 0
+
+
+def test_the_job_retry_example_cannot_see_a_dropped_check(aws: None) -> None:
+    """config/examples/upstream-job-retry-dead-letter.yaml says: a job-retry check that meets a GitHub error is
+    deleted (lambda.ts jobRetryCheck, v7.11.0; upstream issue #5423) and leaves no message to age, so its
+    `job-retry` rule never sees it. It does not: the job-retry queue reads 0 and nothing pages."""
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    upstream = Upstream.create(sqs, PREFIX, job_retry=True)
+    config = load_config(EXAMPLES / "upstream-job-retry-dead-letter.yaml")
+    run = Run(upstream, config, region="eu-west-1", tracked=False)
+
+    def act(minute: int) -> None:
+        if minute == 1:
+            upstream.scale_up()
+        if minute == 2:
+            assert upstream.job_retry_meets_a_github_error() == 2
+
+    run.never_paged(act, lambda _: {BUILD: 0}, minutes=40, rules=("jobs-queueing", "job-retry"))
+    assert run.runner_type("linux-x64").value(SignalName.JOB_RETRY_CHECKS) == 0
+
+
+def test_the_tracked_example_names_the_requests_deleted_at_the_maximum(aws: None) -> None:
+    """config/examples/upstream-tracked.yaml says: with tracking, a job whose request upstream deleted (at the
+    maximum with non-ephemeral runners: scale-up.ts, v7.11.0) is still counted, never a recovery, and the page
+    names its request as dropped with the job's repository and run. It pages on time (queue time 5m)."""
+    sqs = boto3.client("sqs", region_name="eu-west-1")
+    key = "multi-runner-linux-x64-gpu"
+    upstream = Upstream.create(sqs, key)
+    config = load_config(EXAMPLES / "upstream-tracked.yaml")
+    run = Run(upstream, config, region="eu-west-1", labels=["self-hosted", "linux", "x64", "gpu"])
+    ages = {f"{key}-queued-builds": 0.0, "multi-runner-linux-x64-ubuntu-queued-builds": 0.0}
+    at, page = run.until_paged(lambda _: upstream.scale_up(at_maximum=True), lambda _: ages)
+    assert on_time(at, timedelta(minutes=5))
+    said = finding(page, "no_scale_up_request")
+    assert said is not None and "the scale-up requests of 2 jobs were dropped" in said
+    assert "pytorch/pytorch run 9001" in said
