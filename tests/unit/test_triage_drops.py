@@ -9,7 +9,7 @@ from datetime import timedelta
 from support import T0, level, runner_type, with_signals
 
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob
-from queuewatch.triage import Finding, fleet_dropped, triage
+from queuewatch.triage import Finding, fleet_dropped, held_by_copies, triage
 
 WINDOW, BASELINE = 900, 10800
 JOBS = [WaitingJob(repo="acme/api", created_at=T0 - timedelta(minutes=20 - i), run_id=9000 + i) for i in range(5)]
@@ -75,3 +75,35 @@ def test_under_all_dispatch_the_fleets_bound_is_counted_and_no_job_is_named() ->
 
 def test_untracked_runner_types_make_no_claim() -> None:
     assert dropped(with_signals(runner_type("linux-x64", 3, 1200), scale_up_requests=level(0))) is None
+
+
+def test_a_request_in_a_copy_of_the_key_elsewhere_holds_its_job() -> None:
+    # Jobs are routed to the key (linux-x64); a copy in another region (linux-x64@us-west-2) holds one request.
+    linux = tracked(jobs=2, past_boot=2, requests=0)
+    copy = runner_type("linux-x64@us-west-2", 1, 600)  # a copy gets no jobs: its queue size is its requests
+    copies = held_by_copies([linux, copy])
+    assert copies == {"linux-x64": 1}
+    finding = dropped_with(linux, copies["linux-x64"])
+    assert finding is not None and "the scale-up requests of 1 job were dropped" in finding.detail
+    assert "its copies in other regions or accounts 1 request" in finding.detail
+    unread = runner_type("linux-x64@us-west-2", None, 600, missing="throttled")
+    assert held_by_copies([linux, unread]) == {"linux-x64": None}
+    assert dropped_with(linux, None) is None  # a request in the unread copy cannot be told from a drop
+
+
+def dropped_with(rt: RunnerTypeSnapshot, copies: float | None) -> Finding | None:
+    findings = triage(rt, window=WINDOW, baseline=BASELINE, held_by_copies=copies).findings
+    return next((f for f in findings if f.cause == "no_scale_up_request"), None)
+
+
+def test_under_all_dispatch_a_copys_requests_count_for_the_fleet() -> None:
+    linux = tracked(jobs=2, past_boot=2, requests=0)
+    assert fleet_dropped([linux, runner_type("linux-x64@us-west-2", 2, 600)]) == 0
+    assert fleet_dropped([linux, runner_type("linux-x64@us-west-2", None, 600)]) is None
+
+
+def test_a_runner_type_with_no_build_queue_is_no_drop_and_leaves_the_fleets_count_alone() -> None:
+    judged = with_signals(runner_type("lane", 2, 1200), jobs_queued=level(2), oldest_job_age=level(1200))
+    lane = judged.model_copy(update={"queue_name": "", "jobs_past_boot": 2})
+    assert dropped(lane) is None
+    assert fleet_dropped([lane, tracked(jobs=1, past_boot=1, requests=0)]) == 1

@@ -21,7 +21,7 @@ from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.jobs import BOOT_GRACE
 from queuewatch.signals import RESOURCE_SIGNALS, SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob
+from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob, runner_type_key
 from queuewatch.wording import plural
 
 Cause = Literal[
@@ -121,10 +121,16 @@ class _Growth:
 
 class _Reader:
     def __init__(
-        self, runner_type: RunnerTypeSnapshot, window: int, baseline: int, fleet_dropped: float | None = None
+        self,
+        runner_type: RunnerTypeSnapshot,
+        window: int,
+        baseline: int,
+        fleet_dropped: float | None = None,
+        held_by_copies: float | None = 0.0,
     ) -> None:
         self.rt = runner_type
         self.fleet_dropped = fleet_dropped
+        self.held_by_copies = held_by_copies
         self.window = window
         self.baseline = baseline
         self.span = format_duration(window)
@@ -182,12 +188,14 @@ def triage(
     baseline: int,
     requests_shared: bool = False,
     fleet_dropped: float | None = None,
+    held_by_copies: float | None = 0.0,
 ) -> Triage:
     """The findings for one queueing runner type, most likely cause first. `requests_shared`: under `all` dispatch
     with a job tracked queued elsewhere, a request with no job of this runner type's is not tracking blind.
     `fleet_dropped`: under `all` dispatch, the fleet's dropped requests (fleet_dropped()), which bound this
-    runner type's."""
-    reader = _Reader(runner_type, window, baseline, fleet_dropped)
+    runner type's. `held_by_copies`: the requests its copies elsewhere hold for its jobs (held_by_copies()), None
+    where one was not read."""
+    reader = _Reader(runner_type, window, baseline, fleet_dropped, held_by_copies)
     findings = [
         finding
         for check in (
@@ -239,15 +247,16 @@ def _no_request(r: _Reader) -> Finding | None:
     that never names a job whose request waits elsewhere."""
     past_boot = r.rt.jobs_past_boot
     jobs = r.value(SignalName.JOBS_QUEUED)
-    paths = _on_paths(r.rt)
-    if past_boot is None or jobs is None or paths is None:
+    own, copies = _on_paths(r.rt), r.held_by_copies
+    if past_boot is None or jobs is None or own is None or copies is None:
         return None
+    paths = own + copies
     dropped = past_boot - paths if r.fleet_dropped is None else min(past_boot, r.fleet_dropped)
     if dropped <= 0:
         return None
     oldest = r.value(SignalName.OLDEST_JOB_AGE)
     waited = f", the oldest {format_duration(oldest)} old" if oldest else ""
-    held = _held(r.rt)
+    held = _held(r.rt, copies)
     fleet = r.fleet_dropped is not None
     named = [] if fleet else [_job_words(job) for job in r.rt.oldest_jobs[: int(min(dropped, 3))]]
     whose = f"at least {dropped:g} of the fleet's jobs" if fleet else plural(dropped, "job")
@@ -277,14 +286,14 @@ def _no_request(r: _Reader) -> Finding | None:
     )
 
 
-def _on_paths(rt: RunnerTypeSnapshot) -> float | None:
+def _on_paths(rt: RunnerTypeSnapshot, build: SignalName = SignalName.SCALE_UP_REQUESTS) -> float | None:
     """The requests the autoscaler still holds for a runner type's jobs: its build queue's, its job-retry checks
     (a runner started, the job to be re-queued if still waiting) and its dead-lettered requests (paged on their
     own). None when one of them was not read: a request in an unread queue cannot be told from a drop."""
     total = 0.0
-    for signal in (SignalName.SCALE_UP_REQUESTS, SignalName.JOB_RETRY_CHECKS, SignalName.DEAD_LETTERED):
+    for signal in (build, SignalName.JOB_RETRY_CHECKS, SignalName.DEAD_LETTERED):
         reading = rt.signals.get(signal)
-        if reading is None and signal is not SignalName.SCALE_UP_REQUESTS:
+        if reading is None and signal is not build:
             continue  # that path is not deployed for this runner type
         if reading is None or reading.value is None:
             return None
@@ -292,28 +301,46 @@ def _on_paths(rt: RunnerTypeSnapshot) -> float | None:
     return total
 
 
+def held_by_copies(runner_types: Iterable[RunnerTypeSnapshot]) -> dict[str, float | None]:
+    """Per runner type key, the requests its copies in other regions or accounts hold (collect/queues.py): jobs
+    are routed to the key, and a job's request may sit in any copy's queue. None where a copy was not read."""
+    out: dict[str, float | None] = {}
+    for rt in runner_types:
+        key = runner_type_key(rt.name)
+        if key == rt.name:
+            continue
+        # A copy gets no jobs (collect/jobs.py), so its queue size is its build queue's requests alone.
+        held, prior = _on_paths(rt, SignalName.QUEUE_SIZE), out.get(key, 0.0)
+        out[key] = None if held is None or prior is None else prior + held
+    return out
+
+
 def fleet_dropped(runner_types: Iterable[RunnerTypeSnapshot]) -> float | None:
-    """Under `all` dispatch: the fleet's tracked jobs past boot beyond every request its queues hold, a lower
-    bound on its dropped requests (a job's copies in several queues only lower it). None if any was unread."""
+    """Under `all` dispatch: the fleet's tracked jobs past boot beyond every request its queues hold (a key's copies
+    elsewhere included), a lower bound on its dropped requests (a job's copies in several queues only lower it).
+    None if any queue was not read."""
     past_boot = paths = 0.0
     for rt in runner_types:
-        held = _on_paths(rt)
-        if rt.jobs_past_boot is None:
-            continue
+        if not rt.queue_name:
+            continue  # no build queue (queue: none, a scale-set lane): the autoscaler's requests are not its way
+        tracked = rt.jobs_past_boot is not None
+        held = _on_paths(rt) if tracked else _on_paths(rt, SignalName.QUEUE_SIZE)
         if held is None:
             return None
-        past_boot += rt.jobs_past_boot
+        past_boot += rt.jobs_past_boot or 0
         paths += held
     return max(0.0, past_boot - paths)
 
 
-def _held(rt: RunnerTypeSnapshot) -> str:
+def _held(rt: RunnerTypeSnapshot, copies: float) -> str:
     words = [f"its build queue holds {plural(rt.value(SignalName.SCALE_UP_REQUESTS) or 0, 'request')}"]
     checks, dead = rt.value(SignalName.JOB_RETRY_CHECKS), rt.value(SignalName.DEAD_LETTERED)
     if checks is not None:
         words.append(f"its job-retry queue {plural(checks, 'check')}")
     if dead is not None:
         words.append(f"its dead-letter queue {plural(dead, 'request')}")
+    if copies:
+        words.append(f"its copies in other regions or accounts {plural(copies, 'request')}")
     return ", ".join(words)
 
 

@@ -49,7 +49,7 @@ from queuewatch.rules import (
 from queuewatch.signals import SignalName
 from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
-from queuewatch.triage import fleet_dropped
+from queuewatch.triage import fleet_dropped, held_by_copies
 from queuewatch.wording import plural
 
 GroupBy = Literal["all", "team", "runner_type"]
@@ -150,6 +150,11 @@ class Context:
         if not self.requests_shared or self.snapshot is None:
             return None
         return fleet_dropped(self.snapshot.runner_types)
+
+    @cached_property
+    def held_by_copies(self) -> dict[str, float | None]:
+        """Per runner type key, the requests its copies elsewhere hold (triage.held_by_copies), read once a tick."""
+        return held_by_copies(self.snapshot.runner_types) if self.snapshot is not None else {}
 
     @property
     def github_incident(self) -> bool:
