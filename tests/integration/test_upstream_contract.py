@@ -72,7 +72,9 @@ class Run:
         region: str = "us-east-1",
         tracked: bool = True,
         labels: list[str] = LABELS,
+        also: tuple[Upstream, ...] = (),
     ) -> None:
+        """`also`: the other runner configs the webhook dispatches each job to (`queue_selection_strategy: all`)."""
         self.upstream, self.config, self.region = upstream, config, region
         self.stack = StackInMoto.create(region=region)
         self.inbox = self.stack.subscribe_queue("inbox")
@@ -82,7 +84,8 @@ class Run:
             event = bus_event("queued", job_id, run_id, labels, T0)
             if self.tracker is not None:
                 self.tracker.deliver(event, T0 + timedelta(seconds=1))
-            upstream.webhook(event)
+            for each in (upstream, *also):
+                each.webhook(event)
         self.snapshot: Snapshot | None = None
 
     def tick(self, at: datetime, ages: dict[str, float]) -> dict[str, dict[str, Any]]:
@@ -136,8 +139,8 @@ class Run:
         return found[0]
 
 
-def finding(page: dict[str, Any], cause: str) -> str | None:
-    [runner_type] = page["runner_types"]
+def finding(page: dict[str, Any], cause: str, runner_type_name: str | None = None) -> str | None:
+    [runner_type] = [f for f in page["runner_types"] if runner_type_name in (None, f["runner_type"])]
     found = [f for f in runner_type["triage"]["findings"] if f["cause"] == cause]
     return f"{found[0]['title']}: {found[0]['detail']}" if found else None
 
@@ -278,6 +281,58 @@ def test_insufficient_capacity_keeps_the_requests_then_dead_letters_them_counted
     at, page = run.until_paged(lambda _: None, lambda _: {BUILD: 0, dead_letter: 60.0})
     assert on_time(at)
     assert finding(page, "no_scale_up_request") is None
+
+
+# --- one job, several queues: `queue_selection_strategy: all` ---------------------------------------------
+
+ALL_DISPATCH = """
+version: 1
+defaults: {region: us-east-1, queue_selection_strategy: all, rule: {team: ci-infra, keep_firing_for: 5m}}
+runner_types:
+  - {name: linux-a, queue: {name: multi-runner-linux-a-queued-builds}, labels: [self-hosted, linux, x64]}
+  - {name: linux-b, queue: {name: multi-runner-linux-b-queued-builds}, labels: [self-hosted, linux, x64]}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 10m, queue_size: 0}, for: 0s, priority: P2}
+"""
+ALL_AGES = {"multi-runner-linux-a-queued-builds": 0.0, "multi-runner-linux-b-queued-builds": 0.0}
+
+
+def test_under_all_dispatch_a_request_kept_in_another_queue_holds_the_job(sqs: Any) -> None:
+    """Upstream: the webhook's `queue_selection_strategy: all` (dispatch.ts, v7.9 and later) sends a job's request
+    to every matching runner config's queue. linux-a is at its maximum with non-ephemeral runners (scale-up.ts,
+    v7.11.0: deleted); linux-b with ephemeral runners (handed back). Each job is tracked under linux-a, yet its
+    request waits in linux-b's queue: no drop is claimed. Each job counted once."""
+    a = Upstream.create(sqs, "multi-runner-linux-a")
+    b = Upstream.create(sqs, "multi-runner-linux-b", ephemeral=True)
+    run = Run(a, parse_config(ALL_DISPATCH, source="all.yaml"), also=(b,))
+
+    def act(_: int) -> None:
+        a.scale_up(at_maximum=True)
+        b.scale_up(at_maximum=True)
+
+    at, page = run.until_paged(act, lambda _: ALL_AGES)
+    assert on_time(at)
+    assert finding(page, "no_scale_up_request", "linux-a") is None
+
+
+def test_under_all_dispatch_requests_deleted_from_every_queue_are_counted_for_the_fleet(sqs: Any) -> None:
+    """Upstream: as above, with both runner configs at their maximum with non-ephemeral runners: scale-up.ts
+    (v7.11.0) deletes the request from each queue. The fleet's tracked jobs beyond every queue's requests are
+    dropped: the page counts them for the fleet, at least, and names no job (which queue held which job's
+    request cannot be told)."""
+    a = Upstream.create(sqs, "multi-runner-linux-a")
+    b = Upstream.create(sqs, "multi-runner-linux-b")
+    run = Run(a, parse_config(ALL_DISPATCH, source="all.yaml"), also=(b,))
+
+    def act(_: int) -> None:
+        a.scale_up(at_maximum=True)
+        b.scale_up(at_maximum=True)
+
+    at, page = run.until_paged(act, lambda _: ALL_AGES)
+    assert on_time(at)
+    said = finding(page, "no_scale_up_request", "linux-a")
+    assert said is not None and "the scale-up requests of at least 2 of the fleet's jobs were dropped" in said
+    assert "pytorch/pytorch run" not in said
 
 
 # --- the examples tell upstream's truth --------------------------------------------------------------------
