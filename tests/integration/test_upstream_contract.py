@@ -27,6 +27,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
+from queuewatch.triage import held_by_copies, triage
 from queuewatch_cli.seed import put_queue_ages
 
 JOBS = "jobs"
@@ -398,3 +399,37 @@ def test_the_tracked_example_names_the_requests_deleted_at_the_maximum(aws: None
     said = finding(page, "no_scale_up_request")
     assert said is not None and "the scale-up requests of 2 jobs were dropped" in said
     assert "pytorch/pytorch run 9001" in said
+
+
+def test_a_request_kept_by_the_keys_copy_in_another_region_holds_the_job(aws: None) -> None:
+    """Upstream: the multi-runner module deployed in two regions (config/examples/upstream-multi-region.yaml),
+    each region's webhook dispatching the job to its own `multi-runner-gpu-queued-builds`. In eu-west-1 the key
+    is at its maximum with non-ephemeral runners (scale-up.ts, v7.11.0: deleted); in us-east-1 with ephemeral
+    runners (handed back). The jobs are tracked under the key, gpu; the copy gpu@us-east-1 still holds their
+    requests, so no drop is claimed. Once the copy deletes them too, the page names the drop."""
+    west = Upstream.create(boto3.client("sqs", region_name="eu-west-1"), "multi-runner-gpu")
+    east = Upstream.create(boto3.client("sqs", region_name="us-east-1"), "multi-runner-gpu", ephemeral=True)
+    config = load_config(EXAMPLES / "upstream-multi-region.yaml")
+    run = Run(west, config, region="eu-west-1", labels=["self-hosted", "linux", "x64", "gpu"], also=(east,))
+    cloudwatch_east = boto3.client("cloudwatch", region_name="us-east-1")
+
+    def act(minute: int) -> None:
+        west.scale_up(at_maximum=True)
+        east.scale_up(at_maximum=True)
+        put_queue_ages(cloudwatch_east, {"multi-runner-gpu-queued-builds": 0.0}, T0 + minute * TICK)
+
+    at, page = run.until_paged(act, lambda _: {"multi-runner-gpu-queued-builds": 0.0})
+    assert on_time(at, timedelta(minutes=5))
+    assert finding(page, "no_scale_up_request", "gpu") is None
+    east.ephemeral = False  # the copy now deletes them as well
+    pages = {}
+    for minute in range(7, 10):
+        act(minute)
+        pages |= run.tick(T0 + minute * TICK, {"multi-runner-gpu-queued-builds": 0.0})
+    assert run.runner_type("gpu@us-east-1").value(SignalName.QUEUE_SIZE) == 0
+    snapshot = run.snapshot
+    assert snapshot is not None
+    [gpu] = [rt for rt in snapshot.runner_types if rt.name == "gpu"]
+    copies = held_by_copies(snapshot.runner_types)["gpu"]
+    findings = triage(gpu, window=900, baseline=10800, held_by_copies=copies).findings
+    assert any("the scale-up requests of 2 jobs were dropped" in f.detail for f in findings)
