@@ -69,10 +69,12 @@ def test_jobs_queued_with_an_empty_queue_page_with_their_own_queue_time(fleet: A
     alert = json.loads(json.loads(message["Body"])["Message"])
     [runner_type] = alert["runner_types"]
     assert runner_type["triage"]["findings"][0]["cause"] == "no_scale_up_request"  # named first
-    assert "14 jobs queued, the oldest 1h54m old" in runner_type["triage"]["findings"][0]["detail"]
+    detail = runner_type["triage"]["findings"][0]["detail"]
+    assert "GitHub holds 14 jobs queued that no runner took, the oldest 1h54m old" in detail
+    assert "the scale-up requests of 14 jobs were dropped" in detail
     assert len(runner_type["oldest_jobs"]) == 5
     assert runner_type["oldest_jobs"][0]["url"].startswith("https://github.com/pytorch/pytorch/actions/runs/")
-    assert alert["likely_cause"].startswith("linux.2xlarge: Jobs queued with no scale-up request")
+    assert alert["likely_cause"].startswith("linux.2xlarge: Scale-up requests dropped, their jobs still queued")
 
 
 def test_the_jobs_and_their_history_cost_the_same_queries_whatever_the_fleet(aws: None) -> None:

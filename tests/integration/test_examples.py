@@ -198,7 +198,7 @@ def test_fork_the_incident_is_the_autoscalers_maximum(fork: Config) -> None:
     assert page["likely_cause"] == (
         "linux.2xlarge: At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m. "
         "First: raise the autoscaler's runners_maximum_count for this runner type, or free runners; look in the "
-        "scale-up Lambda's log group (/aws/lambda/<prefix>-scale-up) for the scale-ups it refused"
+        "scale-up log group (/aws/lambda/<prefix>-<key>-scale-up) for the scale-ups it refused"
     )
 
 

@@ -249,7 +249,7 @@ def test_the_email_is_a_readable_page_with_table_triage_links_and_silence() -> N
     assert (
         "  1. At the autoscaler's maximum: the autoscaler refused 12 scale-ups at its maximum in 15m. First: raise "
         "the autoscaler's runners_maximum_count for this runner type, or free runners; look in the scale-up "
-        "Lambda's log group (/aws/lambda/<prefix>-scale-up) for the scale-ups it refused"
+        "log group (/aws/lambda/<prefix>-<key>-scale-up) for the scale-ups it refused"
     ) in lines
     assert "  2. Saturated: 40 of 40 runners busy (100%). First: raise the autoscaler's runners_maximum_count" in text
     # What neither runner type has a signal for: one line, whatever the fleet cannot publish.

@@ -75,7 +75,8 @@ SCENARIOS = {
         "scale_up_failing",
         [
             "the queue grew from 3 to 14 jobs in 15m while the scale-up consumer dequeued 0 (usually 21 per 15m)",
-            "or the autoscaler is at its maximum, which no configured signal shows",
+            "or the autoscaler is at its maximum with ephemeral runners, which hand requests back to the queue "
+            "(with non-ephemeral runners upstream deletes them instead: the queue empties)",
         ],
     ),
     "idle runners not taking jobs": (

@@ -52,6 +52,11 @@ QUEUED_LIMIT = timedelta(hours=24)
 """GitHub's limit for a job queued on a self-hosted runner: past it the job is cancelled, so a job still
 queued here after it lost its in_progress and completed events."""
 
+BOOT_GRACE = timedelta(minutes=5)
+"""How long a runner may take to boot and take the job it was launched for: the upstream module's
+runner_boot_time_in_minutes default (variables.tf, v7.11.0). A queued job younger than this whose request has
+left the queue may have a runner booting for it; an older one was dropped."""
+
 RUN_LIMIT = timedelta(days=5)
 """GitHub's limit for a job running on a self-hosted runner."""
 

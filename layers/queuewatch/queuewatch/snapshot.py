@@ -145,6 +145,9 @@ class RunnerTypeSnapshot(FrozenModel):
     # Where jobs are tracked and requests are dead-lettered: the tracked jobs those requests likely stood
     # for (inferred, never read from the queue: collect/dead_letters.py), the latest queued before the move first.
     dead_letter_jobs: list[WaitingJob] = Field(default=[], max_length=5)
+    # Where jobs are tracked: the jobs GitHub holds queued, taken by no runner, for longer than a runner boots
+    # (jobs.BOOT_GRACE). Beyond the requests on the autoscaler's paths, each is a job whose request was dropped.
+    jobs_past_boot: Annotated[int, Field(ge=0)] | None = None
 
     @field_validator("signals")
     @classmethod

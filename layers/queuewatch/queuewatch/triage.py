@@ -11,6 +11,7 @@ page; it never decides one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,8 +19,9 @@ from pydantic import Field
 
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
+from queuewatch.jobs import BOOT_GRACE
 from queuewatch.signals import RESOURCE_SIGNALS, SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob, runner_type_key
 from queuewatch.wording import plural
 
 Cause = Literal[
@@ -38,7 +40,7 @@ Cause = Literal[
 
 TITLES: dict[Cause, str] = {
     "jobs_untracked": "Scale-up requests with no tracked job: tracking blind",
-    "no_scale_up_request": "Jobs queued with no scale-up request",
+    "no_scale_up_request": "Scale-up requests dropped, their jobs still queued",
     "idle_not_taking_jobs": "Idle runners not taking jobs",
     "rate_limited": "GitHub App rate limit nearly spent",
     "scale_up_failing": "Scale-up stalled or failing",
@@ -50,7 +52,7 @@ TITLES: dict[Cause, str] = {
     "no_data": "No data or stale data",
 }
 
-SCALE_UP_LOG = "the scale-up Lambda's log group (/aws/lambda/<prefix>-scale-up)"
+SCALE_UP_LOG = "the scale-up log group (/aws/lambda/<prefix>-<key>-scale-up)"  # the multi-runner module's name
 UNTRACKED_CAUSES = (
     "the webhook's content type is GitHub's default form (set it to application/json in the hook's settings); "
     "GitHub's secret was rotated and the stack's WebhookSecretArn was not (put the same secret in both); "
@@ -61,8 +63,9 @@ UNTRACKED_CAUSES = (
 """Why the autoscaler's queue holds requests the jobs table has never heard of, each with its fix."""
 NEXT_STEPS: dict[Cause, str] = {
     "jobs_untracked": f"First: check the job events' way in. Likely: {UNTRACKED_CAUSES}",
-    "no_scale_up_request": "First: re-run the jobs, or let the autoscaler's job retry requeue them; look in "
-    f"{SCALE_UP_LOG} for their launches, and replay the autoscaler's EventBridge archive if its events were dropped",
+    "no_scale_up_request": "First: re-run the jobs; look in "
+    f"{SCALE_UP_LOG} for why it deleted their requests (maximum reached, non-ephemeral; a launch error outside "
+    "scale_errors), and in <prefix>-<key>-job-retry's for dropped checks",
     "idle_not_taking_jobs": "First: check that the jobs' runs-on labels match the runner type and that new "
     "runners register with GitHub; look in the runners' own logs and the repository's runner settings",
     "rate_limited": "First: spread the control plane's calls over more GitHub Apps (the module's "
@@ -117,8 +120,17 @@ class _Growth:
 
 
 class _Reader:
-    def __init__(self, runner_type: RunnerTypeSnapshot, window: int, baseline: int) -> None:
+    def __init__(
+        self,
+        runner_type: RunnerTypeSnapshot,
+        window: int,
+        baseline: int,
+        fleet_dropped: float | None = None,
+        held_by_copies: float | None = 0.0,
+    ) -> None:
         self.rt = runner_type
+        self.fleet_dropped = fleet_dropped
+        self.held_by_copies = held_by_copies
         self.window = window
         self.baseline = baseline
         self.span = format_duration(window)
@@ -169,11 +181,21 @@ class _Reader:
         return None
 
 
-def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int, requests_shared: bool = False) -> Triage:
+def triage(
+    runner_type: RunnerTypeSnapshot,
+    *,
+    window: int,
+    baseline: int,
+    requests_shared: bool = False,
+    fleet_dropped: float | None = None,
+    held_by_copies: float | None = 0.0,
+) -> Triage:
     """The findings for one queueing runner type, most likely cause first. `requests_shared`: under `all` dispatch
     with a job tracked queued under a runner type that could share a job with this one (evaluate/blindness.py), a
-    request with no job of this runner type's is not tracking blind."""
-    reader = _Reader(runner_type, window, baseline)
+    request with no job of this runner type's is not tracking blind. `fleet_dropped`: under `all` dispatch, the
+    fleet's dropped requests (fleet_dropped()), which bound this runner type's. `held_by_copies`: the requests its
+    copies elsewhere hold for its jobs (held_by_copies()), None where one was not read."""
+    reader = _Reader(runner_type, window, baseline, fleet_dropped, held_by_copies)
     findings = [
         finding
         for check in (
@@ -216,23 +238,114 @@ def _untracked(r: _Reader) -> Finding | None:
 
 
 def _no_request(r: _Reader) -> Finding | None:
-    """Tracked jobs GitHub holds queued beyond the requests the autoscaler still has: the scale-up Lambda
-    took a request and launched a runner that never took its job, or the request was dropped."""
-    tracked = SignalName.JOBS_QUEUED in r.rt.signals
-    jobs = r.value(SignalName.JOBS_QUEUED if tracked else SignalName.QUEUE_SIZE)
-    requests = r.value(SignalName.SCALE_UP_REQUESTS)
-    if jobs is None or requests is None or jobs <= requests:
+    """Tracked jobs GitHub holds queued, taken by no runner for longer than a runner boots, beyond every request
+    the autoscaler still holds for them: its build queue's, its job-retry checks and its dead-lettered requests,
+    each job counted once. Each is a job whose request left the queue with the job still waiting: upstream's
+    scale-up deleted it (at runners_maximum_count with non-ephemeral runners, or on a launch error outside
+    scale_errors), or a job-retry check that met an error dropped it. A drop, never a recovery. Under `all`
+    dispatch one job's request sits in every matching queue: the finding counts the fleet's (`fleet`), a bound
+    that never names a job whose request waits elsewhere."""
+    past_boot = r.rt.jobs_past_boot
+    jobs = r.value(SignalName.JOBS_QUEUED)
+    own, copies = _on_paths(r.rt), r.held_by_copies
+    if past_boot is None or jobs is None or own is None or copies is None:
         return None
-    oldest = r.value(SignalName.OLDEST_JOB_AGE if tracked else SignalName.QUEUE_TIME)
+    paths = own + copies
+    dropped = past_boot - paths if r.fleet_dropped is None else min(past_boot, r.fleet_dropped)
+    if dropped <= 0:
+        return None
+    oldest = r.value(SignalName.OLDEST_JOB_AGE)
     waited = f", the oldest {format_duration(oldest)} old" if oldest else ""
+    held = _held(r.rt, copies)
+    fleet = r.fleet_dropped is not None
+    named = [] if fleet else [_job_words(job) for job in r.rt.oldest_jobs[: int(min(dropped, 3))]]
+    whose = f"at least {dropped:g} of the fleet's jobs" if fleet else plural(dropped, "job")
+    parts = [
+        f"GitHub holds {plural(jobs, 'job')} queued that no runner took{waited}; {past_boot:g} of them for longer "
+        f"than a runner boots ({format_duration(BOOT_GRACE.total_seconds())}), while {held}",
+        f"the scale-up requests of {whose} were dropped: they left the autoscaler's queues with the "
+        "jobs still waiting, and no runner will be started for them"
+        + (
+            " (counted across the fleet: under `all` dispatch a job's request sits in every matching queue)"
+            if fleet
+            else ""
+        ),
+    ]
+    if named:
+        parts.append("the longest waiting: " + ", ".join(named))
     return _finding(
         "no_scale_up_request",
-        [
-            f"GitHub has {jobs:g} jobs queued{waited}, while the autoscaler's queue holds {requests:g} requests",
-            f"{jobs - requests:g} requests were dropped or their runners took other jobs",
-        ],
-        {"jobs_queued": jobs, "scale_up_requests": requests, **({"oldest_job_seconds": oldest} if oldest else {})},
+        parts,
+        {
+            "jobs_queued": jobs,
+            "jobs_past_boot": past_boot,
+            "requests_on_paths": paths,
+            "requests_dropped": dropped,
+            **({"oldest_job_seconds": oldest} if oldest else {}),
+        },
     )
+
+
+def _on_paths(rt: RunnerTypeSnapshot, build: SignalName = SignalName.SCALE_UP_REQUESTS) -> float | None:
+    """The requests the autoscaler still holds for a runner type's jobs: its build queue's, its job-retry checks
+    (a runner started, the job to be re-queued if still waiting) and its dead-lettered requests (paged on their
+    own). None when one of them was not read: a request in an unread queue cannot be told from a drop."""
+    total = 0.0
+    for signal in (build, SignalName.JOB_RETRY_CHECKS, SignalName.DEAD_LETTERED):
+        reading = rt.signals.get(signal)
+        if reading is None and signal is not build:
+            continue  # that path is not deployed for this runner type
+        if reading is None or reading.value is None:
+            return None
+        total += reading.value
+    return total
+
+
+def held_by_copies(runner_types: Iterable[RunnerTypeSnapshot]) -> dict[str, float | None]:
+    """Per runner type key, the requests its copies in other regions or accounts hold (collect/queues.py): jobs
+    are routed to the key, and a job's request may sit in any copy's queue. None where a copy was not read."""
+    out: dict[str, float | None] = {}
+    for rt in runner_types:
+        key = runner_type_key(rt.name)
+        if key == rt.name:
+            continue
+        # A copy gets no jobs (collect/jobs.py), so its queue size is its build queue's requests alone.
+        held, prior = _on_paths(rt, SignalName.QUEUE_SIZE), out.get(key, 0.0)
+        out[key] = None if held is None or prior is None else prior + held
+    return out
+
+
+def fleet_dropped(runner_types: Iterable[RunnerTypeSnapshot]) -> float | None:
+    """Under `all` dispatch: the fleet's tracked jobs past boot beyond every request its queues hold (a key's copies
+    elsewhere included), a lower bound on its dropped requests (a job's copies in several queues only lower it).
+    None if any queue was not read."""
+    past_boot = paths = 0.0
+    for rt in runner_types:
+        if not rt.queue_name:
+            continue  # no build queue (queue: none, a scale-set lane): the autoscaler's requests are not its way
+        tracked = rt.jobs_past_boot is not None
+        held = _on_paths(rt) if tracked else _on_paths(rt, SignalName.QUEUE_SIZE)
+        if held is None:
+            return None
+        past_boot += rt.jobs_past_boot or 0
+        paths += held
+    return max(0.0, past_boot - paths)
+
+
+def _held(rt: RunnerTypeSnapshot, copies: float) -> str:
+    words = [f"its build queue holds {plural(rt.value(SignalName.SCALE_UP_REQUESTS) or 0, 'request')}"]
+    checks, dead = rt.value(SignalName.JOB_RETRY_CHECKS), rt.value(SignalName.DEAD_LETTERED)
+    if checks is not None:
+        words.append(f"its job-retry queue {plural(checks, 'check')}")
+    if dead is not None:
+        words.append(f"its dead-letter queue {plural(dead, 'request')}")
+    if copies:
+        words.append(f"its copies in other regions or accounts {plural(copies, 'request')}")
+    return ", ".join(words)
+
+
+def _job_words(job: WaitingJob) -> str:
+    return job.repo + (f" run {job.run_id}" if job.run_id else "")
 
 
 def _idle(r: _Reader) -> Finding | None:
@@ -293,7 +406,10 @@ def _scale_up_failing(r: _Reader) -> Finding | None:
             evidence["jobs_dequeued"] = dequeued.window_sum
             evidence["jobs_dequeued_usual"] = round(usual, 2)
             if not _can_see_max(r):
-                parts.append("or the autoscaler is at its maximum, which no configured signal shows")
+                parts.append(
+                    "or the autoscaler is at its maximum with ephemeral runners, which hand requests back to the "
+                    "queue (with non-ephemeral runners upstream deletes them instead: the queue empties)"
+                )
     if not parts:
         return None
     return _finding("scale_up_failing", parts, evidence)

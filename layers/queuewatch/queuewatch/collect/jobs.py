@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord, github_hosted
+from queuewatch.jobs import BOOT_GRACE, QUEUED_LIMIT, JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import CROSS_CHECKED, SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
@@ -31,6 +31,7 @@ LISTED_LABEL_SETS = 20
 @dataclass
 class Waiting:
     count: int = 0
+    past_boot: int = 0  # queued longer than BOOT_GRACE: no runner booting for it any more
     oldest: list[JobRecord] = field(default_factory=list)  # oldest first, at most LISTED_PER_RUNNER_TYPE
 
 
@@ -60,6 +61,7 @@ def census(jobs: Iterable[JobRecord], fleet: set[str], now: datetime) -> JobCens
         if runner_type is not None:
             waiting = by_runner_type[runner_type]
             waiting.count += 1
+            waiting.past_boot += now - job.queued_since > BOOT_GRACE
             if len(waiting.oldest) < LISTED_PER_RUNNER_TYPE:
                 waiting.oldest.append(job)
         elif github_hosted(job.labels):
@@ -90,9 +92,11 @@ def with_jobs(
     if isinstance(census, str):
         size, age = Reading.missing(f"jobs table: {census}"), Reading.missing(f"jobs table: {census}")
         oldest: list[JobRecord] = []
+        past_boot = None
     else:
         waiting = census.by_runner_type.get(runner_type.name, Waiting())
         oldest = waiting.oldest
+        past_boot = waiting.past_boot
         size = Reading.of(waiting.count)
         age = Reading.of(max(0.0, (now - oldest[0].queued_since).total_seconds()) if oldest else 0.0)
     signals[SignalName.JOBS_QUEUED], signals[SignalName.OLDEST_JOB_AGE] = size, age
@@ -103,8 +107,9 @@ def with_jobs(
                 signals[requests] = queue
             signals[judged] = worse(signals[jobs], queue)
     # WaitingJob.created_at is the alert's "waiting since": when the job was queued for a runner.
-    listed = [WaitingJob(repo=j.repo[:128], url=j.html_url, created_at=j.queued_since) for j in oldest]
-    return runner_type.model_copy(update={"signals": signals, "oldest_jobs": listed})
+    listed = [WaitingJob(repo=j.repo[:128], url=j.html_url, created_at=j.queued_since, run_id=j.run_id) for j in oldest]
+    update = {"signals": signals, "oldest_jobs": listed, "jobs_past_boot": past_boot}
+    return runner_type.model_copy(update=update)
 
 
 def worse(jobs: Reading, queue: Reading | None) -> Reading:

@@ -194,6 +194,8 @@ def _figures(
                 window=snapshot.triage_window_seconds,
                 baseline=snapshot.baseline_seconds,
                 requests_shared=found.name in context.requests_shared,
+                fleet_dropped=context.fleet_dropped,
+                held_by_copies=context.held_by_copies.get(found.name, 0.0),
             )
     region, queue = (found.region, found.queue_name) if found else health_place(runner_type) or (stack.region, "")
     if found is not None and rule.path:

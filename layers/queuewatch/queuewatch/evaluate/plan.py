@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Literal, cast
 
 from queuewatch.alert_state import (
@@ -48,6 +49,7 @@ from queuewatch.rules import (
 from queuewatch.signals import SignalName
 from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY
 from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot, UnmatchedJobs
+from queuewatch.triage import fleet_dropped, held_by_copies
 from queuewatch.wording import plural
 
 GroupBy = Literal["all", "team", "runner_type"]
@@ -139,6 +141,18 @@ class Context:
             github=github,
             requests_shared=shared_requests(config, snapshot.runner_types if snapshot else []),
         )
+
+    @cached_property
+    def fleet_dropped(self) -> float | None:
+        """Under `all` dispatch, the fleet's dropped requests (triage.fleet_dropped), read once a tick."""
+        if self.config.defaults.queue_selection_strategy != "all" or self.snapshot is None:
+            return None
+        return fleet_dropped(self.snapshot.runner_types)
+
+    @cached_property
+    def held_by_copies(self) -> dict[str, float | None]:
+        """Per runner type key, the requests its copies elsewhere hold (triage.held_by_copies), read once a tick."""
+        return held_by_copies(self.snapshot.runner_types) if self.snapshot is not None else {}
 
     @property
     def github_incident(self) -> bool:
