@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
+from queuewatch.autoscaler_log import AutoscalerLog
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
 from queuewatch.job_sources import SOURCES, JobSourceBeat
@@ -145,6 +146,9 @@ class RunnerTypeSnapshot(FrozenModel):
     # Where jobs are tracked and requests are dead-lettered: the tracked jobs those requests likely stood
     # for (inferred, never read from the queue: collect/dead_letters.py), the latest queued before the move first.
     dead_letter_jobs: list[WaitingJob] = Field(default=[], max_length=5)
+    # For a runner type in breach: what the autoscaler's scale-up and job-retry log lines said over the page's
+    # window, or why they could not be read (collect/autoscaler_log.py). Unset: not read this tick.
+    autoscaler_log: AutoscalerLog | None = None
 
     @field_validator("signals")
     @classmethod

@@ -28,12 +28,14 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.autoscaler_log import AutoscalerLog
+from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.paths import aged_paths, read_paths, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
-from queuewatch.collect.queues import resolve_queues
+from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.collect.slo import slo_readings
 from queuewatch.config import Config
@@ -55,10 +57,12 @@ def collect(
     snapshot_id: str,
     jobs_table: str | None = None,
     slo_table: str | None = None,
+    read_logs: Query | None = None,
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
     the history of the runner types that breach, for the triage. With `slo_table` too, each SLO's burn
-    windows: one Query of its counters per SLO (collect/slo.py)."""
+    windows: one Query of its counters per SLO (collect/slo.py). The breaching runner types' autoscaler log
+    lines are read with `read_logs` (by default Logs Insights through `clients`: collect/autoscaler_log.py)."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
@@ -107,14 +111,24 @@ def collect(
             history = (
                 pool.submit(_history, clients, jobs_table, wanted, spans, queued_now) if jobs_table and wanted else None
             )
+            words = pool.submit(
+                read_autoscaler_logs,
+                targets,
+                runner_types,
+                breaching,
+                prefix=config.autoscaler.prefix if config.autoscaler else None,
+                window_seconds=triage.window,
+                now=now,
+                query=read_logs or logs_query(clients.logs),
+            )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
             from_jobs = history.result() if history else {}
+            said = _said(words, targets, breaching, now)
             for index in breaching:  # only these gained series: the others stand as the first round read them
                 found = reading(index, judged.get(index, []) + evidence.get(index, []))
                 extra = from_jobs.get(found.name)
-                runner_types[index] = (
-                    found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
-                )
+                found = found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
+                runner_types[index] = found.model_copy(update={"autoscaler_log": said.get(index)})
         slos = (
             slo_readings(config, clients.dynamodb(), slo_table, _queued_or_reason(jobs_future), now)
             if slo_table and jobs_future and config.slos
@@ -140,6 +154,17 @@ def collect(
         job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
     )
+
+
+def _said(
+    future: Future[dict[int, AutoscalerLog]], targets: list[WatchedQueue], breaching: set[int], now: datetime
+) -> dict[int, AutoscalerLog]:
+    """The logs' readings; a read that failed outright is said on every breaching runner type, never dropped."""
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - a failed read degrades the words it would give, nothing else
+        why = f"the autoscaler's log lines could not be read: {describe(error)}"[:1024]
+        return {i: AutoscalerLog(log_groups=[], since=now, until=now, error=why) for i in breaching if targets[i]}
 
 
 def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:

@@ -221,6 +221,7 @@ def _figures(
         triage=explanation,
         oldest_jobs=_jobs(rule, found) if found and not resolved else [],
         jobs_note=dead_letter_note(rule, found, context.snapshot) if found and not resolved else None,
+        autoscaler_log=found.autoscaler_log if found and explanation is not None else None,
     )
 
 
