@@ -9,16 +9,17 @@ from typing import Any
 
 import boto3
 import pytest
-from logs_insights import InsightsOverMoto, powertools_line, put_lines
 from support import T0, StackInMoto, arriving_now
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import load_state
+from queuewatch.autoscaler_log import MAX_READ_PER_TICK, PAST_THE_BOUND
 from queuewatch.collect import collect
-from queuewatch.collect.autoscaler_log import MAX_READ_PER_TICK, logs_query
+from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
 from queuewatch.snapshot import Snapshot
+from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import build_view, text_lines
 
@@ -131,7 +132,12 @@ def test_a_missing_log_group_degrades_its_runner_type_alone(at_maximum: AwsClien
     sqs = boto3.client("sqs", region_name="us-east-1")
     sqs.create_queue(QueueName="gh-ci-arm64-queued-builds")  # no scale-up log group: never deployed
     put_queued_jobs(
-        boto3.client("dynamodb", region_name="us-east-1"), JOBS, "arm64", [T0 - timedelta(minutes=30)], now=T0, first_id=100
+        boto3.client("dynamodb", region_name="us-east-1"),
+        JOBS,
+        "arm64",
+        [T0 - timedelta(minutes=30)],
+        now=T0,
+        first_id=100,
     )
     config = CONFIG.replace(
         "runner_types:\n", "runner_types:\n  - {name: arm64, queue: {name: gh-ci-arm64-queued-builds}}\n"
@@ -169,7 +175,17 @@ def test_past_the_bound_the_runner_types_not_read_say_so(aws: None) -> None:
     )
     insights = InsightsOverMoto(logs)
     snap, _ = _tick(AwsClients(), insights, config)
-    unread = sorted(rt.name for rt in snap.runner_types if rt.autoscaler_log and rt.autoscaler_log.error)
-    assert unread == names[:2]  # the two that waited least
-    assert all("not read this tick" in (rt.autoscaler_log.error or "") for rt in snap.runner_types if rt.name in unread)
+    read = sorted(rt.name for rt in snap.runner_types if rt.autoscaler_log and rt.autoscaler_log.error is None)
+    assert read == names[2:]  # the longest-waiting; the two that waited least are counted, not read
+    assert snap.autoscaler_logs_unread == 2
     assert insights.calls.count("StartQuery") == 1  # 25 runner types, 25 log groups: one query
+
+    moto = StackInMoto.create(name="prod")
+    inbox = moto.subscribe_queue("inbox")
+    moto.evaluate(snap, parse_config(config, source="t.yaml"), clock=arriving_now(snap))
+    [message] = boto3.client("sqs", region_name="us-east-1").receive_message(QueueUrl=inbox)["Messages"]
+    rows = {f["runner_type"]: f for f in json.loads(json.loads(message["Body"])["Message"])["runner_types"]}
+    for name in names[:2]:  # their rows say the log was not read this tick, not that it said nothing
+        assert rows[name]["autoscaler_log"]["error"] == PAST_THE_BOUND
+        assert rows[name]["triage"]["findings"][-1]["cause"] == "log_unread"
+    assert rows[names[2]]["autoscaler_log"]["error"] is None

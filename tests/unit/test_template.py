@@ -60,7 +60,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         # The autoscaler's scale-up and job-retry log groups, by its prefix, and nothing else's.
         *(
             ("ReadsAutoscalerLogs", frozenset({"logs:StartQuery"}),
-             f"Sub arn:${{AWS::Partition}}:logs:*:${{AWS::AccountId}}:log-group:/aws/lambda/${{AutoscalerPrefix}}-*{fn}{tail}",
+             "Sub arn:${AWS::Partition}:logs:*:${AWS::AccountId}:log-group:"
+             f"/aws/lambda/${{AutoscalerPrefix}}-*{fn}{tail}",
              None)
             for fn in ("scale-up", "job-retry")
             for tail in ("", ":*")

@@ -60,6 +60,10 @@ LOG_GROUP_PREFIX = "/aws/lambda/"
 SCALE_UP_SUFFIX = "-scale-up"
 JOB_RETRY_SUFFIX = "-job-retry"
 MAX_LOG_GROUPS_PER_QUERY = 50  # StartQuery's logGroupNames takes at most 50
+MAX_READ_PER_TICK = 25  # runner types in breach read a tick, the longest-waiting first: 50 log groups, one query
+PAST_THE_BOUND = (
+    f"not read this tick: {MAX_READ_PER_TICK} runner types in breach are read a tick, the longest-waiting first"
+)
 MAX_QUOTED = 400  # characters of the quoted line: a page row stays short
 MAX_JOBS_NAMED = 5
 
@@ -318,7 +322,8 @@ def _said(fields: dict[str, Any]) -> list[_Said]:
             _Said(LogCauseKind.LAUNCH_FAILED, code, False) for code in dropped
         ]
     if message.startswith("Create fleet failed, error not recognized as scaling error"):
-        return [_Said(LogCauseKind.LAUNCH_FAILED, code, False) for code in _codes(fields.get("data")) or [None]]
+        codes: list[str | None] = [*_codes(fields.get("data"))] or [None]
+        return [_Said(LogCauseKind.LAUNCH_FAILED, code, False) for code in codes]
     if message.startswith("Create fleet failed, ScaleError will be thrown"):
         return [_Said(LogCauseKind.LAUNCH_FAILED, None, True)]
     return []

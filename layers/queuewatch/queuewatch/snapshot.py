@@ -242,6 +242,9 @@ class Snapshot(FrozenModel):
     job_sources: list[JobSourceBeat] = Field(default=[], max_length=len(SOURCES))
     job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
     jobs_tracked: bool = False  # the collector read the tracked jobs this tick (tracking on, the table answered)
+    # Runner types in breach whose autoscaler log lines were not read this tick, past the bound a tick reads
+    # (autoscaler_log.MAX_READ_PER_TICK, the longest-waiting first): their page rows say so.
+    autoscaler_logs_unread: Annotated[int, Field(ge=0)] = 0
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -253,7 +253,9 @@ def _from_log(log: AutoscalerLog | None) -> list[Finding]:
             evidence["max_runners"] = float(first.maximum_runners)
         cause: Cause = LOG_CAUSES[kind]
         step = NEXT_STEPS[cause] + (f"; the lines in Logs Insights: {log.query_url}" if log.query_url else "")
-        out.append(Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence, next_step=step))
+        out.append(
+            Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence, next_step=step)
+        )
     return out
 
 
@@ -261,7 +263,11 @@ def _log_unread(log: AutoscalerLog | None) -> Finding | None:
     if log is None or log.error is None:
         return None
     return Finding(
-        cause="log_unread", title=TITLES["log_unread"], detail=log.error, evidence={}, next_step=NEXT_STEPS["log_unread"]
+        cause="log_unread",
+        title=TITLES["log_unread"],
+        detail=log.error,
+        evidence={},
+        next_step=NEXT_STEPS["log_unread"],
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,13 +49,13 @@ def query_log_rows(
             queryString=INSIGHTS_QUERY,
             limit=10000,
         )["queryId"]
-    except Exception as error:  # noqa: BLE001 - any failure is said, with the groups, by the caller
+    except Exception as error:
         raise LogsUnread(f"{named}: {describe(error)}") from error
     deadline = clock() + wait_seconds
     while True:
         try:
             answer = client.get_query_results(queryId=query_id)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise LogsUnread(f"{named}: {describe(error)}") from error
         status = answer.get("status")
         if status == DONE:
@@ -62,10 +63,8 @@ def query_log_rows(
         if status in FAILED:
             raise LogsUnread(f"{named}: the Logs Insights query ended {status}")
         if clock() >= deadline:
-            try:
+            with suppress(Exception):  # it ends by itself; the reading is degraded either way
                 client.stop_query(queryId=query_id)
-            except Exception:  # noqa: BLE001, S110 - it ends by itself; the reading is degraded either way
-                pass
             raise LogsUnread(f"{named}: the Logs Insights query was still {status} after {wait_seconds:g}s")
         sleep(POLL_SECONDS)
 

@@ -2,10 +2,12 @@
 
 Read only for the runner types that breach a rule this tick, the longest-waiting first, at most
 MAX_READ_PER_TICK of them: one Logs Insights query per region for up to 50 log groups, beside the second
-metric round. A query that fails (a log group missing or denied) is run again per runner type, so one
-broken log group degrades its runner type alone. The window is the page's: back to when its oldest job began
-waiting, at least the triage window, at most MAX_WINDOW. Logs that cannot be read are a reading with an
-error naming the log groups, never a quiet "nothing said".
+metric round. The others are counted in the snapshot, and each page row of one says it was not read this
+tick (a reading each would cost the snapshot some 200 bytes a runner type, 1 MB at 5,000). A query that
+fails (a log group missing or denied) is run again per runner type, so one broken log group degrades its
+runner type alone. The window is the page's: back to when its oldest job began waiting, at least the
+triage window, at most MAX_WINDOW. Logs that cannot be read are a reading with an error naming the log
+groups, never a quiet "nothing said".
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import datetime, timedelta
 from queuewatch.adapters.autoscaler_logs import LogsUnread, query_log_rows
 from queuewatch.autoscaler_log import (
     MAX_LOG_GROUPS_PER_QUERY,
+    MAX_READ_PER_TICK,
     AutoscalerLog,
     LogRow,
     classify,
@@ -30,7 +33,6 @@ from queuewatch.collect.queues import WatchedQueue
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, runner_type_key
 
-MAX_READ_PER_TICK = 25  # runner types: 50 log groups, one StartQuery per region; past it, said, not read
 MAX_WINDOW = timedelta(hours=3)  # what a query scans, and so what it costs, stays bounded
 WAIT_SECONDS = 5.0  # per query: beside the second metric round, within the collector's 10 s a tick
 
@@ -55,12 +57,14 @@ def read_autoscaler_logs(
     window_seconds: int,
     now: datetime,
     query: Query,
-) -> dict[int, AutoscalerLog]:
-    """Per breaching runner type's index, what its log groups said or why they could not be read."""
+) -> tuple[dict[int, AutoscalerLog], int]:
+    """Per breaching runner type's index, what its log groups said or why they could not be read; and how many
+    breaching runner types were not read this tick, past MAX_READ_PER_TICK."""
     out: dict[int, AutoscalerLog] = {}
     if prefix is None:
-        return out  # no autoscaler named: the stack's role may read no log (AutoscalerPrefix)
+        return out, 0  # no autoscaler named: the stack's role may read no log (AutoscalerPrefix)
     wanted: list[_Wanted] = []
+    past = 0
     for index in sorted(breaching, key=lambda i: (-_waited(runner_types[i]), runner_types[i].name)):
         target, found = targets[index], runner_types[index]
         base = function_base(target.queue_name, prefix, runner_type_key(target.runner_type))
@@ -71,9 +75,7 @@ def read_autoscaler_logs(
         if target.foreign:
             out[index] = _unread(groups, since, now, f"in account {target.account_id}: only the stack's own are read")
         elif len(wanted) >= MAX_READ_PER_TICK:
-            out[index] = _unread(
-                groups, since, now, f"not read this tick: {MAX_READ_PER_TICK} runner types are, the longest-waiting"
-            )
+            past += 1
         else:
             wanted.append(_Wanted(index, groups, since))
     by_region: dict[str, list[_Wanted]] = defaultdict(list)
@@ -81,7 +83,7 @@ def read_autoscaler_logs(
         by_region[targets[item.index].region].append(item)
     chunks = [(region, chunk) for region, items in by_region.items() for chunk in _chunks(items)]
     if not chunks:
-        return out
+        return out, past
     # Its own threads, not the collector's pool: this runs in one of that pool's tasks.
     with ThreadPoolExecutor(max_workers=min(len(chunks), 8), thread_name_prefix="logs") as pool:
         futures = [(region, pool.submit(_read_region, region, chunk, now, query)) for region, chunk in chunks]
@@ -89,7 +91,7 @@ def read_autoscaler_logs(
             for index, log in future.result().items():
                 url = insights_url(region, log.log_groups, log.since, now)
                 out[index] = log.model_copy(update={"query_url": url})
-    return out
+    return out, past
 
 
 def _chunks(items: list[_Wanted]) -> list[list[_Wanted]]:

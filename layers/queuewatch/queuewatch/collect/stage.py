@@ -28,7 +28,7 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
-from queuewatch.autoscaler_log import AutoscalerLog
+from queuewatch.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog
 from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
@@ -104,6 +104,7 @@ def collect(
 
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
+        unread_logs = 0
         if breaching:
             wanted = {targets[i].runner_type: from_history(targets[i].signals) for i in breaching} if jobs_table else {}
             wanted = {name: signals for name, signals in wanted.items() if signals}
@@ -123,7 +124,7 @@ def collect(
             )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
             from_jobs = history.result() if history else {}
-            said = _said(words, targets, breaching, now)
+            said, unread_logs = _said(words, targets, breaching, now)
             for index in breaching:  # only these gained series: the others stand as the first round read them
                 found = reading(index, judged.get(index, []) + evidence.get(index, []))
                 extra = from_jobs.get(found.name)
@@ -153,18 +154,24 @@ def collect(
         job_sources=beats,
         job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
+        autoscaler_logs_unread=unread_logs,
     )
 
 
 def _said(
-    future: Future[dict[int, AutoscalerLog]], targets: list[WatchedQueue], breaching: set[int], now: datetime
-) -> dict[int, AutoscalerLog]:
-    """The logs' readings; a read that failed outright is said on every breaching runner type, never dropped."""
+    future: Future[tuple[dict[int, AutoscalerLog], int]],
+    targets: list[WatchedQueue],
+    breaching: set[int],
+    now: datetime,
+) -> tuple[dict[int, AutoscalerLog], int]:
+    """The logs' readings and how many were past the bound; a read that failed outright is said on the breaching
+    runner types it would have read, never dropped."""
     try:
         return future.result()
     except Exception as error:  # noqa: BLE001 - a failed read degrades the words it would give, nothing else
         why = f"the autoscaler's log lines could not be read: {describe(error)}"[:1024]
-        return {i: AutoscalerLog(log_groups=[], since=now, until=now, error=why) for i in breaching if targets[i]}
+        first = sorted(breaching)[:MAX_READ_PER_TICK]
+        return {i: AutoscalerLog(log_groups=[], since=now, until=now, error=why) for i in first if targets[i]}, 0
 
 
 def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:

@@ -21,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.autoscaler_log import PAST_THE_BOUND, AutoscalerLog
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
@@ -187,6 +188,11 @@ def _figures(
         }
         queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
         snapshot = context.snapshot
+        if snapshot is not None and snapshot.autoscaler_logs_unread and found.autoscaler_log is None:
+            unread = AutoscalerLog(
+                log_groups=[], since=snapshot.collected_at, until=snapshot.collected_at, error=PAST_THE_BOUND
+            )
+            found = found.model_copy(update={"autoscaler_log": unread})
         if snapshot is not None and not resolved and rule.name != HEALTH_RULE and not rule.path and queueing:
             explanation = triage(
                 found,

@@ -1,6 +1,7 @@
 """Logs Insights over moto's CloudWatch Logs: moto stores and filters the lines, this answers the query.
 
-moto has no Logs Insights. This client takes its place at the adapter's boundary: StartQuery checks each log
+moto has no Logs Insights. For the tests and the benchmark, this client takes its place at the adapter's
+boundary (adapters/autoscaler_logs.py takes any logs client): StartQuery checks each log
 group exists (as Logs Insights does: one missing fails the query), GetQueryResults reads the lines with
 moto's FilterLogEvents over the query's span and aggregates them as autoscaler_log.INSIGHTS_QUERY does, one
 row per log group, message, error.name, data.0.ErrorCode and github.workflow_job_id.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,15 +44,11 @@ def powertools_line(message: str, function: str, level: str = "INFO", **extra: A
 
 def put_lines(logs: Any, group: str, lines: list[tuple[datetime, str]]) -> None:
     """Create the log group (if new) and put the lines in one stream, as the function's container would."""
-    try:
-        logs.create_log_group(logGroupName=group)
-    except logs.exceptions.ResourceAlreadyExistsException:
-        pass
     stream = "2026/11/21/[$LATEST]0b9e2c"
-    try:
+    with suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_group(logGroupName=group)
+    with suppress(logs.exceptions.ResourceAlreadyExistsException):
         logs.create_log_stream(logGroupName=group, logStreamName=stream)
-    except logs.exceptions.ResourceAlreadyExistsException:
-        pass
     events = [{"timestamp": int(at.timestamp() * 1000), "message": text} for at, text in sorted(lines)]
     logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
 
@@ -83,11 +81,11 @@ class InsightsOverMoto:
         self.queries[query_id] = params
         return {"queryId": query_id}
 
-    def stop_query(self, queryId: str) -> dict[str, bool]:  # noqa: N803 - boto3's parameter name
+    def stop_query(self, queryId: str) -> dict[str, bool]:
         self.calls.append("StopQuery")
         return {"success": True}
 
-    def get_query_results(self, queryId: str) -> dict[str, Any]:  # noqa: N803
+    def get_query_results(self, queryId: str) -> dict[str, Any]:
         self.calls.append("GetQueryResults")
         if self.status != "Complete":
             return {"status": self.status, "results": []}
