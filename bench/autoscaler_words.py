@@ -15,8 +15,10 @@ for it at most WAIT_SECONDS, beside the second metric round.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -35,6 +37,7 @@ WINDOW = 900  # the triage window: the page's window is at least this
 WAITED = timedelta(minutes=45)  # the longest-waiting job: the window reaches back to it
 PRICE_PER_GB_SCANNED = 0.005  # Logs Insights, us-east-1 (docs/COST.md)
 CPU_BUDGET_SECONDS = 0.1  # queuewatch's own share of the step, whatever the fleet
+RESULTS = Path(__file__).with_name("autoscaler_words.json")  # docs/COST.md's figures (bench/words_cost.py)
 
 
 def fleet(size: int) -> tuple[list[WatchedQueue], list[RunnerTypeSnapshot]]:
@@ -54,14 +57,27 @@ def fleet(size: int) -> tuple[list[WatchedQueue], list[RunnerTypeSnapshot]]:
 
 
 def busy_lines(key: str) -> list[tuple[datetime, str]]:
-    """A busy breach: a scale-up a minute over the window, each refused at the maximum."""
+    """A busy breach: a scale-up a minute over the window, each refused at the maximum, with every line that
+    invocation writes at INFO (scale-up.ts at v7.11) and Lambda's own START, END and REPORT: all are scanned."""
     function = f"gh-ci-{key}-scale-up"
+    request = "0b9e2c4d-5f60-4a1b-9c2d-3e4f5a6b7c8d"
     out = []
     for minute in range(int(WAITED.total_seconds() // 60)):
         at = NOW - timedelta(minutes=minute, seconds=30)
-        out.append((at, powertools_line("Current runners", function, currentRunners=50, maximumRunners=50)))
-        message = "Not all runners will be created for this group, maximum number of runners reached."
-        out.append((at + timedelta(milliseconds=3), powertools_line(message, function, desiredNewRunners=3)))
+        said = [
+            f"START RequestId: {request} Version: $LATEST",
+            powertools_line("Received events", function, runner={"ephemeral": False, "type": "Org", "n_events": 3}),
+            powertools_line("Current runners", function, currentRunners=50, maximumRunners=50),
+            powertools_line(
+                "Not all runners will be created for this group, maximum number of runners reached.",
+                function,
+                desiredNewRunners=3,
+            ),
+            f"END RequestId: {request}",
+            f"REPORT RequestId: {request}\tDuration: 412.31 ms\tBilled Duration: 413 ms\tMemory Size: 512 MB\t"
+            "Max Memory Used: 143 MB",
+        ]
+        out += [(at + timedelta(milliseconds=index), text) for index, text in enumerate(said)]
     return out
 
 
@@ -73,7 +89,7 @@ def measure(size: int) -> dict[str, Any]:
         for key in [t.runner_type for t in targets[:MAX_READ_PER_TICK]]:
             lines = busy_lines(key)
             put_lines(logs, f"/aws/lambda/gh-ci-{key}-scale-up", lines)
-            scanned += sum(len(text.encode()) + 26 for _, text in lines)  # the event and its timestamp and stream
+            scanned += sum(len(text.encode()) for _, text in lines)
         insights = InsightsOverMoto(logs)
         answered: list[list[LogRow]] = []
         through_moto = logs_query(lambda region: insights, wait_seconds=WAIT_SECONDS)
@@ -136,8 +152,10 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fleets", default="150,5000", help="runner type counts, comma-separated")
+    parser.add_argument("--out", default=str(RESULTS), help="where the figures go, for docs/COST.md (bench/cost.py)")
     args = parser.parse_args(argv)
     rows = [measure(int(size)) for size in args.fleets.split(",")]
+    Path(args.out).write_text(json.dumps({"rows": rows}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print("The autoscaler's own words per tick (the collector's log step; moto in-process, Insights stood in):")
     lines = verdicts(rows)
     for line in lines:

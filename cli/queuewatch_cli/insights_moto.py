@@ -96,7 +96,10 @@ class InsightsOverMoto:
                 logGroupName=group, startTime=params["startTime"] * 1000, endTime=params["endTime"] * 1000
             )["events"]
             for event in events:
-                fields = json.loads(event["message"])
+                try:
+                    fields = json.loads(event["message"])
+                except ValueError:
+                    continue  # Lambda's own START, END and REPORT lines: scanned, never a `message`
                 key = (group, *(str(_field(fields, name)) for name in _BY))
                 row = rows.setdefault(key, {"n": 0, "first": event["timestamp"], "last": 0, "line": ""})
                 row["n"] += 1

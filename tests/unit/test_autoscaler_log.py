@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from support import runner_type
 
 from queuewatch.autoscaler_log import (
     DEFAULT_SCALE_ERRORS,
     INSIGHTS_QUERY,
+    AutoscalerLog,
     LogCauseKind,
     LogRow,
     classify,
@@ -18,6 +20,9 @@ from queuewatch.autoscaler_log import (
     insights_url,
     log_groups,
 )
+from queuewatch.signals import SignalName
+from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.triage import triage
 
 T = datetime(2026, 11, 28, 4, 0, tzinfo=UTC)
 SCALE_UP = "/aws/lambda/ghr-linux-x64-scale-up"
@@ -196,3 +201,33 @@ def test_the_console_link_opens_both_log_groups_over_the_window() -> None:
 def test_the_query_groups_what_tells_lines_apart() -> None:
     assert "by @log, message, error.name" in INSIGHTS_QUERY and "github.workflow_job_id" in INSIGHTS_QUERY
     assert "InsufficientCapacityOnHost" in DEFAULT_SCALE_ERRORS
+
+
+def _waiting(log: AutoscalerLog | None) -> RunnerTypeSnapshot:
+    """Two jobs GitHub holds, no request in the autoscaler's queue: the triage's guess, and what the log says."""
+    base = runner_type("linux-x64", 2, 600)
+    signals = {**base.signals, SignalName.JOBS_QUEUED: Reading.of(2), SignalName.SCALE_UP_REQUESTS: Reading.of(0)}
+    return base.model_copy(update={"signals": signals, "autoscaler_log": log})
+
+
+def test_a_guess_is_marked_and_says_whether_the_log_was_read() -> None:
+    unread_log = triage(_waiting(None), window=900, baseline=10800).findings
+    assert unread_log[0].cause == "no_scale_up_request" and unread_log[0].guess
+    assert unread_log[0].detail.endswith("(a guess)")
+    quiet = AutoscalerLog(log_groups=[SCALE_UP], since=T, until=T + timedelta(minutes=15))
+    read = triage(_waiting(quiet), window=900, baseline=10800).findings
+    assert read[0].detail.endswith("(a guess: no line of the autoscaler's log says more)")
+
+
+def test_where_the_log_says_why_it_leads_and_the_guess_goes() -> None:
+    [cause] = classify(
+        [
+            row(line("INFO", "Current runners", currentRunners=8, maximumRunners=8)),
+            row(line("INFO", "Not all runners will be created for this group, maximum number of runners reached.")),
+        ]
+    )
+    said = AutoscalerLog(log_groups=[SCALE_UP], since=T, until=T, causes=[cause], query_url="https://console/x")
+    findings = triage(_waiting(said), window=900, baseline=10800).findings
+    assert [f.cause for f in findings] == ["log_max_reached"]
+    assert findings[0].detail.startswith("maximum reached (8 of 8 runners) (1x, 04:00 UTC, /aws/lambda/")
+    assert findings[0].next_step.endswith("the lines in Logs Insights: https://console/x")

@@ -219,7 +219,13 @@ def triage(runner_type: RunnerTypeSnapshot, *, window: int, baseline: int, reque
         )
         if (finding := check(reader)) is not None and not (said and finding.guess)
     ]
-    unread = _log_unread(runner_type.autoscaler_log)
+    log = runner_type.autoscaler_log
+    if log is not None and log.error is None:
+        findings = [
+            f.model_copy(update={"detail": f.detail.replace(f"({GUESS})", f"({GUESS_READ})")}) if f.guess else f
+            for f in findings
+        ]
+    unread = _log_unread(log)
     findings += [unread] if unread else []
     return Triage(findings=findings, not_checked=_not_checked(reader), window_seconds=window, baseline_seconds=baseline)
 
@@ -231,7 +237,8 @@ def _finding(cause: Cause, parts: list[str], evidence: dict[str, float], *, gues
     )
 
 
-GUESS = "a guess: no line of the autoscaler's log says more"
+GUESS = "a guess"
+GUESS_READ = "a guess: no line of the autoscaler's log says more"  # its lines were read and said nothing of it
 MAX_LOG_FINDINGS = 3  # a page row stays short: the likeliest kinds, each with its quoted line
 
 
