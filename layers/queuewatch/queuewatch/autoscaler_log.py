@@ -64,7 +64,8 @@ MAX_READ_PER_TICK = 25  # runner types in breach read a tick, the longest-waitin
 PAST_THE_BOUND = (
     f"not read this tick: {MAX_READ_PER_TICK} runner types in breach are read a tick, the longest-waiting first"
 )
-MAX_QUOTED = 400  # characters of the quoted line: a page row stays short
+MAX_QUOTED = 300  # characters of the quoted line: a page row stays short
+MAX_CAUSES = 6  # per runner type, the likeliest first: 25 read a tick keep the snapshot and the page small
 MAX_JOBS_NAMED = 5
 
 
@@ -94,7 +95,7 @@ class LogCause(FrozenModel):
     count: Annotated[int, Field(ge=1)]
     first_at: UtcDatetime
     last_at: UtcDatetime
-    line: str = Field(description="the latest such line, as the autoscaler wrote it (cut to 400 characters)")
+    line: str = Field(description="the latest such line, as the autoscaler wrote it (cut to 300 characters)")
     current_runners: int | None = Field(default=None, description="max_reached: the count it judged")
     maximum_runners: int | None = Field(default=None, description="max_reached: its runners_maximum_count")
     error_code: str | None = Field(default=None, description="launch_failed: EC2's error code")
@@ -132,7 +133,7 @@ class AutoscalerLog(FrozenModel):
     log_groups: list[str] = Field(max_length=4)
     since: UtcDatetime
     until: UtcDatetime
-    causes: list[LogCause] = Field(default=[], max_length=20, description="the likeliest first (ORDER)")
+    causes: list[LogCause] = Field(default=[], max_length=MAX_CAUSES, description="the likeliest first (ORDER)")
     error: str | None = Field(default=None, description="set when the logs could not be read: never a quiet zero")
     query_url: str | None = Field(default=None, description="the Logs Insights console, this query over the window")
 

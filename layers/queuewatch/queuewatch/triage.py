@@ -252,7 +252,8 @@ def _from_log(log: AutoscalerLog | None) -> list[Finding]:
         if not causes or len(out) == MAX_LOG_FINDINGS:
             continue
         first = causes[0]
-        parts = [first.text(), *(c.text() for c in causes[1:3])]
+        # One line quoted; the others of its kind (another EC2 code, another log group) by their headline.
+        parts = [first.text(), *(f"{c.headline} ({c.count}x, {c.log_group})" for c in causes[1:4])]
         evidence: dict[str, float] = {"log_lines": float(sum(c.count for c in causes))}
         if first.current_runners is not None:
             evidence["current_runners"] = float(first.current_runners)

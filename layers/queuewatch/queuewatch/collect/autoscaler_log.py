@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 from queuewatch.adapters.autoscaler_logs import LogsUnread, query_log_rows
 from queuewatch.autoscaler_log import (
+    MAX_CAUSES,
     MAX_LOG_GROUPS_PER_QUERY,
     MAX_READ_PER_TICK,
     AutoscalerLog,
@@ -117,7 +118,7 @@ def _read_region(region: str, items: list[_Wanted], now: datetime, query: Query)
             log_groups=item.groups,
             since=since,
             until=now,
-            causes=classify(row for row in rows if row.log_group in item.groups)[:20],
+            causes=classify(row for row in rows if row.log_group in item.groups)[:MAX_CAUSES],
         )
         for item in items
     }
