@@ -189,3 +189,52 @@ def test_past_the_bound_the_runner_types_not_read_say_so(aws: None) -> None:
         assert rows[name]["autoscaler_log"]["error"] == PAST_THE_BOUND
         assert rows[name]["triage"]["findings"][-1]["cause"] == "log_unread"
     assert rows[names[2]]["autoscaler_log"]["error"] is None
+
+
+def test_a_launch_error_upstream_deletes_and_a_dropped_retry_are_named_with_code_and_job(aws: None) -> None:
+    """UnauthorizedOperation (outside scale_errors: the request deleted) and a job-retry check that met a 502
+    (upstream #5423: the check deleted), in v7.11's words, each on the page with what it names."""
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    sqs.create_queue(QueueName=QUEUE)
+    sqs.create_queue(QueueName="gh-ci-linux-2xlarge-job-retry")
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    create_jobs_table(dynamodb, JOBS)
+    put_queued_jobs(dynamodb, JOBS, "linux.2xlarge", [T0 - timedelta(minutes=12)], now=T0, first_id=4242)
+    logs = boto3.client("logs", region_name="us-east-1")
+    error = {"name": "UnauthorizedOperation", "message": "You are not authorized to perform this operation."}
+    put_lines(
+        logs,
+        SCALE_UP,
+        [
+            (
+                T0 - timedelta(minutes=11),
+                powertools_line("Create fleet request failed.", FUNCTION, "WARN", error=error, retryable=False),
+            )
+        ],
+    )
+    retry = "gh-ci-linux-2xlarge-job-retry"
+    dropped = powertools_line(
+        "Error processing job retry: Server Error",
+        retry,
+        "WARN",
+        error={"name": "HttpError", "message": "Server Error", "status": 502},
+        github={"event": "workflow_job", "workflow_job_id": "4242"},
+    )
+    put_lines(logs, f"/aws/lambda/{retry}", [(T0 - timedelta(minutes=3), dropped)])
+    insights = InsightsOverMoto(logs)
+    named = "queue: {name: gh-ci-linux-2xlarge-queued-builds}, job_retry_queue: gh-ci-linux-2xlarge-job-retry"
+    snap, config = _tick(
+        AwsClients(), insights, CONFIG.replace("queue: {name: gh-ci-linux-2xlarge-queued-builds}", named)
+    )
+    [found] = snap.runner_types
+    assert found.autoscaler_log is not None and found.autoscaler_log.log_groups == [SCALE_UP, f"/aws/lambda/{retry}"]
+    moto = StackInMoto.create(name="prod")
+    inbox = moto.subscribe_queue("inbox")
+    moto.evaluate(snap, config, clock=arriving_now(snap))
+    [message] = boto3.client("sqs", region_name="us-east-1").receive_message(QueueUrl=inbox)["Messages"]
+    findings = json.loads(json.loads(message["Body"])["Message"])["runner_types"][0]["triage"]["findings"]
+    assert [f["cause"] for f in findings[:2]] == ["log_launch_failed", "log_retry_dropped"]
+    assert "launch failed: UnauthorizedOperation, not retried: the request is deleted" in findings[0]["detail"]
+    assert (
+        "retry dropped (job 4242) (1x, 17:57 UTC, /aws/lambda/gh-ci-linux-2xlarge-job-retry)" in findings[1]["detail"]
+    )

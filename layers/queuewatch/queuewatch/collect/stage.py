@@ -13,7 +13,9 @@ read it. The calls reach back over the triage's baseline, so each signal's histo
 arrives with its current value. With tracking on, the breaching runner types' job
 arrivals and run times come from the jobs' history (collect/history.py) unless the
 config names a source for them: one paged Query per day and history shard they hash
-to, beside the second round.
+to, beside the second round. With `autoscaler.prefix` in the config, the breaching runner
+types' scale-up and job-retry log lines too (collect/autoscaler_log.py): one Logs Insights
+query per region for at most 25 of them, also beside the second round.
 """
 
 from __future__ import annotations
