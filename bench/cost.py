@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
+from bench.words_cost import words_section
 from queuewatch_cli.localrun import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
@@ -373,6 +374,7 @@ def render(results: dict[str, Any]) -> str:
     )
     add("")
     out += tracking_section()
+    out += words_section()
     return "\n".join(out)
 
 

@@ -67,6 +67,7 @@ class AlertView:
     silenced_since: datetime | None = None
     jobs_queued: int | None = None  # the last page's jobs total, each job counted once (alert_state.PagedAs)
     jobs_queued_basis: str | None = None  # how that total was counted, or why it was not
+    likely_cause: str | None = None  # the last page's likely cause: the autoscaler's own words where it said why
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,7 @@ def build_view(
                 held_since,
                 record.paged_as.jobs_queued if record.paged_as else None,
                 record.paged_as.jobs_queued_basis if record.paged_as else None,
+                record.paged_as.likely_cause if record.paged_as and status != "resolving" else None,
             )
         )
     for rule, instances in sorted(by_rule.items()):
@@ -348,6 +350,8 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             # dispatch): the page's own total says how many jobs there were.
             total = f"{plural(alert.jobs_queued, 'job')}, " if alert.jobs_queued is not None else ""
             lines.append(f"    jobs queued at the last page: {total}{alert.jobs_queued_basis}")
+        if alert.likely_cause:
+            lines.append(f"    likely cause at the last page: {alert.likely_cause}")
         for m in alert.members[:MAX_MEMBERS_SHOWN]:
             lines.append(f"    {m.runner_type}: {_member_text(m, now)}{_figures(m)}")
         if len(alert.members) > MAX_MEMBERS_SHOWN:

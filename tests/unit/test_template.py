@@ -29,7 +29,14 @@ CONSUMING_SQS_ACTIONS = frozenset(
 )  # fmt: skip
 # The only actions granted on "*": AWS offers no resource-level permission for them.
 UNSCOPABLE = frozenset(
-    {"sqs:ListQueues", "cloudwatch:GetMetricData", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+    {
+        "sqs:ListQueues",
+        "cloudwatch:GetMetricData",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "logs:GetQueryResults",  # they name a query id; StartQuery is the one scoped to log groups
+        "logs:StopQuery",
+    }
 )
 ALARM_PREFIX = "${AWS::StackName}-queuewatch-"
 
@@ -52,6 +59,16 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
          '{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["source#*"]}}'),  # the job sources' heartbeats
         (None, frozenset({"logs:CreateLogStream", "logs:PutLogEvents"}), "GetAtt CollectLogGroup.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+        # The autoscaler's scale-up and job-retry log groups, by its prefix, and nothing else's.
+        *(
+            ("ReadsAutoscalerLogs", frozenset({"logs:StartQuery"}),
+             "Sub arn:${AWS::Partition}:logs:*:${AWS::AccountId}:log-group:"
+             f"/aws/lambda/${{AutoscalerPrefix}}-*{fn}{tail}",
+             None)
+            for fn in ("scale-up", "job-retry")
+            for tail in ("", ":*")
+        ),
+        ("ReadsAutoscalerLogs", frozenset({"logs:GetQueryResults", "logs:StopQuery"}), "*", None),
     },
     "EvaluateRole": {
         (None, frozenset({"dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"}), "GetAtt StateTable.Arn", None),

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import AwareDatetime, Field
 
+from queuewatch.autoscaler_log import AutoscalerLog
 from queuewatch.demand_paths import PATH_COUNTED, PATH_RULES
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
@@ -90,6 +91,12 @@ class RunnerTypeFigures(FrozenModel):
     )
     jobs_note: str | None = Field(
         default=None, description="a dead-letter page: whether its jobs are inferred or unknown, and why"
+    )
+    autoscaler_log: AutoscalerLog | None = Field(
+        default=None,
+        description="firing pages of a runner type in breach: what the autoscaler's scale-up and job-retry log "
+        "lines said over the page's window (each kind counted, first and last, one line quoted; the log groups; "
+        "a Logs Insights link), or why they could not be read (error, naming the log groups)",
     )
 
     @property

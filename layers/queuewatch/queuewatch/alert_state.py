@@ -192,6 +192,12 @@ class PagedAs:
     # counted (or why it was not): `queuewatch status` says it, as the page did, since it stores no figures.
     jobs_queued: int | None = None
     jobs_queued_basis: str | None = None
+    # The page's likely cause (the autoscaler's own words where its log said why), cut to LIKELY_CAUSE_KEPT:
+    # `queuewatch status` shows it as the page led with it.
+    likely_cause: str | None = None
+
+
+LIKELY_CAUSE_KEPT = 1000  # characters of a page's likely cause kept with its group: the item stays small
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
+from queuewatch.autoscaler_log import AutoscalerLog
 from queuewatch.errors import QueuewatchError
 from queuewatch.frozen import FrozenModel
 from queuewatch.job_sources import SOURCES, JobSourceBeat
@@ -148,6 +149,9 @@ class RunnerTypeSnapshot(FrozenModel):
     # Where jobs are tracked: the jobs GitHub holds queued, taken by no runner, for longer than a runner boots
     # (jobs.BOOT_GRACE). Beyond the requests on the autoscaler's paths, each is a job whose request was dropped.
     jobs_past_boot: Annotated[int, Field(ge=0)] | None = None
+    # For a runner type in breach: what the autoscaler's scale-up and job-retry log lines said over the page's
+    # window, or why they could not be read (collect/autoscaler_log.py). Unset: not read this tick.
+    autoscaler_log: AutoscalerLog | None = None
 
     @field_validator("signals")
     @classmethod
@@ -241,6 +245,9 @@ class Snapshot(FrozenModel):
     job_sources: list[JobSourceBeat] = Field(default=[], max_length=len(SOURCES))
     job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
     jobs_tracked: bool = False  # the collector read the tracked jobs this tick (tracking on, the table answered)
+    # Runner types in breach whose autoscaler log lines were not read this tick, past the bound a tick reads
+    # (autoscaler_log.MAX_READ_PER_TICK, the longest-waiting first): their page rows say so.
+    autoscaler_logs_unread: Annotated[int, Field(ge=0)] = 0
 
     @property
     def failed_discovery_regions(self) -> set[str]:

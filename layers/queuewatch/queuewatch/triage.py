@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from queuewatch.autoscaler_log import ORDER, AutoscalerLog, LogCauseKind
 from queuewatch.durations import format_duration
 from queuewatch.frozen import FrozenModel
 from queuewatch.jobs import BOOT_GRACE
@@ -25,6 +26,11 @@ from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob, runner_
 from queuewatch.wording import plural
 
 Cause = Literal[
+    "log_max_reached",
+    "log_launch_failed",
+    "log_rate_limited",
+    "log_jit_failed",
+    "log_retry_dropped",
     "jobs_untracked",
     "no_scale_up_request",
     "idle_not_taking_jobs",
@@ -36,9 +42,16 @@ Cause = Literal[
     "short_of_resources",
     "saturated",
     "no_data",
+    "log_unread",
 ]
 
 TITLES: dict[Cause, str] = {
+    "log_max_reached": "The autoscaler says: maximum reached",
+    "log_launch_failed": "The autoscaler says: launch failed",
+    "log_rate_limited": "The autoscaler says: GitHub rate limit",
+    "log_jit_failed": "The autoscaler says: JIT config failed",
+    "log_retry_dropped": "The autoscaler says: retry dropped",
+    "log_unread": "The autoscaler's log lines could not be read",
     "jobs_untracked": "Scale-up requests with no tracked job: tracking blind",
     "no_scale_up_request": "Scale-up requests dropped, their jobs still queued",
     "idle_not_taking_jobs": "Idle runners not taking jobs",
@@ -62,6 +75,18 @@ UNTRACKED_CAUSES = (
 )
 """Why the autoscaler's queue holds requests the jobs table has never heard of, each with its fix."""
 NEXT_STEPS: dict[Cause, str] = {
+    "log_max_reached": "First: raise runners_maximum_count for this runner type, or free runners. Upstream hands "
+    "ephemeral runners' requests back to the queue at the maximum, and deletes the others: re-run those jobs",
+    "log_launch_failed": "First: fix what the EC2 code names (permissions, a quota, capacity, the launch template). "
+    "A code outside the module's scale_errors is not retried: its requests are deleted, so re-run the jobs, "
+    "or add the code to scale_errors",
+    "log_rate_limited": "First: spread the control plane's calls over more GitHub Apps (additional_github_apps, "
+    "v7.11) or wait for the app's hourly reset",
+    "log_jit_failed": "First: check the GitHub App may register runners for this owner, and SSM PutParameter "
+    "throttling; upstream retries these requests",
+    "log_retry_dropped": "First: re-run the jobs named: the job-retry check was dropped and will not requeue them",
+    "log_unread": "First: check the log groups exist and that the collector's role may query them "
+    "(AutoscalerPrefix in the stack, autoscaler.prefix in the config)",
     "jobs_untracked": f"First: check the job events' way in. Likely: {UNTRACKED_CAUSES}",
     "no_scale_up_request": "First: re-run the jobs; look in "
     f"{SCALE_UP_LOG} for why it deleted their requests (maximum reached, non-ephemeral; a launch error outside "
@@ -102,6 +127,9 @@ class Finding(FrozenModel):
     detail: str = Field(description="the evidence, in numbers")
     evidence: dict[str, float] = Field(description="the same numbers, by name")
     next_step: str = Field(default="", description="what to do first, and where to look")
+    guess: bool = Field(
+        default=False, description="inferred from the figures, not read from the autoscaler's own log lines"
+    )
 
 
 class Triage(FrozenModel):
@@ -196,7 +224,8 @@ def triage(
     fleet's dropped requests (fleet_dropped()), which bound this runner type's. `held_by_copies`: the requests its
     copies elsewhere hold for its jobs (held_by_copies()), None where one was not read."""
     reader = _Reader(runner_type, window, baseline, fleet_dropped, held_by_copies)
-    findings = [
+    said = _from_log(runner_type.autoscaler_log)
+    findings = said + [
         finding
         for check in (
             *(() if requests_shared else (_untracked,)),
@@ -211,15 +240,75 @@ def triage(
             _saturated,
             _no_data,
         )
-        if (finding := check(reader)) is not None
+        if (finding := check(reader)) is not None and not (said and finding.guess)
     ]
+    log = runner_type.autoscaler_log
+    if log is not None and log.error is None:
+        findings = [
+            f.model_copy(update={"detail": f.detail.replace(f"({GUESS})", f"({GUESS_READ})")}) if f.guess else f
+            for f in findings
+        ]
+    unread = _log_unread(log)
+    findings += [unread] if unread else []
     return Triage(findings=findings, not_checked=_not_checked(reader), window_seconds=window, baseline_seconds=baseline)
 
 
-def _finding(cause: Cause, parts: list[str], evidence: dict[str, float]) -> Finding:
+def _finding(cause: Cause, parts: list[str], evidence: dict[str, float], *, guess: bool = False) -> Finding:
+    detail = "; ".join(parts) + (f" ({GUESS})" if guess else "")
     return Finding(
-        cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence, next_step=NEXT_STEPS[cause]
+        cause=cause, title=TITLES[cause], detail=detail, evidence=evidence, next_step=NEXT_STEPS[cause], guess=guess
     )
+
+
+GUESS = "a guess"
+GUESS_READ = "a guess: no line of the autoscaler's log says more"  # its lines were read and said nothing of it
+MAX_LOG_FINDINGS = 3  # a page row stays short: the likeliest kinds, each with its quoted line
+
+
+def _from_log(log: AutoscalerLog | None) -> list[Finding]:
+    """What the autoscaler wrote, one finding per kind it wrote (the likeliest first), each quoting its line."""
+    if log is None or not log.causes:
+        return []
+    out: list[Finding] = []
+    for kind in ORDER:
+        causes = [c for c in log.causes if c.kind is kind]
+        if not causes or len(out) == MAX_LOG_FINDINGS:
+            continue
+        first = causes[0]
+        # One line quoted; the others of its kind (another EC2 code, another log group) by their headline.
+        parts = [first.text(), *(f"{c.headline} ({c.count}x, {c.log_group})" for c in causes[1:4])]
+        evidence: dict[str, float] = {"log_lines": float(sum(c.count for c in causes))}
+        if first.current_runners is not None:
+            evidence["current_runners"] = float(first.current_runners)
+        if first.maximum_runners is not None:
+            evidence["max_runners"] = float(first.maximum_runners)
+        cause: Cause = LOG_CAUSES[kind]
+        step = NEXT_STEPS[cause] + (f"; the lines in Logs Insights: {log.query_url}" if log.query_url else "")
+        out.append(
+            Finding(cause=cause, title=TITLES[cause], detail="; ".join(parts), evidence=evidence, next_step=step)
+        )
+    return out
+
+
+def _log_unread(log: AutoscalerLog | None) -> Finding | None:
+    if log is None or log.error is None:
+        return None
+    return Finding(
+        cause="log_unread",
+        title=TITLES["log_unread"],
+        detail=log.error,
+        evidence={},
+        next_step=NEXT_STEPS["log_unread"],
+    )
+
+
+LOG_CAUSES: dict[LogCauseKind, Cause] = {
+    LogCauseKind.MAX_REACHED: "log_max_reached",
+    LogCauseKind.LAUNCH_FAILED: "log_launch_failed",
+    LogCauseKind.RATE_LIMITED: "log_rate_limited",
+    LogCauseKind.JIT_FAILED: "log_jit_failed",
+    LogCauseKind.RETRY_DROPPED: "log_retry_dropped",
+}
 
 
 def _untracked(r: _Reader) -> Finding | None:
@@ -412,7 +501,9 @@ def _scale_up_failing(r: _Reader) -> Finding | None:
                 )
     if not parts:
         return None
-    return _finding("scale_up_failing", parts, evidence)
+    # Failures and EC2 errors are counted; a stalled consumer alone is inferred.
+    inferred = "creation_failures" not in evidence and not any(k.startswith("ec2_exception_") for k in evidence)
+    return _finding("scale_up_failing", parts, evidence, guess=inferred)
 
 
 def _at_max(r: _Reader) -> Finding | None:

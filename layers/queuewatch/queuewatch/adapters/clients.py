@@ -148,3 +148,7 @@ class AwsClients:
 
     def sns(self, region: str | None = None) -> SNSClient:
         return self._client("sns", region)  # type: ignore[no-any-return]
+
+    def logs(self, region: str) -> Any:
+        """CloudWatch Logs, for the autoscaler's own log lines (adapters/autoscaler_logs.py)."""
+        return self._client("logs", region)

@@ -13,7 +13,9 @@ read it. The calls reach back over the triage's baseline, so each signal's histo
 arrives with its current value. With tracking on, the breaching runner types' job
 arrivals and run times come from the jobs' history (collect/history.py) unless the
 config names a source for them: one paged Query per day and history shard they hash
-to, beside the second round.
+to, beside the second round. With `autoscaler.prefix` in the config, the breaching runner
+types' scale-up and job-retry log lines too (collect/autoscaler_log.py): one Logs Insights
+query per region for at most 25 of them, also beside the second round.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog
+from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.paths import aged_paths, read_paths, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
-from queuewatch.collect.queues import resolve_queues
+from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.collect.slo import slo_readings
 from queuewatch.config import Config
@@ -55,10 +59,12 @@ def collect(
     snapshot_id: str,
     jobs_table: str | None = None,
     slo_table: str | None = None,
+    read_logs: Query | None = None,
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
     the history of the runner types that breach, for the triage. With `slo_table` too, each SLO's burn
-    windows: one Query of its counters per SLO (collect/slo.py)."""
+    windows: one Query of its counters per SLO (collect/slo.py). The breaching runner types' autoscaler log
+    lines are read with `read_logs` (by default Logs Insights through `clients`: collect/autoscaler_log.py)."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)
     judge_jobs = config.defaults.queue_source == JOBS_SOURCE
@@ -101,6 +107,7 @@ def collect(
 
         runner_types = [reading(index, judged.get(index, [])) for index in range(len(targets))]
         breaching = {index for index, runner_type in enumerate(runner_types) if _breaches(config, runner_type)}
+        unread_logs = 0
         if breaching:
             wanted = {targets[i].runner_type: from_history(targets[i].signals) for i in breaching} if jobs_table else {}
             wanted = {name: signals for name, signals in wanted.items() if signals}
@@ -108,14 +115,24 @@ def collect(
             history = (
                 pool.submit(_history, clients, jobs_table, wanted, spans, queued_now) if jobs_table and wanted else None
             )
+            words = pool.submit(
+                read_autoscaler_logs,
+                targets,
+                runner_types,
+                breaching,
+                prefix=config.autoscaler.prefix if config.autoscaler else None,
+                window_seconds=triage.window,
+                now=now,
+                query=read_logs or logs_query(clients.logs),
+            )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
             from_jobs = history.result() if history else {}
+            said, unread_logs = _said(words, targets, breaching, now)
             for index in breaching:  # only these gained series: the others stand as the first round read them
                 found = reading(index, judged.get(index, []) + evidence.get(index, []))
                 extra = from_jobs.get(found.name)
-                runner_types[index] = (
-                    found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
-                )
+                found = found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
+                runner_types[index] = found.model_copy(update={"autoscaler_log": said.get(index)})
         slos = (
             slo_readings(config, clients.dynamodb(), slo_table, _queued_or_reason(jobs_future), now)
             if slo_table and jobs_future and config.slos
@@ -140,7 +157,24 @@ def collect(
         job_sources=beats,
         job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
+        autoscaler_logs_unread=unread_logs,
     )
+
+
+def _said(
+    future: Future[tuple[dict[int, AutoscalerLog], int]],
+    targets: list[WatchedQueue],
+    breaching: set[int],
+    now: datetime,
+) -> tuple[dict[int, AutoscalerLog], int]:
+    """The logs' readings and how many were past the bound; a read that failed outright is said on the breaching
+    runner types it would have read, never dropped."""
+    try:
+        return future.result()
+    except Exception as error:  # noqa: BLE001 - a failed read degrades the words it would give, nothing else
+        why = f"the autoscaler's log lines could not be read: {describe(error)}"[:1024]
+        first = sorted(breaching)[:MAX_READ_PER_TICK]
+        return {i: AutoscalerLog(log_groups=[], since=now, until=now, error=why) for i in first if targets[i]}, 0
 
 
 def _unread(runner_type: RunnerTypeSnapshot) -> RunnerTypeSnapshot:

@@ -456,8 +456,18 @@ BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
 }
 
 
+class AutoscalerSpec(FrozenModel):
+    """The upstream autoscaler this config watches, as its Terraform module names it."""
+
+    prefix: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")] = Field(
+        description="the module's `prefix`: its functions are `<prefix>-<key>-scale-up` and `<prefix>-<key>-job-retry` "
+        "(multi-runner) or `<prefix>-scale-up` (single runner); their log lines are read for the runner types in breach"
+    )
+
+
 class Config(FrozenModel):
     version: int
+    autoscaler: AutoscalerSpec | None = None
     defaults: Defaults = Defaults()
     runner_types: list[RunnerTypeSpec] = Field(default_factory=list)
     discovery: list[DiscoverySpec] = Field(default_factory=list)

@@ -21,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.autoscaler_log import PAST_THE_BOUND, AutoscalerLog
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
@@ -188,6 +189,11 @@ def _figures(
         }
         queueing = found.value(SignalName.QUEUE_SIZE) != 0  # an empty queue has nothing to explain
         snapshot = context.snapshot
+        if snapshot is not None and snapshot.autoscaler_logs_unread and found.autoscaler_log is None:
+            unread = AutoscalerLog(
+                log_groups=[], since=snapshot.collected_at, until=snapshot.collected_at, error=PAST_THE_BOUND
+            )
+            found = found.model_copy(update={"autoscaler_log": unread})
         if snapshot is not None and not resolved and rule.name != HEALTH_RULE and not rule.path and queueing:
             explanation = triage(
                 found,
@@ -224,6 +230,7 @@ def _figures(
         triage=explanation,
         oldest_jobs=_jobs(rule, found) if found and not resolved else [],
         jobs_note=dead_letter_note(rule, found, context.snapshot) if found and not resolved else None,
+        autoscaler_log=found.autoscaler_log if found and explanation is not None else None,
     )
 
 

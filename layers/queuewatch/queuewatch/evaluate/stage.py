@@ -41,7 +41,7 @@ from queuewatch.adapters.state_table import (
 )
 from queuewatch.adapters.transition_log import Transition, put_transition
 from queuewatch.alert import Alert
-from queuewatch.alert_state import GroupRecord, InstanceKey, PagedAs, Status
+from queuewatch.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, PagedAs, Status
 from queuewatch.config import Config
 from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
@@ -254,4 +254,5 @@ def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:
         dashboard_url=alert.dashboard_url,
         jobs_queued=None if alert.jobs_queued is None else int(alert.jobs_queued),
         jobs_queued_basis=alert.jobs_queued_basis,
+        likely_cause=alert.likely_cause[:LIKELY_CAUSE_KEPT] if alert.likely_cause else None,
     )
