@@ -26,9 +26,10 @@ from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
 from queuewatch.durations import format_duration
 from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
-from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
+from queuewatch.evaluate.probes.discovery import health_place
 from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.steps import GroupPlan, Plan
 from queuewatch.evaluate.totals import jobs_total
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.signals import RULE_SIGNALS, SignalName
@@ -101,7 +102,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
-        # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
+        # A resolve closes the page as it was sent (context.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
         summary=_slo_summary(plan, rule, decision.members, resolved) if is_slo_rule(rule.name) else summary,
         rule=rule.name,

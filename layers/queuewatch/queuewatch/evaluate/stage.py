@@ -46,9 +46,10 @@ from queuewatch.config import Config
 from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
-from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
+from queuewatch.evaluate.plan import plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.steps import GroupPlan, InstanceChange, Plan
 from queuewatch.github_status import GitHubStatus
 from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 

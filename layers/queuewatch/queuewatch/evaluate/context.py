@@ -1,0 +1,175 @@
+"""What one tick judges: the config, the stored state, the observation and the rules, with their lookups (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Literal, cast
+
+from queuewatch.alert_state import GroupRecord, InstanceKey, StoredState
+from queuewatch.config import Config
+from queuewatch.config.maintenance import MaintenanceWindow
+from queuewatch.evaluate.slo import slo_rules
+from queuewatch.github_status import GitHubStatus
+from queuewatch.rules import HEALTH_RULE, Priority, Rule
+from queuewatch.signals import SignalName
+from queuewatch.silences import GITHUB_HOLD
+from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
+
+GroupBy = Literal["all", "team", "runner_type"]
+
+
+def health_rule(config: Config) -> Rule:
+    """The reserved rule of queuewatch's own page, from the config's `monitor` section."""
+    monitor = config.monitor
+    return Rule(
+        name=HEALTH_RULE,
+        match=("*",),
+        exclude=(),
+        queue_time_threshold=None,
+        queue_size_threshold=None,
+        breach_when="any",
+        pending_for=monitor.for_,
+        keep_firing_for=0,
+        repeat_interval=monitor.repeat_interval,
+        priority=monitor.priority,
+        team=monitor.team or config.resolved_rules[0].team,
+        runbook_url=monitor.runbook_url,
+        dashboard_url=None,
+        group_by="all",
+    )
+
+
+HELD_LISTED = 10  # holders kept on an instance: the history names the first ten
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one tick judges: the stored state, the observation and the rules, with the lookups on them."""
+
+    config: Config
+    state: StoredState
+    now: datetime
+    snapshot: Snapshot | None
+    failure: CollectorFailure | None
+    health: Rule
+    rules: dict[str, Rule]
+    by_name: dict[str, RunnerTypeSnapshot]
+    windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open at `now`
+    github: GitHubStatus | None = None  # GitHub's status page, where the stack reads it
+    # Under `queue_selection_strategy: all` one job's request sits in every matching queue while the job is tracked
+    # under one runner type: a request with no job of its own is blindness only if no job is tracked queued at all.
+    requests_shared: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        config: Config,
+        state: StoredState,
+        observation: Observation,
+        now: datetime,
+        github: GitHubStatus | None = None,
+    ) -> Context:
+        snapshot = observation if isinstance(observation, Snapshot) else None
+        health = health_rule(config)
+        return cls(
+            config=config,
+            state=state,
+            now=now,
+            snapshot=snapshot,
+            failure=observation if isinstance(observation, CollectorFailure) else None,
+            health=health,
+            rules={rule.name: rule for rule in (*config.resolved_rules, *config.path_rules, health)}
+            | slo_rules(config),
+            by_name={rt.name: rt for rt in (snapshot.runner_types if snapshot else [])},
+            windows_open=tuple(w for w in config.maintenance_windows if w.open_at(now)),
+            github=github,
+            requests_shared=config.defaults.queue_selection_strategy == "all"
+            and any(rt.value(SignalName.JOBS_QUEUED) for rt in (snapshot.runner_types if snapshot else [])),
+        )
+
+    @property
+    def github_incident(self) -> bool:
+        return self.github is not None and self.github.degraded
+
+    def github_adjusted(self, rule: Rule) -> Rule:
+        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`."""
+        settings = self.config.github_status
+        if not self.github_incident or settings.on_incident != "lower" or rule.name == HEALTH_RULE:
+            return rule
+        return replace(rule, priority=max(rule.priority, settings.lower_to))
+
+    def lowered_before(self, rule: Rule, record: GroupRecord | None) -> bool:
+        """The group paged at a priority lowered for a GitHub incident that is known to be over: it pages again
+        at its own priority, rather than stay below the pager until its repeat."""
+        if self.config.github_status.on_incident != "lower" or record is None or record.paged_as is None:
+            return False
+        over = self.github is not None and self.github.actions != "unknown" and not self.github.degraded
+        return over and record.paged_as.priority != rule.priority.value
+
+    def rule(self, name: str) -> Rule:
+        """The rule by name; one removed from the config lives on just long enough to resolve its alerts."""
+        if name in self.rules:
+            return self.rules[name]
+        return replace(self.health, name=name, pending_for=0, keep_firing_for=0, runbook_url=None)
+
+    def team(self, rule: Rule, runner_type: str) -> str:
+        """The runner type's team as observed; on a tick that does not see it, as it was last observed."""
+        found = self.by_name.get(runner_type)
+        if found is not None:
+            return found.team or rule.team
+        remembered = self.state.instances.get(InstanceKey(rule.name, runner_type))
+        return (remembered.team if remembered else None) or rule.team
+
+    def as_paged(self, rule: Rule, record: GroupRecord | None) -> Rule:
+        """The rule as the group's last page carried it: a resolve closes that page, whatever the config says now."""
+        paged = record.paged_as if record else None
+        if paged is None:
+            return rule
+        return replace(
+            rule,
+            priority=Priority(paged.priority),
+            team=paged.team,
+            group_by=cast(GroupBy, paged.group_by),
+            runbook_url=paged.runbook_url,
+            dashboard_url=paged.dashboard_url,
+        )
+
+    def gone(self, runner_type: str, rule: Rule) -> bool:
+        if self.snapshot is None:
+            return False
+        if runner_type in self.by_name:
+            return not rule.applies_to(runner_type) if rule.name != HEALTH_RULE else False
+        # A failed discovery listing may have hidden it: only a clean listing proves it is gone.
+        return not self.snapshot.failed_discovery_regions
+
+    def group_of(self, rule: Rule, runner_type: str) -> str:
+        if rule.group_by == "runner_type":
+            return runner_type
+        if rule.group_by == "team":
+            if runner_type not in self.by_name:
+                # Not seen this tick (a failed collection): it stays in the team page it was listed in,
+                # rather than moving to the rule's default team, which would resolve one page and open another.
+                for record in self.state.groups.values():
+                    if record.rule == rule.name and runner_type in record.members:
+                        return record.group
+            return self.team(rule, runner_type)
+        return "all"
+
+    def silenced(self, rule: Rule, runner_type: str) -> bool:
+        """Held back by a silence or an open maintenance window: both end the same way, a page if it still fires."""
+        team = self.team(rule, runner_type)
+        if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
+            return True
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            return True  # the team chose to wait GitHub's incident out: its end pages what still fires
+        return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
+
+    def holding(self, rule: Rule, runner_type: str) -> tuple[str, ...]:
+        """What holds it back now, as the alert's history names it: silence ids, `window:<name>`, `github-incident`."""
+        team = self.team(rule, runner_type)
+        held = [s.silence_id for s in self.state.silences if s.matches(rule.name, runner_type, team, self.now)]
+        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
+            held.append(GITHUB_HOLD)
+        held += [f"window:{w.name}" for w in self.windows_open if w.holds_back(rule.name, runner_type, team)]
+        return tuple(sorted(held)[:HELD_LISTED])
