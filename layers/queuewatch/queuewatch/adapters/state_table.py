@@ -179,6 +179,7 @@ def _paged_as(raw: dict[str, Any] | None) -> PagedAs | None:
         dashboard_url=raw.get("dashboard_url"),
         jobs_queued=None if raw.get("jobs_queued") is None else int(raw["jobs_queued"]),
         jobs_queued_basis=raw.get("jobs_queued_basis"),
+        episode_priority=raw.get("episode_priority"),
     )
 
 
@@ -375,6 +376,7 @@ def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:
         "dashboard_url": paged.dashboard_url,
         "jobs_queued": paged.jobs_queued,
         "jobs_queued_basis": paged.jobs_queued_basis,
+        "episode_priority": paged.episode_priority,
     }
     return {k: v for k, v in item.items() if v is not None}
 

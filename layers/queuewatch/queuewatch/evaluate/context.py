@@ -9,6 +9,7 @@ from typing import Literal, cast
 from queuewatch.alert_state import GroupRecord, InstanceKey, StoredState
 from queuewatch.config import Config
 from queuewatch.config.maintenance import MaintenanceWindow
+from queuewatch.evaluate.holds import HoldInputs, held_by
 from queuewatch.evaluate.slo import slo_rules
 from queuewatch.github_status import GitHubStatus
 from queuewatch.rules import HEALTH_RULE, Priority, Rule
@@ -38,9 +39,6 @@ def health_rule(config: Config) -> Rule:
         dashboard_url=None,
         group_by="all",
     )
-
-
-HELD_LISTED = 10  # holders kept on an instance: the history names the first ten
 
 
 @dataclass(frozen=True)
@@ -92,12 +90,18 @@ class Context:
     def github_incident(self) -> bool:
         return self.github is not None and self.github.degraded
 
-    def github_adjusted(self, rule: Rule) -> Rule:
-        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`."""
+    def github_adjusted(self, rule: Rule, record: GroupRecord | None = None) -> Rule:
+        """The rule as it pages during a GitHub Actions incident, with `github_status.on_incident: lower`. A status
+        read that failed keeps a group lowered as its last page was: unknown never reverses what was known."""
         settings = self.config.github_status
-        if not self.github_incident or settings.on_incident != "lower" or rule.name == HEALTH_RULE:
+        if settings.on_incident != "lower" or rule.name == HEALTH_RULE:
             return rule
-        return replace(rule, priority=max(rule.priority, settings.lower_to))
+        lowered = replace(rule, priority=max(rule.priority, settings.lower_to))
+        if self.github_incident:
+            return lowered
+        unknown = self.github is not None and self.github.actions == "unknown"
+        last = record.paged_as.priority if record is not None and record.paged_as is not None else None
+        return lowered if unknown and last == lowered.priority.value != rule.priority.value else rule
 
     def lowered_before(self, rule: Rule, record: GroupRecord | None) -> bool:
         """The group paged at a priority lowered for a GitHub incident that is known to be over: it pages again
@@ -128,7 +132,7 @@ class Context:
             return rule
         return replace(
             rule,
-            priority=Priority(paged.priority),
+            priority=Priority(paged.episode_priority or paged.priority),
             team=paged.team,
             group_by=cast(GroupBy, paged.group_by),
             runbook_url=paged.runbook_url,
@@ -156,20 +160,24 @@ class Context:
             return self.team(rule, runner_type)
         return "all"
 
-    def silenced(self, rule: Rule, runner_type: str) -> bool:
-        """Held back by a silence or an open maintenance window: both end the same way, a page if it still fires."""
-        team = self.team(rule, runner_type)
-        if any(s.matches(rule.name, runner_type, team, self.now) for s in self.state.silences):
-            return True
-        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
-            return True  # the team chose to wait GitHub's incident out: its end pages what still fires
-        return any(w.holds_back(rule.name, runner_type, team) for w in self.windows_open)
+    @property
+    def hold_inputs(self) -> HoldInputs:
+        return HoldInputs(
+            now=self.now,
+            silences=tuple(self.state.silences),
+            windows_open=self.windows_open,
+            github=self.github,
+            github_settings=self.config.github_status,
+            github_held=any(GITHUB_HOLD in i.held_by for i in self.state.instances.values()),
+        )
 
     def holding(self, rule: Rule, runner_type: str) -> tuple[str, ...]:
-        """What holds it back now, as the alert's history names it: silence ids, `window:<name>`, `github-incident`."""
-        team = self.team(rule, runner_type)
-        held = [s.silence_id for s in self.state.silences if s.matches(rule.name, runner_type, team, self.now)]
-        if self.github_incident and self.config.github_status.on_incident == "hold" and rule.name != HEALTH_RULE:
-            held.append(GITHUB_HOLD)
-        held += [f"window:{w.name}" for w in self.windows_open if w.holds_back(rule.name, runner_type, team)]
-        return tuple(sorted(held)[:HELD_LISTED])
+        """What holds it back now (holds/), after inhibition: silence ids, `window:<name>`, `github-incident`."""
+        stored = self.state.instances.get(InstanceKey(rule.name, runner_type))
+        before = stored.held_by if stored else ()
+        return held_by(self.hold_inputs, rule.name, runner_type, self.team(rule, runner_type), before)
+
+    def silenced(self, rule: Rule, runner_type: str) -> bool:
+        """Held back by a silence, an open maintenance window or GitHub's incident: each ends the same way, a page
+        of the same episode if it still fires."""
+        return bool(self.holding(rule, runner_type))

@@ -1,5 +1,5 @@
-"""Each group's page: what fires, what a higher-priority page on the same runner type holds back (inhibition),
-what a silence, window or GitHub hold holds back, then the page due (pure)."""
+"""Each group's page, through the holds in their order (holds/): what fires, what a higher-priority page of the
+same problem holds back (inhibition), what a silence, window or GitHub hold holds back, then the page due (pure)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from queuewatch.alert_state import (
     Status,
     decide_group,
 )
-from queuewatch.evaluate.context import HELD_LISTED, Context
+from queuewatch.evaluate.context import Context
+from queuewatch.evaluate.holds import HELD_LISTED
+from queuewatch.evaluate.holds.inhibit import Problem, inhibits, problem
 from queuewatch.evaluate.steps import GroupPlan, InstanceChange, Plan
-from queuewatch.rules import HEALTH_RULE, Rule
+from queuewatch.rules import Rule
 from queuewatch.silences import SUPERSEDED_BY
 
 
@@ -30,7 +32,7 @@ def mark_superseded(result: Plan) -> None:
     changes = {change.key: change for change in result.instance_changes}
     for key, state in result.instances.items():
         rule = result.context.rules.get(key.rule)
-        holder = result.holders.get(key.runner_type)
+        holder = result.holder(rule, key.runner_type) if rule is not None else None
         if rule is None or holder is None or state.status is not Status.FIRING or not inhibits(holder, rule):
             continue
         marker = SUPERSEDED_BY + holder.name
@@ -42,25 +44,21 @@ def mark_superseded(result: Plan) -> None:
     result.instance_changes = [change for change in changes.values() if change.new != change.previous]
 
 
-def _holders(context: Context, instances: dict[InstanceKey, InstanceState]) -> dict[str, Rule]:
-    """Per runner type, the highest-priority rule firing on it and not silenced (the health rule aside: the
-    monitor's page says what queuewatch cannot see, and neither holds back nor is held back by a queue's page)."""
-    holders: dict[str, Rule] = {}
+def _holders(context: Context, instances: dict[InstanceKey, InstanceState]) -> dict[Problem, Rule]:
+    """Per problem (holds/inhibit.py), the highest-priority rule firing on it and not held back by a silence,
+    window or GitHub hold: a hold someone set keeps back what it names, and only that, never a lower rule too."""
+    holders: dict[Problem, Rule] = {}
     for state in instances.values():
         rule = context.rules.get(state.rule)
-        if rule is None or rule.name == HEALTH_RULE or state.status is not Status.FIRING:
+        if rule is None or state.status is not Status.FIRING:
             continue
-        if context.silenced(rule, state.runner_type):
-            continue  # a silence holds back what it names, and only that: it never quiets a lower rule too
-        held = holders.get(state.runner_type)
+        found = problem(rule, state.runner_type, context.team(rule, state.runner_type))
+        if found is None or context.silenced(rule, state.runner_type):
+            continue
+        held = holders.get(found)
         if held is None or (rule.priority, rule.name) < (held.priority, held.name):
-            holders[state.runner_type] = rule
+            holders[found] = rule
     return holders
-
-
-def inhibits(holder: Rule | None, rule: Rule) -> bool:
-    """Whether the rule paging a runner type at `holder`'s priority holds back `rule`'s page of it."""
-    return holder is not None and rule.name != HEALTH_RULE and holder.priority < rule.priority
 
 
 def decide_groups(result: Plan) -> None:
@@ -79,7 +77,7 @@ def decide_groups(result: Plan) -> None:
             continue  # a resolve page is still unsent; it goes out first
         members = firing.get((rule_name, group), set())
         silenced = {name for name in members if context.silenced(rule, name)}
-        inhibited = {name for name in members if inhibits(result.holders.get(name), rule)}
+        inhibited = {name for name in members if inhibits(result.holder(rule, name), rule)}
         decision = decide_group(
             record.status if record else None,
             record.started_at if record else None,
@@ -94,7 +92,7 @@ def decide_groups(result: Plan) -> None:
         if decision.page is None and decision.status is GroupStatus.FIRING and context.lowered_before(rule, record):
             decision = replace(decision, page=PageKind.REPEAT)
         resolving = decision.page is PageKind.RESOLVED
-        rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule)
+        rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule, record)
         planned = _plan_group(context.now, rule, group, record, decision)
         if planned is not None:
             result.groups.append(planned)

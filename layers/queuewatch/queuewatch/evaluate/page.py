@@ -295,8 +295,8 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
 
 
-def _held_by(plan: Plan, runner_type: str) -> str | None:
-    holder = plan.holders.get(runner_type)
+def _held_by(plan: Plan, rule: Rule, runner_type: str) -> str | None:
+    holder = plan.holder(plan.context.rule(rule.name), runner_type)
     return holder.name if holder else None
 
 
@@ -309,7 +309,7 @@ def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], 
             {
                 (holder.priority.value, holder.name, context.group_of(holder, name))
                 for name in decision.members
-                if (holder := plan.holders.get(name)) is not None
+                if (holder := plan.holder(context.rule(rule.name), name)) is not None
             }
         )
         keys = sorted({dedup_key(stack.name, name, group_key, stack.scope) for _, name, group_key in higher})
@@ -322,7 +322,7 @@ def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], 
         other
         for other in plan.groups
         if other.decision.superseded
-        and any(name in members and _held_by(plan, name) == rule.name for name in other.decision.members)
+        and any(name in members and _held_by(plan, other.rule, name) == rule.name for name in other.decision.members)
     ]
     if not closed:
         return [], [], None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from queuewatch.alert_state import GroupDecision, GroupRecord, InstanceKey, InstanceState, PageKind, Status, step
 from queuewatch.evaluate.context import Context
+from queuewatch.evaluate.holds.inhibit import Problem, problem
 from queuewatch.rules import HEALTH_RULE, Rule, Verdict
 
 
@@ -38,12 +39,17 @@ class Plan:
     groups: list[GroupPlan] = field(default_factory=list)
     degraded: set[str] = field(default_factory=set)
     findings: dict[InstanceKey, str] = field(default_factory=dict)  # an SLO instance's burn rates, in words
-    # Per runner type, the highest-priority rule paging it this tick: it holds back lower-priority rules' pages.
-    holders: dict[str, Rule] = field(default_factory=dict)
+    # Per problem, the highest-priority rule paging it this tick: it holds back lower-priority rules' pages of it.
+    holders: dict[Problem, Rule] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
         return bool(self.instance_changes or self.groups)
+
+    def holder(self, rule: Rule, instance: str) -> Rule | None:
+        """The rule whose page of the same problem as `rule`'s on `instance` may hold it back (holds/inhibit.py)."""
+        found = problem(rule, instance, self.context.team(rule, instance))
+        return self.holders.get(found) if found is not None else None
 
     def with_status(self, status: Status) -> list[InstanceKey]:
         return sorted(key for key, state in self.instances.items() if state.status is status)
