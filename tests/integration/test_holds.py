@@ -8,13 +8,15 @@ import json
 from typing import Any
 
 import pytest
-from support import T0, Inbox, StackInMoto, arriving_now, load_template, minutes, runner_type, snapshot
+from support import T0, Inbox, StackInMoto, arriving_now, load_template, minutes, runner_type, snapshot, with_signals
 
+from queuewatch.adapters.state_table import put_silence
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.github_status import GitHubIncident, GitHubStatus
-from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch.silences import SilenceRecord
+from queuewatch.snapshot import Reading, SloReading, SloWindowCount, Snapshot
 
 SPANS = (300, 1800, 3600, 21600, 259200)
 FAST = {3600: 200, 300: 200}  # 20% late over 1h and 5m: burn 20, past the fast pair's 14.4
@@ -139,3 +141,42 @@ def test_an_unknown_status_never_lifts_a_hold_and_the_held_alert_keeps_its_one_e
     said = [[(p["page"], p["started_at"]) for p in pages] for pages in sent]
     first = sent[0][0]["started_at"]
     assert said == [[("new", first)], [], [], [], [], [], [], [("repeat", first)]]
+
+
+DEAD_LETTERS = """
+version: 1
+defaults:
+  rule: {team: ci-infra}
+  dead_letter: {priority: P1}
+runner_types:
+  - {name: linux-x64, queue: {name: gh-ci-linux-x64-queued-builds}}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m}, priority: P2}
+"""
+
+
+@pytest.mark.usefixtures("aws")
+def test_a_dead_letter_page_never_holds_back_a_queue_time_page_of_the_same_runner_type() -> None:
+    both = with_signals(runner_type("linux-x64", 12, 1800), dead_lettered=Reading.of(3), dead_letter_age=Reading.of(60))
+    sent = run(parse_config(DEAD_LETTERS), snapshot(minutes(0), both), snapshot(minutes(1), both))
+    assert sorted((p["rule"], p["priority"], p["status"]) for p in sent[0]) == [
+        ("dead-letter", "P1", "firing"),
+        ("jobs-queueing", "P2", "firing"),
+    ]
+    assert sent[1] == []
+
+
+@pytest.mark.usefixtures("aws")
+def test_a_silence_that_ends_while_an_slo_burns_resumes_its_episode() -> None:
+    # Found by test_holds_properties before the fix: the silence's end opened a second episode of the open one.
+    moto = StackInMoto.create()
+    inbox = Inbox(moto.sns)
+    config = parse_config(TWO_SLOS)
+    silence = SilenceRecord("s-1", ("*",), "slo:builds", None, minutes(1), minutes(3), "bob", "deploying")
+    moto.evaluate(burning(0, "builds"), config)
+    put_silence(moto.dynamodb, moto.stack.table, silence)
+    for minute in (1, 2, 3):
+        moto.evaluate(burning(minute, "builds"), config)
+    pages = inbox.drain()
+    first = pages[0]["started_at"]
+    assert [(p["page"], p["started_at"]) for p in pages] == [("new", first), ("repeat", first)]

@@ -10,10 +10,11 @@ an episode: a held alert keeps its episode, and a released one resumes it (alert
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from queuewatch.evaluate.holds import github, silence, window
 from queuewatch.evaluate.holds.inputs import HoldInputs
+from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
 
 HELD_LISTED = 10  # holders kept on an instance: the history names the first ten
 
@@ -31,4 +32,18 @@ def held_by(inputs: HoldInputs, rule: str, instance: str, team: str, before: tup
     return tuple(sorted(found)[:HELD_LISTED])
 
 
-__all__ = ["HELD_LISTED", "HOLDS", "Hold", "HoldInputs", "held_by"]
+def described(name: str, silences: Mapping[str, SilenceRecord]) -> str:
+    """One hold as the alert's history says it: 'silence s-ami by bob: AMI rollout', 'window patching'; a silence
+    gone from the table by its id alone."""
+    if name.startswith(window.PREFIX):
+        return f"window {name.removeprefix(window.PREFIX)}"
+    if name.startswith(SUPERSEDED_BY):
+        return f"the higher-priority page of {name.removeprefix(SUPERSEDED_BY)}"
+    if name == GITHUB_HOLD:
+        return "GitHub's incident (github_status.on_incident: hold)"
+    if name in silences:
+        return f"silence {name} by {silences[name].author}: {silences[name].comment}"
+    return f"silence {name}"
+
+
+__all__ = ["HELD_LISTED", "HOLDS", "Hold", "HoldInputs", "described", "held_by"]
