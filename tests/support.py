@@ -66,6 +66,15 @@ def load_template() -> dict[str, Any]:
     return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]
 
 
+def shipped_pager_priorities() -> list[str]:
+    """The priorities the shipped config's routes send to its pager: its pager receiver's filter policy."""
+    from queuewatch.config.load import load_config
+
+    routing = load_config(REPO_ROOT / "config" / "queuewatch.yaml").routing
+    [pager] = [receiver for receiver in routing.receivers if receiver.pager]
+    return list(routing.filter_policy(pager.name)["priority"])
+
+
 @cache
 def session() -> boto3.Session:
     """One botocore session for the test run: clients stay new per test, their models load once."""

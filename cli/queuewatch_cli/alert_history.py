@@ -18,7 +18,8 @@ from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.adapters.transition_log import Transition, read_transitions
 from queuewatch.durations import format_duration
-from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
+from queuewatch.evaluate.holds import described
+from queuewatch.silences import SilenceRecord
 from queuewatch.wording import moment
 from queuewatch_cli.stacks import Target, UsageError, on_table
 
@@ -47,20 +48,8 @@ def parse_alert(text: str) -> tuple[str | None, str]:
 
 
 def _holders(held: tuple[str, ...], silences: dict[str, SilenceRecord]) -> str:
-    """'silence s-ami by bob: AMI rollout, window patching'; a silence gone from the table by its id alone."""
-    words = []
-    for name in held:
-        if name.startswith("window:"):
-            words.append(f"window {name.removeprefix('window:')}")
-        elif name.startswith(SUPERSEDED_BY):
-            words.append(f"the higher-priority page of {name.removeprefix(SUPERSEDED_BY)}")
-        elif name == GITHUB_HOLD:
-            words.append("GitHub's incident (github_status.on_incident: hold)")
-        elif name in silences:
-            words.append(f"silence {name} by {silences[name].author}: {silences[name].comment}")
-        else:
-            words.append(f"silence {name}")
-    return ", ".join(words)
+    """What held it back, each as evaluate/holds/ words it."""
+    return ", ".join(described(name, silences) for name in held)
 
 
 def _figures(t: Transition, silences: dict[str, SilenceRecord]) -> str:

@@ -28,9 +28,9 @@ from queuewatch.alert import Alert
 from queuewatch.config.load import load_config
 from queuewatch.notifications.text import cut
 from queuewatch.rules import alert_kind
-from queuewatch_cli.local import STACK as DEMO_STACK
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
+from queuewatch_cli.stacks import LOCAL_STACK as DEMO_STACK
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.durations import format_duration
-from queuewatch.evaluate.plan import inhibits
+from queuewatch.evaluate.holds.inhibit import inhibits
 from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
 from queuewatch.rules import HEALTH_RULE, Rule
 from queuewatch.slo import boundary
@@ -130,19 +130,27 @@ def team_lines(config: Config) -> list[str]:
 
 def escalation_lines(config: Config) -> list[str]:
     """Who holds back whom: on a runner type where a rule of a higher priority fires, a lower one's page is
-    held back (evaluate: inhibits); rules of one priority both page."""
+    held back (evaluate/holds/inhibit.py): the same kind of rule for the same team; rules of one priority both
+    page."""
     rules = [*config.resolved_rules, *config.path_rules]
-    names = [spec.name for spec in config.runner_types]
     lines: list[str] = []
     for holder in rules:
         for held in rules:
-            if holder is held or not inhibits(holder, held):
+            # the same problem (holds/inhibit.py): the same kind of rule, on a runner type, for the same team
+            if holder is held or holder.size_signal != held.size_signal or not inhibits(holder, held):
                 continue
-            shared = [name for name in names if holder.applies_to(name) and held.applies_to(name)]
+            shared = [
+                spec.name
+                for spec in config.runner_types
+                if holder.applies_to(spec.name)
+                and held.applies_to(spec.name)
+                and (spec.team or holder.team) == (spec.team or held.team)
+            ]
             discovered = [
                 f"discovery[{i}]"
                 for i, entry in enumerate(config.discovery)
-                if _common_keys(holder.match, holder.applies_to, entry.match, entry.selects)
+                if (entry.team or holder.team) == (entry.team or held.team)
+                and _common_keys(holder.match, holder.applies_to, entry.match, entry.selects)
                 and _common_keys(held.match, held.applies_to, entry.match, entry.selects)
                 and _common_keys(holder.match, holder.applies_to, held.match, held.applies_to)
             ]

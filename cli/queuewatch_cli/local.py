@@ -23,10 +23,11 @@ from pathlib import Path
 from unittest.mock import patch
 
 from queuewatch.errors import QueuewatchError
+from queuewatch_cli.stacks import LOCAL_STACK
 
 DEFAULT_PORT = 5077
 HOST = "127.0.0.1"
-STACK = "queuewatch-demo"
+STACK = LOCAL_STACK
 STARTUP_SECONDS = 30.0
 DEMO_SPAN = timedelta(minutes=25)  # the demo's ticks span 21 minutes from its start
 

@@ -32,6 +32,10 @@ STACK_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$")  # CloudFormation's ru
 REGION_NAME = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 
 
+LOCAL_STACK = "queuewatch-demo"
+"""The stack `queuewatch local up` registers on its moto server (and the demo names in the commands it prints)."""
+
+
 class UsageError(QueuewatchError):
     """A flag, or the default standing in for it, is wrong; nothing was read or written."""
 

@@ -25,11 +25,13 @@ from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
+from queuewatch.evaluate.holds import HoldInputs, held_by
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
-from queuewatch.silences import SilenceRecord
+from queuewatch.silences import GITHUB_HOLD, SilenceRecord
 from queuewatch.wording import moment as said_at
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
@@ -46,8 +48,8 @@ class Member:
     queue_size: float | None = None
     queue_time_seconds: float | None = None
     figures_from: str | None = None  # where the figures come from, and when
-    silenced_by: str | None = None  # the active silence holding it back now, read with the state
-    silenced_since: datetime | None = None  # that silence's start
+    silenced_by: str | None = None  # what holds it back now (evaluate/holds/): a silence, window:<name>, ...
+    silenced_since: datetime | None = None  # that silence's start (a window or GitHub's incident: none said)
     fires_at: datetime | None = None  # a pending one: when it fires if nothing changes (its rule's pending period)
     reason: str | None = None  # the monitor's instances: what it cannot see, and why
     measures: tuple[str, str] = ("queue size", "queue time")  # what the figures are: a path rule's own queue
@@ -143,6 +145,7 @@ class Reading:
     figures: Figures
     pending_for: dict[str, int] = field(default_factory=dict)  # rule -> seconds (from the config, when given)
     rule_teams: dict[str, str] = field(default_factory=dict)  # rule -> team, for runner types that name none
+    windows_open: tuple[MaintenanceWindow, ...] = ()  # the config's maintenance windows open now, when given
 
 
 def _member(
@@ -153,7 +156,11 @@ def _member(
     if state is None:
         return Member(name, "paged", None, None, size, age, source, measures=measures)
     team = state.team or reading.rule_teams.get(rule, "")
-    silence = next((s for s in silences if s.matches(rule, name, team, reading.now)), None)
+    # The holds applied now, as the evaluator's next tick will (evaluate/holds/); GitHub's incident, which status
+    # does not read, as the evaluator last recorded it.
+    live = held_by(HoldInputs(reading.now, tuple(silences), reading.windows_open), rule, name, team)
+    holds = (*live, *(h for h in state.held_by if h == GITHUB_HOLD and h not in live))
+    silence = next((s for s in silences if holds and s.silence_id == holds[0]), None)
     pending_for = reading.pending_for.get(rule)
     fires_at = (
         state.since + timedelta(seconds=pending_for)
@@ -168,7 +175,7 @@ def _member(
         size,
         age,
         source,
-        silence.silence_id if silence else None,
+        holds[0] if holds else None,
         silence.starts_at if silence else None,
         fires_at,
         state.reason,
@@ -182,7 +189,7 @@ def _held_back(members: list[Member]) -> tuple[list[str], datetime | None]:
     if not live or any(m.silenced_by is None for m in live):
         return [], None
     return sorted({m.silenced_by for m in live if m.silenced_by}), min(
-        m.silenced_since for m in live if m.silenced_since
+        (m.silenced_since for m in live if m.silenced_since), default=None
     )
 
 
@@ -206,7 +213,8 @@ def build_view(
     pending_for = {r.name: r.pending_for for r in rules}
     if config is not None:
         pending_for[HEALTH_RULE] = config.monitor.for_
-    base = Reading(now, metric_figures or {}, pending_for, {r.name: r.team for r in rules})
+    windows = tuple(w for w in config.maintenance_windows if w.open_at(now)) if config else ()
+    base = Reading(now, metric_figures or {}, pending_for, {r.name: r.team for r in rules}, windows)
     listed: set[tuple[str, str]] = set()
     alerts: list[AlertView] = []
     by_rule: dict[str, dict[str, InstanceState]] = {}
@@ -317,7 +325,8 @@ def _member_text(m: Member, now: datetime) -> str:
         when = f"in {format_duration(left)}" if left > 0 else "on the next tick"
         text += f", fires at {said_at(m.fires_at)} ({when}) if nothing changes"
     if m.silenced_by:
-        text += f", silenced by {m.silenced_by} since {said_at(m.silenced_since)}"
+        since = f" since {said_at(m.silenced_since)}" if m.silenced_since else ""
+        text += f", silenced by {m.silenced_by}{since}"
     return text
 
 
@@ -341,10 +350,11 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
         )
         unsent = f"; {alert.outbox}" if alert.outbox else ""
         if alert.silenced_by:
-            since = f"{_ago(alert.silenced_since, now)} by {', '.join(alert.silenced_by)}"
+            by = f"by {', '.join(alert.silenced_by)}"
+            since = f"since {_ago(alert.silenced_since, now)} {by}" if alert.silenced_since else by
         else:
-            since = _ago(alert.started_at, now) if alert.started_at else "?"
-        lines.append(f"  {alert.rule} / {group}: {alert.status} since {since}; {page}{unsent}")
+            since = "since " + (_ago(alert.started_at, now) if alert.started_at else "?")
+        lines.append(f"  {alert.rule} / {group}: {alert.status} {since}; {page}{unsent}")
         if len(alert.members) > 1 and alert.jobs_queued_basis:
             # Summing the members' figures below counts a job once per queue that holds its request (all
             # dispatch): the page's own total says how many jobs there were.

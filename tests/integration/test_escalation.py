@@ -81,9 +81,12 @@ def test_an_escalation_closes_the_lower_page_as_superseded_after_raising_the_hig
     pager.tick(queue(0, 10))
     (first,) = pager.drain()
     assert first["alert"]["priority"] == "P2"
-    # Mid-incident, the P2 rule's team and wording change: its close still goes out as its page went.
+    # Mid-incident, the rules' team and the P2 rule's wording change: its close still goes out as its page went.
     changed = parse_config(
-        CONFIG.replace("priority: P2", "priority: P2\n    team: other-team\n    title: Renamed"), source="t.yaml"
+        CONFIG.replace("priority: P2", "priority: P2\n    title: Renamed").replace(
+            "team: ci-infra", "team: other-team"
+        ),
+        source="t.yaml",
     )
     pager.tick(queue(1, 45), changed)
     raised, closed = pager.drain()

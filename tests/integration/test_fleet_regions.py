@@ -20,7 +20,7 @@ from queuewatch.alert import ALERT_VERSION, Alert
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.evaluate.plan import UNWATCHED
+from queuewatch.evaluate.probes.discovery import UNWATCHED
 from queuewatch.notifications import render
 from queuewatch.notifications.cloudwatch import Origin
 from queuewatch.notifications.email import email_text

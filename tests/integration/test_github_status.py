@@ -167,8 +167,9 @@ def test_without_an_actions_incident_the_page_is_as_ever(status: str | None) -> 
 def test_hold_waits_for_github_and_pages_when_it_recovers() -> None:
     incident, fine = recorded("summary_actions_incident"), recorded("summary_operational")
     sent = tick("hold", incident, incident, GitHubStatus.unknown(T0, "timeout"), fine)
-    assert [len(pages) for pages in sent] == [0, 0, 1, 0]  # unknown is no incident: the page goes out then
-    assert sent[2][0]["page"] == "new"
+    # An unknown read is neither an incident nor its end: the hold stays until a known read ends it.
+    assert [len(pages) for pages in sent] == [0, 0, 0, 1]
+    assert sent[3][0]["page"] == "new"
 
 
 @pytest.mark.usefixtures("aws")

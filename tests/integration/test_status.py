@@ -22,8 +22,7 @@ from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status
 
-CONFIG = parse_config(
-    """
+CONFIG_TEXT = """
 version: 1
 defaults:
   rule: {team: ci-infra, keep_firing_for: 5m}
@@ -35,8 +34,13 @@ rules:
   - {name: jobs-queueing, thresholds: {queue_time: 1m, queue_size: 0}, for: 2m, priority: P2}
 monitor:
   for: 2m
-""",
-    source="test.yaml",
+"""
+CONFIG = parse_config(CONFIG_TEXT, source="test.yaml")
+WINDOWED = (
+    CONFIG_TEXT
+    + """maintenance_windows:
+  - {name: patching, time_zone: UTC, weekdays: [saturday], start: "18:03", end: "18:30"}
+"""
 )
 
 
@@ -232,3 +236,13 @@ def test_a_pending_alert_says_when_it_fires_if_nothing_changes(stack: StackInMot
     )
     unknown = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False)  # no config: no pending period
     assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC\n" in unknown
+
+
+def test_status_asks_the_holds_a_window_opened_since_the_last_tick_holds_the_alert_back(stack: StackInMoto) -> None:
+    for minute in (0, 1, 2, 3):
+        stack.evaluate(tick(minute), CONFIG)  # jobs-queueing pages from 18:02
+    # A window that opened after the last tick holds the alert back now, as the evaluator's next tick will.
+    windowed = parse_config(WINDOWED, source="test.yaml")  # the same config, a window open over 18:03-18:30
+    text = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False, config=windowed)
+    assert "jobs-queueing / all: silenced by window:patching;" in text
+    assert "    linux.2xlarge: firing since 2026-11-21 18:02 UTC, silenced by window:patching" in text

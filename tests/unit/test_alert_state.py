@@ -234,7 +234,10 @@ def test_a_silenced_group_still_firing_stays_silenced() -> None:
     )
 
 
-def test_a_silence_that_ends_lets_a_firing_alert_page_again_as_new() -> None:
+def test_a_silence_that_ends_resumes_the_episode_it_held() -> None:
+    # No hold opens an episode (docs/guarantees.md, I2): the page that says it still fires is the same incident.
     decision = decide_group(GroupStatus.SILENCED, at(0), ("a",), at(0), {"a"}, set(), at(120), 3600)
-    assert (decision.page, decision.status, decision.members) == (PageKind.NEW, FIRING, ("a",))
-    assert decision.started_at == at(120)
+    assert (decision.page, decision.status, decision.members) == (PageKind.REPEAT, FIRING, ("a",))
+    assert decision.started_at == at(0)
+    joined = decide_group(GroupStatus.SILENCED, at(0), ("a",), at(0), {"a", "b"}, set(), at(120), 3600)
+    assert (joined.page, joined.started_at) == (PageKind.UPDATE, at(0))

@@ -97,12 +97,13 @@ def test_group_pages_follow_episodes_and_never_repeat_a_transition(
         decision = decide_group(status, started, notified, last_notified, firing, silenced, now, repeat_interval)
         page = decision.page
         # Each page is one transition: it opens, changes, repeats or closes what was paged, once.
-        if page is PageKind.NEW:
-            assert status is not GroupStatus.FIRING and decision.status is GroupStatus.FIRING
+        if page is PageKind.NEW:  # only where no episode is open: a released hold resumes its own
+            assert status is None and decision.status is GroupStatus.FIRING
         if page is PageKind.UPDATE:
-            assert status is GroupStatus.FIRING and set(decision.members) - set(notified)
-        if page is PageKind.REPEAT:
-            assert last_notified is not None and (now - last_notified).total_seconds() >= repeat_interval
+            assert status is not None and set(decision.members) - set(notified)
+        if page is PageKind.REPEAT:  # due, or a hold released: the episode it held says it still fires
+            due = last_notified is not None and (now - last_notified).total_seconds() >= repeat_interval
+            assert due or status is GroupStatus.SILENCED
         if page is PageKind.RESOLVED:  # only what paged resolves, silenced since or not
             assert status in (GroupStatus.FIRING, GroupStatus.SILENCED) and decision.status is None and not firing
         if page is not None and page is not PageKind.RESOLVED:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from queuewatch.config import Config
-from queuewatch.evaluate.plan import Plan
+from queuewatch.evaluate.steps import Plan
 from queuewatch.signals import SignalName
 from queuewatch.wording import moment
 from queuewatch_cli.backtest.replay import Episode

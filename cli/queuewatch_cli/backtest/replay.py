@@ -15,7 +15,8 @@ from datetime import datetime
 
 from queuewatch.alert_state import GroupRecord, InstanceKey, PageKind, StoredState
 from queuewatch.config import Config
-from queuewatch.evaluate.plan import GroupPlan, Plan, plan
+from queuewatch.evaluate.plan import plan
+from queuewatch.evaluate.steps import GroupPlan, Plan
 from queuewatch.rules import Verdict
 from queuewatch.snapshot import Observation
 

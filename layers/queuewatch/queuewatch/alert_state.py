@@ -132,8 +132,12 @@ def decide_group(
     inhibited is closed as superseded: the higher page is the one incident for that problem."""
     paging = tuple(sorted(firing - silenced - inhibited))
     if paging:
-        if status is not GroupStatus.FIRING:
+        if status is None:
             return GroupDecision(PageKind.NEW, GroupStatus.FIRING, now, paging)
+        if status is GroupStatus.SILENCED:
+            # A released hold resumes the episode it held: the same incident is told it still fires.
+            resumed = PageKind.UPDATE if set(paging) - set(notified) else PageKind.REPEAT
+            return GroupDecision(resumed, GroupStatus.FIRING, started_at, paging)
         if set(paging) - set(notified):
             return GroupDecision(PageKind.UPDATE, GroupStatus.FIRING, started_at, paging)
         if last_notified_at is None or (now - last_notified_at).total_seconds() >= repeat_interval:
@@ -195,6 +199,9 @@ class PagedAs:
     # The page's likely cause (the autoscaler's own words where its log said why), cut to LIKELY_CAUSE_KEPT:
     # `queuewatch status` shows it as the page led with it.
     likely_cause: str | None = None
+    # The highest priority any page of the episode went out at (a repeat may go out lower, during a GitHub
+    # incident): the resolve goes out at it, so it reaches every receiver that any of those pages reached.
+    episode_priority: str | None = None
 
 
 LIKELY_CAUSE_KEPT = 1000  # characters of a page's likely cause kept with its group: the item stays small

@@ -180,6 +180,7 @@ def _paged_as(raw: dict[str, Any] | None) -> PagedAs | None:
         jobs_queued=None if raw.get("jobs_queued") is None else int(raw["jobs_queued"]),
         jobs_queued_basis=raw.get("jobs_queued_basis"),
         likely_cause=raw.get("likely_cause"),
+        episode_priority=raw.get("episode_priority"),
     )
 
 
@@ -377,6 +378,7 @@ def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:
         "jobs_queued": paged.jobs_queued,
         "jobs_queued_basis": paged.jobs_queued_basis,
         "likely_cause": paged.likely_cause,
+        "episode_priority": paged.episode_priority,
     }
     return {k: v for k, v in item.items() if v is not None}
 

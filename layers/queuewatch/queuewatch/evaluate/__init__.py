@@ -5,9 +5,12 @@ The package exports the pure part, which a backtest drives too; the stage, which
 AWS, is `queuewatch.evaluate.stage.evaluate`.
 """
 
-from queuewatch.evaluate.plan import DISCOVERY, Plan, health_rule, plan
+from queuewatch.evaluate.context import health_rule
+from queuewatch.evaluate.plan import plan
+from queuewatch.evaluate.probes.discovery import DISCOVERY
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.steps import Plan
 from queuewatch.rules import COLLECTOR
 
 __all__ = ["COLLECTOR", "DISCOVERY", "EvaluationResult", "Plan", "Stack", "health_rule", "plan"]

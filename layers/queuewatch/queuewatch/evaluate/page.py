@@ -27,9 +27,10 @@ from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
 from queuewatch.durations import format_duration
 from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
-from queuewatch.evaluate.plan import GroupPlan, Plan, health_place
+from queuewatch.evaluate.probes.discovery import health_place
 from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.steps import GroupPlan, Plan
 from queuewatch.evaluate.totals import jobs_total
 from queuewatch.github_status import GitHubIncident
 from queuewatch.rules import HEALTH_RULE, Rule
@@ -101,7 +102,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         page=decision.page.value,
         priority=rule.priority.value,
         severity=rule.priority.severity,
-        # A resolve closes the page as it was sent (plan.Context.as_paged): same title, whatever the config says now.
+        # A resolve closes the page as it was sent (context.Context.as_paged): same title, whatever the config says now.
         title=record.paged_as.title if resolved and record.paged_as else title_of(rule, record.group),
         summary=_with_github(
             outage, _slo_summary(plan, rule, decision.members, resolved) if is_slo_rule(rule.name) else summary
@@ -309,8 +310,8 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
     return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
 
 
-def _held_by(plan: Plan, runner_type: str) -> str | None:
-    holder = plan.holders.get(runner_type)
+def _held_by(plan: Plan, rule: Rule, runner_type: str) -> str | None:
+    holder = plan.holder(plan.context.rule(rule.name), runner_type)
     return holder.name if holder else None
 
 
@@ -323,7 +324,7 @@ def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], 
             {
                 (holder.priority.value, holder.name, context.group_of(holder, name))
                 for name in decision.members
-                if (holder := plan.holders.get(name)) is not None
+                if (holder := plan.holder(context.rule(rule.name), name)) is not None
             }
         )
         keys = sorted({dedup_key(stack.name, name, group_key, stack.scope) for _, name, group_key in higher})
@@ -336,7 +337,7 @@ def _escalation(plan: Plan, group: GroupPlan, stack: Stack) -> tuple[list[str], 
         other
         for other in plan.groups
         if other.decision.superseded
-        and any(name in members and _held_by(plan, name) == rule.name for name in other.decision.members)
+        and any(name in members and _held_by(plan, other.rule, name) == rule.name for name in other.decision.members)
     ]
     if not closed:
         return [], [], None

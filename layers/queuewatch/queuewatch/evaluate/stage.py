@@ -41,15 +41,17 @@ from queuewatch.adapters.state_table import (
 )
 from queuewatch.adapters.transition_log import Transition, put_transition
 from queuewatch.alert import Alert
-from queuewatch.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, PagedAs, Status
+from queuewatch.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, PagedAs, PageKind, Status
 from queuewatch.config import Config
 from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
 from queuewatch.evaluate.page import build_alert
-from queuewatch.evaluate.plan import GroupPlan, InstanceChange, Plan, plan
+from queuewatch.evaluate.plan import plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.evaluate.steps import GroupPlan, InstanceChange, Plan
 from queuewatch.github_status import GitHubStatus
+from queuewatch.rules import Priority
 from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 
 WRITE_THREADS = 16  # instance writes in flight at once: independent conditional puts, I/O-bound
@@ -236,8 +238,14 @@ def _write_instances(
 def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
     """The group's record with its page rendered into the outbox, and what the page carried kept for its resolve."""
     alert = build_alert(planned, group, stack)
-    teams = tuple(sorted({planned.context.team(group.rule, name) for name in group.decision.members}))
-    record = replace(group.record, paged_as=_paged_as(alert, teams))
+    teams = {planned.context.team(group.rule, name) for name in group.decision.members}
+    paged = _paged_as(alert, tuple(sorted(teams)))
+    earlier = group.record.paged_as if group.page is not PageKind.NEW else None
+    if earlier is not None and group.page is not PageKind.RESOLVED:
+        # The same episode: its resolve must reach whoever any of its pages reached (docs/guarantees.md, I1).
+        highest = min(Priority(earlier.episode_priority or earlier.priority), Priority(alert.priority))
+        paged = replace(paged, episode_priority=highest.value, teams=tuple(sorted(teams | set(earlier.teams))))
+    record = replace(group.record, paged_as=paged)
     kind = str(group.page) if group.page else None
     routing = planned.context.config.routing
     return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, routing, kind))

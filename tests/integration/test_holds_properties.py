@@ -1,0 +1,282 @@
+"""I1-I5 of docs/guarantees.md over random sequences of ticks, through the real evaluate stage (moto's DynamoDB)
+and a fake SNS that hands each page to the receivers whose filter policy takes it.
+
+Steps, in any order: ticks, breaches and clears, escalations, SLO burns, silences added and expired, a
+maintenance window opening as time passes, GitHub's status known, unknown or in incident, and rule changes.
+The invariants are checked after every step on everything the receivers got and the state left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, cast
+
+import boto3
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from moto import mock_aws
+from support import T0, runner_type, shipped_pager_priorities, snapshot
+
+from queuewatch.adapters.state_table import create_table, load_state, put_silence, set_silence_end
+from queuewatch.config import Config
+from queuewatch.config.load import parse_config
+from queuewatch.evaluate import Stack
+from queuewatch.evaluate.stage import evaluate
+from queuewatch.github_status import GitHubIncident, GitHubStatus
+from queuewatch.rules import HEALTH_RULE
+from queuewatch.signals import SignalName
+from queuewatch.silences import GITHUB_HOLD, SilenceRecord
+from queuewatch.snapshot import Reading, SloReading, SloWindowCount, Snapshot
+
+STEPS = 20  # steps per sequence; the examples per run are the profile's (tests/conftest.py)
+RUNNER_TYPES = ("linux-x64", "gpu", "fast")  # `fast` shares its name with an SLO's burn pair
+SLOS = ("deploys", "builds")
+SPANS = (300, 1800, 3600, 21600, 259200)
+BURN = {3600: 200, 300: 200}  # 20% late over 1h and 5m: the fast pair pages
+CONFIG = """
+version: 1
+defaults: {rule: {team: ci-infra, keep_firing_for: 0s, for: 0s, repeat_interval: 3m}}
+runner_types:
+  - {name: linux-x64, queue: {name: gh-ci-linux-x64-queued-builds}, team: TEAM}
+  - {name: gpu, queue: {name: gh-ci-gpu-queued-builds}, team: gpu-team}
+  - {name: fast, queue: {name: gh-ci-fast-queued-builds}}
+rules:
+  - {name: queueing, thresholds: {queue_time: 5m}, priority: LOW}
+  - {name: escalated, thresholds: {queue_time: 30m}, priority: P1}
+slos:
+  - {name: deploys, objective: 99%, queue_time_under: 2m, priority: P1, team: deploy-team}
+  - {name: builds, objective: 99%, queue_time_under: 2m, priority: P2, team: build-team}
+maintenance_windows:
+  - {name: patching, time_zone: UTC, weekdays: [saturday], start: "18:08", end: "18:20", rules: [queueing]}
+github_status: {on_incident: HOW}
+"""
+INCIDENT = [GitHubIncident(name="Incident with Actions", status="investigating", impact="major", url="https://x")]
+
+
+def pager_priorities() -> list[str]:
+    return shipped_pager_priorities()
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """A subscription: its filter policy on the message attributes (an absent key: any value)."""
+
+    name: str
+    policy: dict[str, list[str]]
+
+    def takes(self, attributes: dict[str, Any]) -> bool:
+        for key, allowed in self.policy.items():
+            found = attributes.get(key)
+            if found is None:
+                return False
+            values = json.loads(found["StringValue"]) if found["DataType"] == "String.Array" else [found["StringValue"]]
+            if not set(values) & set(allowed):
+                return False
+        return True
+
+
+@dataclass
+class FakeSns:
+    """SNS as the stage uses it: Publish; each message goes to the receivers whose policy takes it."""
+
+    receivers: list[Receiver]
+    got: list[tuple[dict[str, Any], frozenset[str]]] = field(default_factory=list)  # (alert, receivers)
+
+    def publish(self, **kwargs: Any) -> dict[str, str]:
+        message = kwargs["Message"]
+        if kwargs.get("MessageStructure") == "json":
+            message = json.loads(message)["default"]
+        attributes = kwargs["MessageAttributes"]
+        self.got.append((json.loads(message), frozenset(r.name for r in self.receivers if r.takes(attributes))))
+        return {"MessageId": uuid.uuid4().hex}
+
+
+@dataclass
+class Episode:
+    priorities: list[str] = field(default_factory=list)
+    reached: set[str] = field(default_factory=set)
+
+
+class Holds(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pager = pager_priorities()  # before the mock starts: nothing here may leave it running
+        self.mock = mock_aws()
+        self.mock.start()
+        self.dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        create_table(self.dynamodb, "state")
+        teams = ("ci-infra", "gpu-team", "deploy-team", "build-team")
+        self.sns = FakeSns(
+            [Receiver("e-mail", {}), *(Receiver(f"pager:{t}", {"priority": self.pager, "teams": [t]}) for t in teams)]
+        )
+        self.stack = Stack(
+            name="t", table="state", topic_arn="arn:aws:sns:us-east-1:123456789012:alerts", region="us-east-1"
+        )
+        self.now = T0
+        self.queue_time = dict.fromkeys(RUNNER_TYPES, 0.0)
+        self.burning = dict.fromkeys(SLOS, False)
+        self.github: GitHubStatus | None = GitHubStatus(checked_at=T0, actions="operational")
+        self.variant = (False, "P2")  # (linux-x64 moved to gpu-team, the queueing rule's priority)
+        self.silences: list[str] = []
+        self.added = 0
+        self.held_at_tick = False  # a silence or GitHub hold could hold back a page on the last tick
+        self.open: dict[str, Episode] = {}  # dedup key -> its episode, while open
+        self.checked = 0
+        self.held_before: dict[str, tuple[str, ...]] = {}
+
+    def teardown(self) -> None:
+        self.mock.stop()
+
+    @initialize(how=st.sampled_from(["hold", "lower"]))
+    def choose(self, how: str) -> None:
+        self.how = how
+
+    def config(self) -> Config:
+        moved, low = self.variant
+        text = CONFIG.replace("HOW", self.how).replace("LOW", low).replace("TEAM", "gpu-team" if moved else "ci-infra")
+        return parse_config(text, source="holds.yaml")
+
+    def observation(self) -> Snapshot:
+        types = []
+        for name in RUNNER_TYPES:
+            seconds = self.queue_time[name]
+            found = runner_type(name, 4 if seconds else 0, seconds)
+            signals = {**found.signals, SignalName.JOBS_QUEUED: Reading.of(4 if seconds else 0)}
+            types.append(found.model_copy(update={"signals": signals}))
+        slos = [
+            SloReading(
+                name=name,
+                windows=[
+                    SloWindowCount(
+                        seconds=s,
+                        good=1000 - BURN.get(s, 0) * self.burning[name],
+                        bad=BURN.get(s, 0) * self.burning[name],
+                    )
+                    for s in SPANS
+                ],
+            )
+            for name in SLOS
+        ]
+        return snapshot(self.now, *types).model_copy(update={"slos": slos, "jobs_tracked": True})
+
+    # Steps that change the world; only a tick judges it.
+    @rule(name=st.sampled_from(RUNNER_TYPES), seconds=st.sampled_from([0.0, 600.0, 3600.0]))
+    def queue(self, name: str, seconds: float) -> None:
+        self.queue_time[name] = seconds  # 600: the P2 rule; 3600: the P1 rule too (an escalation)
+
+    @rule(name=st.sampled_from(SLOS), burning=st.booleans())
+    def burn(self, name: str, burning: bool) -> None:
+        self.burning[name] = burning
+
+    @rule(status=st.sampled_from(["operational", "unknown", "incident", "none"]))
+    def github_reads(self, status: str) -> None:
+        if status == "none":
+            self.github = None
+        elif status == "unknown":
+            self.github = GitHubStatus.unknown(self.now, "timeout")
+        elif status == "incident":
+            self.github = GitHubStatus(checked_at=self.now, actions="partial_outage", incidents=INCIDENT)
+        else:
+            self.github = GitHubStatus(checked_at=self.now, actions="operational")
+
+    @rule(match=st.sampled_from([*RUNNER_TYPES, "*"]), rule_name=st.sampled_from([None, "queueing", "slo:builds"]))
+    def silence(self, match: str, rule_name: str | None) -> None:
+        self.added += 1
+        silence_id = f"s-{self.added}"
+        record = SilenceRecord(
+            silence_id, (match,), rule_name, None, self.now, self.now + timedelta(minutes=5), "t", "t"
+        )
+        put_silence(self.dynamodb, "state", record)
+        self.silences.append(silence_id)
+
+    @rule()
+    def expire_silence(self) -> None:
+        if self.silences:
+            set_silence_end(self.dynamodb, "state", self.silences.pop(0), self.now)
+
+    @rule(moved=st.booleans(), low=st.sampled_from(["P2", "P3"]))
+    def change_rules(self, moved: bool, low: str) -> None:
+        self.variant = (moved, low)
+
+    @rule(minutes=st.sampled_from([1, 1, 1, 4]))
+    def tick(self, minutes: int) -> None:
+        self.now += timedelta(minutes=minutes)
+        github_unsure = self.github is None or self.github.actions != "operational"
+        self.held_at_tick = bool(self.silences) or (self.how == "hold" and github_unsure)
+        state = load_state(self.dynamodb, "state")
+        self.held_before = {str(k): i.held_by for k, i in state.instances.items()}
+        start = len(self.sns.got)
+        evaluate(
+            self.observation(),
+            self.config(),
+            self.dynamodb,
+            cast(Any, self.sns),
+            self.stack,
+            clock=lambda: self.now,
+            github=self.github,
+        )
+        for alert, reached in self.sns.got[start:]:
+            self.account(alert, reached)
+        self.check_unknown_kept_holds(self.sns.got[start:])
+
+    def account(self, alert: dict[str, Any], reached: frozenset[str]) -> None:
+        key = alert["dedup_key"]
+        if alert["status"] == "resolved":
+            episode = self.open.pop(key, None)
+            assert episode is not None, f"a resolve of no open episode: {key}"
+            # I1: the resolve reaches every receiver any page of its episode reached, at its highest priority.
+            assert alert["priority"] == min(episode.priorities), (alert["priority"], episode.priorities)
+            assert episode.reached <= reached, (episode.reached - reached, alert["rule"])
+            # I3: only a page of the same problem supersedes: queue rules, never an SLO's page.
+            if alert["superseded_by"]:
+                assert not alert["rule"].startswith("slo:"), alert["rule"]
+            return
+        if alert["page"] == "new":
+            # I2: an episode opens only where none is open: no hold's end opens a second one.
+            assert key not in self.open, f"a second episode of {key} opened while one was open"
+            self.open[key] = Episode()
+        else:
+            assert key in self.open, f"a {alert['page']} page of no open episode: {key}"
+        episode = self.open[key]
+        episode.priorities.append(alert["priority"])
+        episode.reached |= reached
+        # I5: the page counts each tracked job once: 4 per runner type listed.
+        if alert.get("jobs_queued") is not None and not alert["rule"].startswith("slo:"):
+            assert alert["jobs_queued"] == 4 * len(alert["runner_types"]), alert["jobs_queued"]
+
+    def check_unknown_kept_holds(self, sent: list[tuple[dict[str, Any], frozenset[str]]]) -> None:
+        """I4: on a status read that failed, what GitHub's incident held back stays held back."""
+        if self.github is None or self.github.actions != "unknown" or self.how != "hold":
+            return
+        after = {str(k): i for k, i in load_state(self.dynamodb, "state").instances.items()}
+        for key, held in self.held_before.items():
+            if GITHUB_HOLD in held and key in after and not key.startswith(HEALTH_RULE):
+                assert GITHUB_HOLD in after[key].held_by, f"{key} released by an unknown read"
+        paged = [a for a, _ in sent if a["status"] == "firing" and a["rule"] != HEALTH_RULE]
+        assert not (paged and any(GITHUB_HOLD in h for h in self.held_before.values())), paged
+
+    @invariant()
+    def slos_never_hold_each_other_back(self) -> None:
+        """I3: an SLO burning, with nothing that could hold it, has its own page open."""
+        if self.held_at_tick or not self.sns.got:
+            return  # something could hold it back on the tick that judged it
+        for name in SLOS:
+            if self.burning[name] and self.last_tick_judged_burn(name):
+                assert any(e for k, e in self.open.items() if self.rule_of.get(k) == f"slo:{name}"), name
+
+    def last_tick_judged_burn(self, name: str) -> bool:
+        state = load_state(self.dynamodb, "state")
+        return any(k.rule == f"slo:{name}" and i.status.value == "firing" for k, i in state.instances.items())
+
+    @property
+    def rule_of(self) -> dict[str, str]:
+        return {a["dedup_key"]: a["rule"] for a, _ in self.sns.got}
+
+
+Holds.TestCase.settings = settings(stateful_step_count=STEPS)
+test_holds_compose = pytest.mark.usefixtures("aws_env")(Holds.TestCase)
