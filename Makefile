@@ -77,13 +77,7 @@ check-config: venv ## validate config/queuewatch.yaml and the examples
 lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checkov
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy functions/collect/app.py
-	$(VENV)/bin/mypy functions/evaluate/app.py
-	$(VENV)/bin/mypy functions/track/app.py
-	$(VENV)/bin/mypy functions/digest/app.py
-	$(VENV)/bin/mypy tests
-	$(VENV)/bin/mypy bench
+	$(VENV)/bin/mypy  # one run: the layer, the CLI, the handlers, tests and bench ([tool.mypy] files)
 	$(SAM) validate --lint --region us-east-1
 	$(VENV_SAM)/bin/cfn-lint template.yaml
 

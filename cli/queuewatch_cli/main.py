@@ -216,12 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "check-config":
-        if args.stack and args.jobs_table is None:
-            [target] = targets_of_one(args)
-            if target.jobs_table is None:
-                raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
-            args.jobs_table, args.region = target.jobs_table, target.region
-        return check_config(args.paths, explain=args.explain, jobs_table=args.jobs_table, region=args.region)
+        return _check_config(args)
     if args.command == "schema":
         from queuewatch.alert import alert_json_schema
 
@@ -249,23 +244,9 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "history":
         return run_history(args)
     if args.command == "backtest":
-        from queuewatch_cli.backtest.run import run_backtest
-
-        if args.stack or default_refs():  # the stack's region is the default region of runner types naming none
-            [target] = targets_of_one(args)
-            args.region = args.region or target.region
-            args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on
-            args.stack_region = target.region  # where its jobs table is, whatever the profile's region
-        return run_backtest(args)
+        return _backtest(args)
     if args.command == "capacity":
-        from queuewatch_cli.capacity.run import run_capacity
-
-        if args.table is None:
-            [target] = targets_of_one(argparse.Namespace(command=args.command, stack=args.stack, region=args.region))
-            if target.jobs_table is None:
-                raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
-            args.table, args.region = target.jobs_table, args.region or target.region
-        return run_capacity(args)
+        return _capacity(args)
     if args.command == "track":
         return run_track(args)
     if args.command == "slo":
@@ -280,6 +261,37 @@ def run(args: argparse.Namespace) -> int:
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
     return handlers[args.action](args)
+
+
+def _check_config(args: argparse.Namespace) -> int:
+    if args.stack and args.jobs_table is None:
+        [target] = targets_of_one(args)
+        if target.jobs_table is None:
+            raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
+        args.jobs_table, args.region = target.jobs_table, target.region
+    return check_config(args.paths, explain=args.explain, jobs_table=args.jobs_table, region=args.region)
+
+
+def _backtest(args: argparse.Namespace) -> int:
+    from queuewatch_cli.backtest.run import run_backtest
+
+    if args.stack or default_refs():  # the stack's region is the default region of runner types naming none
+        [target] = targets_of_one(args)
+        args.region = args.region or target.region
+        args.jobs_table = args.jobs_table or target.jobs_table  # its tracked jobs, where tracking is on
+        args.stack_region = target.region  # where its jobs table is, whatever the profile's region
+    return run_backtest(args)
+
+
+def _capacity(args: argparse.Namespace) -> int:
+    from queuewatch_cli.capacity.run import run_capacity
+
+    if args.table is None:
+        [target] = targets_of_one(argparse.Namespace(command=args.command, stack=args.stack, region=args.region))
+        if target.jobs_table is None:
+            raise UsageError(f"--stack {target.label}: no JobsTableName output: tracking is off there")
+        args.table, args.region = target.jobs_table, args.region or target.region
+    return run_capacity(args)
 
 
 def targets_of_one(args: argparse.Namespace) -> list[Target]:

@@ -12,12 +12,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import boto3
+from job_records import job_record
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.alert_state import PageKind
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import PROGRESS, JobRecord
+from queuewatch.jobs import JobRecord
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.backtest.slo_replay import replay_slos
 
@@ -41,25 +42,7 @@ def job(job_id: int, runner_type: str, queued: datetime, wait: float | None, can
     """A job queued at `queued` that started `wait` seconds later (None: still waiting; or cancelled then)."""
     started = queued + timedelta(seconds=wait) if wait is not None and not cancelled else None
     ended = queued + timedelta(seconds=wait) if cancelled and wait is not None else None
-    status = "queued" if wait is None else ("completed" if cancelled else "in_progress")
-    return JobRecord(
-        job_id=job_id,
-        run_id=job_id,
-        status=status,
-        progress=PROGRESS[status],
-        runner_type=runner_type,
-        labels=(runner_type,),
-        label_set=runner_type,
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued,
-        queued_at=queued,
-        started_at=started,
-        completed_at=ended,
-        updated_at=queued,
-        expires_at=queued + timedelta(days=14),
-    )
+    return job_record(job_id, runner_type, queued, started_at=started, completed_at=ended, updated_at=queued)
 
 
 def history() -> tuple[list[JobRecord], list[float]]:

@@ -10,12 +10,13 @@ from typing import Any
 
 import boto3
 import pytest
+from job_records import job_record
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.config.load import parse_config
 from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import PROGRESS, JobRecord
+from queuewatch.jobs import JobRecord
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.backtest.suggest import (
     Setting,
@@ -178,24 +179,7 @@ def test_budget_or_incidents_without_suggest_are_refused(tmp_path: Path, capsys:
 
 def tracked(job_id: int, runner_type: str, queued: datetime, wait_minutes: float) -> JobRecord:
     started = queued + timedelta(minutes=wait_minutes)
-    return JobRecord(
-        job_id=job_id,
-        run_id=job_id,
-        status="completed",
-        progress=PROGRESS["completed"],
-        runner_type=runner_type,
-        labels=(runner_type,),
-        label_set=runner_type,
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued,
-        queued_at=queued,
-        started_at=started,
-        completed_at=started + timedelta(minutes=5),
-        updated_at=started + timedelta(minutes=5),
-        expires_at=queued + timedelta(days=14),
-    )
+    return job_record(job_id, runner_type, queued, started_at=started, completed_at=started + timedelta(minutes=5))
 
 
 def test_suggest_on_the_tracked_jobs_pages_the_incidents_and_not_the_noise(aws: None, tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ from typing import Any
 
 import boto3
 import pytest
+from job_records import job_record
 
 from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.jobs import PROGRESS, JobRecord
+from queuewatch.jobs import JobRecord
 from queuewatch_cli.capacity.run import run_capacity
 from queuewatch_cli.main import build_parser
 
@@ -25,22 +26,14 @@ def job(
     job_id: int, runner_type: str | None, queued: datetime, wait: float, created: datetime | None = None
 ) -> JobRecord:
     started = queued + timedelta(seconds=wait)
-    return JobRecord(
-        job_id=job_id,
-        run_id=job_id,
-        status="completed",
-        progress=PROGRESS["completed"],
-        runner_type=runner_type,
-        labels=(runner_type or "ubuntu-latest",),
-        label_set=runner_type or "ubuntu-latest",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=created or queued,
-        queued_at=queued,
+    return job_record(
+        job_id,
+        runner_type,
+        queued,
         started_at=started,
         completed_at=started + timedelta(minutes=10),
-        updated_at=started + timedelta(minutes=10),
+        labels=(runner_type or "ubuntu-latest",),
+        created_at=created,
         expires_at=queued + timedelta(days=14),
     )
 

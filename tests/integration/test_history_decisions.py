@@ -14,6 +14,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ReadTimeoutError
+from job_records import job_record
 
 from queuewatch.collect.jobs import census
 from queuewatch.collect.queues import WatchedQueue
@@ -36,12 +37,16 @@ OTHER = CONFIG.replace("linux.2xlarge", "linux.8xlarge").replace("linux-2xlarge"
 
 
 def job(n: int, runner_type: str, queued: datetime, wait: timedelta, labels: tuple[str, ...] = ()) -> JobRecord:
-    return JobRecord(
-        job_id=n, run_id=n, status="completed", progress=3, runner_type=runner_type,
-        labels=labels or ("self-hosted", runner_type), label_set="", org="o", repo="o/r", html_url=None,
-        created_at=queued, queued_at=queued, started_at=queued + wait,
-        completed_at=queued + wait + timedelta(minutes=5), updated_at=queued, expires_at=queued + timedelta(days=14),
-    )  # fmt: skip
+    return job_record(
+        n,
+        runner_type,
+        queued,
+        started_at=queued + wait,
+        completed_at=queued + wait + timedelta(minutes=5),
+        labels=labels or ("self-hosted", runner_type),
+        label_set="",
+        updated_at=queued,
+    )
 
 
 def last_week() -> list[JobRecord]:

@@ -13,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 from faults import inject
+from job_records import job_record
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table, put_job, queued_jobs, read_history
@@ -20,7 +21,7 @@ from queuewatch.collect import collect
 from queuewatch.collect.history import history_readings
 from queuewatch.config.load import parse_config
 from queuewatch.job_sources import SOURCE_PREFIX
-from queuewatch.jobs import HISTORY_SHARDS, PARTITION_KEY, PROGRESS, JobRecord, shard_of
+from queuewatch.jobs import HISTORY_SHARDS, PARTITION_KEY, PROGRESS, JobRecord, JobStatus, shard_of
 from queuewatch.signals import SignalName
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
 
@@ -154,25 +155,17 @@ def test_another_writers_item_is_still_a_duplicate(tracker: Any) -> None:
     assert again["outcome"] == "duplicate" and not again["arrived"]
 
 
-def record(job_id: int, runner_type: str | None, queued_at: datetime, status: str = "completed") -> JobRecord:
+def record(job_id: int, runner_type: str | None, queued_at: datetime, status: JobStatus = "completed") -> JobRecord:
     started = queued_at + timedelta(seconds=30) if status != "queued" else None
-    return JobRecord(
-        job_id=job_id,
-        run_id=job_id,
+    return job_record(
+        job_id,
+        runner_type,
+        queued_at,
         status=status,
-        progress=PROGRESS[status],
-        runner_type=runner_type,
-        labels=(runner_type or "gpu",),
-        label_set=runner_type or "gpu",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued_at,
-        queued_at=queued_at,
         started_at=started,
         completed_at=queued_at + timedelta(minutes=5) if status == "completed" else None,
+        labels=(runner_type or "gpu",),
         updated_at=queued_at,
-        expires_at=queued_at + timedelta(days=14),
     )
 
 

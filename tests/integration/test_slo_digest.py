@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+from job_records import job_record
 
 from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.adapters.sent_log import SENT, SentEntry, put_entry
@@ -47,11 +48,9 @@ def sent(rule: str, kind: str, at: datetime, notification: str, topic: str = "al
 
 
 def job(number: int, runner_type: str, queued_at: datetime, wait: timedelta) -> JobRecord:
-    return JobRecord(
-        job_id=number, run_id=1, status="in_progress", progress=2, runner_type=runner_type, labels=(runner_type,),
-        label_set=runner_type, org="o", repo="o/r", html_url=None, created_at=queued_at, queued_at=queued_at,
-        updated_at=queued_at + wait, started_at=queued_at + wait, expires_at=NOW + timedelta(days=30),
-    )  # fmt: skip
+    return job_record(
+        number, runner_type, queued_at, started_at=queued_at + wait, run_id=1, expires_at=NOW + timedelta(days=30)
+    )
 
 
 @pytest.fixture

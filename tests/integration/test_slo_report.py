@@ -9,11 +9,11 @@ from pathlib import Path
 
 import boto3
 import pytest
+from job_records import job_record
 
 from queuewatch.adapters.job_store import create_jobs_table, put_job
 from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
 from queuewatch.adapters.state_table import create_table
-from queuewatch.jobs import JobRecord
 from queuewatch_cli.main import main
 
 CONFIG = """
@@ -45,22 +45,7 @@ def test_the_report_counts_the_started_and_the_waiting_jobs_over_the_window(
     count_job(dynamodb, "slos", 1, [Contribution("linux-fast", "good", now, keep)], keep)
     # One job waiting 10 minutes: bad since it waited 2.
     queued_at = now - timedelta(minutes=10)
-    waiting = JobRecord(
-        job_id=999,
-        run_id=1,
-        status="queued",
-        progress=1,
-        runner_type="linux.2xlarge",
-        labels=("linux.2xlarge",),
-        label_set="linux.2xlarge",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued_at,
-        queued_at=queued_at,
-        updated_at=queued_at,
-        expires_at=keep,
-    )
+    waiting = job_record(999, "linux.2xlarge", queued_at, run_id=1, expires_at=keep)
     put_job(dynamodb, "jobs", waiting, "w")
     # In the history: two jobs that started late, one on each runner type, and one that started in time.
     for number, runner_type, wait in (
@@ -190,20 +175,12 @@ def test_check_config_gives_each_slos_budget_in_jobs_at_the_last_days_volume(
     for number in range(350):
         queued_at = now - timedelta(days=2) if number >= 300 else now - timedelta(minutes=4 * number + 1)
         runner_type = "linux.4xlarge" if number % 3 == 0 else "linux.2xlarge"
-        record = JobRecord(
-            job_id=number,
-            run_id=1,
-            status="in_progress",
-            progress=2,
-            runner_type=runner_type,
-            labels=(runner_type,),
-            label_set=runner_type,
-            org="o",
-            repo="o/r",
-            html_url=None,
-            created_at=queued_at,
-            queued_at=queued_at,
+        record = job_record(
+            number,
+            runner_type,
+            queued_at,
             started_at=queued_at + timedelta(seconds=20),
+            run_id=1,
             updated_at=queued_at,
             expires_at=now + timedelta(days=14),
         )

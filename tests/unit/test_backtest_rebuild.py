@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from job_records import job_record
+
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.jobs import JobRecord
@@ -27,20 +29,15 @@ def job(n: int, runner_type: str | None, queued: int, started: int | None, **mor
     """A job queued `queued` minutes after T, started `started` minutes after T (None: not yet)."""
     status = more.pop("status", "queued" if started is None else "in_progress")
     queued_at = more.pop("queued_at", None if status == "waiting" else T + timedelta(minutes=queued))
-    return JobRecord(
-        job_id=n,
-        run_id=1,
+    return job_record(
+        n,
+        runner_type,
+        queued_at,
         status=status,
-        progress={"waiting": 0, "queued": 1, "in_progress": 2, "completed": 3}[status],
-        runner_type=runner_type,
-        labels=(),
-        label_set="",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=T + timedelta(minutes=queued),
-        queued_at=queued_at,
         started_at=None if started is None else T + timedelta(minutes=started),
+        labels=(),
+        created_at=T + timedelta(minutes=queued),
+        run_id=1,
         updated_at=T,
         expires_at=T + timedelta(days=14),
         **more,

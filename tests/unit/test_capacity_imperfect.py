@@ -9,6 +9,8 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from job_records import job_record
+
 from queuewatch.jobs import JobRecord
 from queuewatch.runner_names import RunnerTypeNames
 from queuewatch_cli.capacity.analysis import analyse
@@ -92,11 +94,16 @@ def test_lost_completed_events_are_bounded_counted_and_said() -> None:
 
 def record(name: str | None, labels: tuple[str, ...]) -> JobRecord:
     at = START + timedelta(hours=1)
-    return JobRecord(
-        job_id=1, run_id=1, status="completed", progress=3, runner_type=name, labels=labels, label_set=",".join(labels),
-        org="o", repo="o/r", html_url=None, created_at=at, queued_at=at, started_at=at + timedelta(minutes=1),
-        completed_at=at + timedelta(minutes=9), updated_at=at, expires_at=at + timedelta(days=14),
-    )  # fmt: skip
+    return job_record(
+        1,
+        name,
+        at,
+        started_at=at + timedelta(minutes=1),
+        completed_at=at + timedelta(minutes=9),
+        labels=labels,
+        run_id=1,
+        updated_at=at,
+    )
 
 
 def test_github_hosted_jobs_are_no_pool_and_are_counted() -> None:

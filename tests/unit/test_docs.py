@@ -10,11 +10,11 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
-USER_DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+USER_DOCS = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (?P<title>.+)$", re.MULTILINE)
 README_MOST_LINES = 300
-CONTRIBUTOR_DOCS = {ROOT / "docs" / "development.md", ROOT / "docs" / "ARCHITECTURE.md"}
+CONTRIBUTOR_DOCS = {ROOT / "CONTRIBUTING.md", ROOT / "docs" / "development.md", ROOT / "docs" / "ARCHITECTURE.md"}
 TEST_FILE = re.compile(r"\btests/|\btest_\w+\.py\b|\bconftest\.py\b")
 # Words that speak to a reader of an earlier version: what changed belongs in CHANGELOG.md, the docs say what is.
 CHANGELOG_TONE = re.compile(

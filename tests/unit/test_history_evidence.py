@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from job_records import job_record
+
 from queuewatch.collect.history import from_history, history_missing, history_readings
-from queuewatch.jobs import PROGRESS, JobRecord
+from queuewatch.jobs import JobRecord
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import Reading, RunnerTypeSnapshot
 from queuewatch.triage import triage
@@ -19,25 +21,17 @@ def job(job_id: int, queued_ago: timedelta, run: timedelta | None, runner_type: 
     queued = NOW - queued_ago
     started = queued + timedelta(seconds=30)
     done = run is not None and started + run <= NOW
-    status = "completed" if done else "in_progress"
-    return JobRecord(
-        job_id=job_id,
-        run_id=job_id,
-        status=status,
-        progress=PROGRESS[status],
-        runner_type=runner_type,
-        labels=("x",),
-        label_set="x",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued - timedelta(minutes=30),  # a deployment approved 30 minutes after it was created
-        queued_at=queued,
+    return job_record(
+        job_id,
+        runner_type,
+        queued,
         started_at=started,
         completed_at=started + run if done and run is not None else None,
+        labels=("x",),
+        created_at=queued - timedelta(minutes=30),
         updated_at=NOW,
         expires_at=NOW + timedelta(days=14),
-    )
+    )  # created 30 minutes before a deployment's approval
 
 
 def test_arrivals_count_by_when_jobs_were_queued_against_the_usual_per_window() -> None:

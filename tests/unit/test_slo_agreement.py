@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from job_records import job_record
 
 from queuewatch.alert_state import PageKind
 from queuewatch.config.load import parse_config
@@ -37,23 +38,7 @@ T = timedelta(minutes=2)
 def job(number: int, runner_type: str, queued: datetime, wait: timedelta | None) -> JobRecord:
     """A job queued at `queued` that starts `wait` later (None: it never starts before the test ends)."""
     started = queued + wait if wait is not None else None
-    return JobRecord(
-        job_id=number,
-        run_id=number,
-        status="in_progress" if started else "queued",
-        progress=2 if started else 1,
-        runner_type=runner_type,
-        labels=(runner_type,),
-        label_set=runner_type,
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=queued,
-        queued_at=queued,
-        started_at=started,
-        updated_at=started or queued,
-        expires_at=queued + timedelta(days=30),
-    )
+    return job_record(number, runner_type, queued, started_at=started, expires_at=queued + timedelta(days=30))
 
 
 def steady(per_day: int, runner_types: list[str], start: datetime, end: datetime, seed: int) -> list[JobRecord]:
