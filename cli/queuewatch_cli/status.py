@@ -27,6 +27,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
+from queuewatch.job_sources import MATCHER_SOURCE
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import SilenceRecord
@@ -377,6 +378,7 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             UNJUDGED: "watched runner types no rule judges (the monitor page lists them)",
             f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
             f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
+            f"{JOB_SOURCE}:{MATCHER_SOURCE}": "the autoscaler's matcher config: jobs routed as it routes them",
         }.get(m.runner_type, m.runner_type)
         lines.append(f"  {what}: {m.status} since {m.since:%Y-%m-%d %H:%M} UTC" if m.since else f"  {what}")
         if m.reason:

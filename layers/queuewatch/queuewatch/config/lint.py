@@ -61,8 +61,10 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
                     "SLO, or defaults.rule.team",
                 )
             )
-    if not data.get("runner_types") and not data.get("discovery"):
-        problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))
+    if not data.get("runner_types") and not data.get("discovery") and not data.get("autoscaler"):
+        problems.append(
+            (("runner_types",), "expected at least one runner type, a discovery entry, or autoscaler: {prefix: ...}")
+        )
     return problems
 
 

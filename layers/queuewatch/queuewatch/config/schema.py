@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from queuewatch.config.autoscaler import AutoscalerSpec
 from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.names import (
@@ -456,6 +457,9 @@ BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
 
 class Config(FrozenModel):
     version: int
+    autoscaler: AutoscalerSpec | None = Field(
+        default=None, description="the upstream autoscaler, named by its prefix: its bus, queues and matcher config"
+    )
     defaults: Defaults = Defaults()
     runner_types: list[RunnerTypeSpec] = Field(default_factory=list)
     discovery: list[DiscoverySpec] = Field(default_factory=list)
@@ -466,6 +470,23 @@ class Config(FrozenModel):
         default_factory=list, description="weekly windows in which the pages they name are held back"
     )
     github_status: GitHubStatusSettings = GitHubStatusSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _autoscaler_queues_by_default(cls, raw: Any) -> Any:
+        """An autoscaler named and no queue listed: its build queues are discovered under its prefix (the job-retry
+        and dead-letter queues beside each, demand_paths.py), so the prefix is all a deploy needs to say."""
+        if not isinstance(raw, dict) or raw.get("runner_types") or raw.get("discovery"):
+            return raw
+        try:
+            spec = AutoscalerSpec.model_validate(raw.get("autoscaler"))
+        except ValueError:
+            return raw  # None or invalid: the field's own validation says so
+        pattern, match = spec.discovery_pattern
+        implied = {"queue_name_pattern": pattern, "prefix": spec.prefix, "match": match}
+        if spec.region:
+            implied["region"] = spec.region
+        return {**raw, "discovery": [implied]}
 
     @model_validator(mode="after")
     def _windows_name_known_rules(self) -> Config:

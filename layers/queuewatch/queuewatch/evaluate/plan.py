@@ -32,7 +32,7 @@ from queuewatch.evaluate.slo import PREFIX as SLO_PREFIX
 from queuewatch.evaluate.slo import judge_slos, slo_rules
 from queuewatch.evaluate.unjudged import unjudged_text
 from queuewatch.github_status import GitHubStatus
-from queuewatch.job_sources import quiet_for, quiet_text
+from queuewatch.job_sources import MATCHER_SOURCE, matcher_text, quiet_for, quiet_text
 from queuewatch.rules import (
     COLLECTOR,
     HEALTH_RULE,
@@ -422,6 +422,8 @@ def _step_sources(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
         if quiet is not None:
             result.degraded.add(name)
         seen.add(_step(result, result.context.health, name, quiet is not None))
+    if snapshot.job_sources and snapshot.job_sources_error is None:
+        seen.add(_step_matcher(result, snapshot))
     if snapshot.job_sources_error is not None or InstanceKey(HEALTH_RULE, f"{JOB_SOURCE}:heartbeats") in (
         result.context.state.instances
     ):
@@ -440,6 +442,21 @@ def _step_sources(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:
                     seen.add(key)
         seen.add(_step(result, result.context.health, name, failed is not None))
     return seen
+
+
+def _step_matcher(result: Plan, snapshot: Snapshot) -> InstanceKey:
+    """The autoscaler's matcher config unread where the track stage expects it: its routing is blind,
+    `source:matcher-config` on the monitor, for as long as a heartbeat carries the error."""
+    failed = next((beat.matcher_error for beat in snapshot.job_sources if beat.matcher_error), None)
+    name = f"{JOB_SOURCE}:{MATCHER_SOURCE}"
+    result.verdicts[InstanceKey(HEALTH_RULE, name)] = Verdict(
+        breached=failed is not None,
+        breached_signals=("no_data",) if failed else (),
+        missing={"matcher_config": matcher_text(failed)} if failed else {},
+    )
+    if failed:
+        result.degraded.add(name)
+    return _step(result, result.context.health, name, failed is not None)
 
 
 def _step_untracked(result: Plan, blind: list[RunnerTypeSnapshot]) -> InstanceKey:

@@ -1,0 +1,141 @@
+"""Jobs routed as the upstream webhook routes them (lambdas/functions/webhook/src/runners/dispatch.ts and
+labels.ts, v6.10 and v7.11), from matcher configs written as its terraform writes them; and the
+autoscaler's resources named from its prefix as its modules name them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from matcher_configs import chunks, entry, pytorch_like, upstream_multi_runner, written
+
+from queuewatch import autoscaler
+from queuewatch.matcher import MatcherConfigError, parse
+
+
+def keys(config_entries: list[dict[str, object]], labels: list[str], strategy: str = "first") -> list[str | None]:
+    config = parse([("/p", written(config_entries))])
+    return [e.key for e in config.dispatch(labels, strategy)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (["self-hosted", "linux", "x64", "ubuntu-latest"], ["linux-x64-ubuntu"]),
+        (["self-hosted", "linux", "x64", "ubuntu-2404"], ["linux-x64-ubuntu"]),  # the entry's second label list
+        (["self-hosted", "linux", "x64", "ubuntu-2204"], ["linux-x64-ubuntu-2204"]),
+        (["Self-Hosted", "Linux", "ARM64", "Amazon"], ["linux-arm64"]),  # without case, as upstream lowers both
+        # exactMatch: all three are in both Ubuntu entries' lists; the one written first (by key) takes it
+        (["self-hosted", "linux", "x64"], ["linux-x64-ubuntu"]),
+        (["self-hosted", "windows", "x64", "servercore-2022"], ["windows-x64"]),
+        # Not exactMatch: linux-x64 takes a job when *any* of its labels is in the list, so a GPU job the
+        # strict entries refuse lands on the priority-1 Amazon Linux runners.
+        (["self-hosted", "linux", "x64", "gpu"], ["linux-x64"]),
+        (["self-hosted", "macos"], ["linux-x64"]),  # even a macOS job: self-hosted alone is enough for it
+        (["ubuntu-latest", "macos"], []),  # no strict list holds macos, and linux-x64's holds neither
+    ],
+)
+def test_upstream_multi_runner_example_routes_as_its_webhook(labels: list[str], expected: list[str]) -> None:
+    assert keys(upstream_multi_runner(), labels) == expected
+
+
+def test_a_job_no_entry_takes_is_refused() -> None:
+    assert keys(upstream_multi_runner(), ["macos", "m2"]) == []
+
+
+def test_strict_entries_are_tried_first_whatever_their_priority() -> None:
+    # linux-x64 (priority 1, not exact) is written first; the exact entries still take the job before it.
+    text = written(upstream_multi_runner())
+    assert json.loads(text)[0]["key"] == "linux-x64"
+    assert keys(upstream_multi_runner(), ["self-hosted", "linux", "arm64", "amazon"]) == ["linux-arm64"]
+
+
+def test_among_equally_strict_entries_the_written_order_decides() -> None:
+    both = [
+        entry("p", "b-second", [["self-hosted", "gpu"]], exact=True, priority=5),
+        entry("p", "a-first", [["self-hosted", "gpu"]], exact=True, priority=2),
+    ]
+    assert keys(both, ["self-hosted", "gpu"]) == ["a-first"]
+    assert keys(both, ["self-hosted", "gpu"], "all") == ["a-first", "b-second"]
+    assert keys(both, ["self-hosted", "gpu"], "random") == ["a-first", "b-second"]  # either: the first stands
+
+
+def test_all_takes_only_the_matches_of_the_first_ones_exactness() -> None:
+    fleet = [
+        entry("p", "exact", [["self-hosted", "gpu"]], exact=True),
+        entry("p", "loose", [["self-hosted", "gpu", "big"]], exact=False),
+    ]
+    assert keys(fleet, ["self-hosted", "gpu"], "all") == ["exact"]
+
+
+def test_a_job_without_labels_is_taken_only_by_a_loose_entry() -> None:
+    assert keys([entry("p", "exact", [["self-hosted"]], exact=True)], []) == []
+    assert keys([entry("p", "loose", [["self-hosted"]], exact=False)], []) == ["loose"]
+
+
+def test_bidirectional_match_wants_exactly_the_jobs_labels() -> None:
+    fleet = [entry("p", "bi", [["self-hosted", "linux", "x64"]], exact=False, bidirectionalLabelMatch=True)]
+    assert keys(fleet, ["self-hosted", "linux", "x64"]) == ["bi"]
+    assert keys(fleet, ["self-hosted", "linux"]) == []
+
+
+def test_dynamic_labels_take_no_part_and_need_an_entry_allowing_them() -> None:
+    fleet = [
+        entry("p", "a-plain", [["self-hosted", "linux"]], exact=True),
+        entry("p", "b-dynamic", [["self-hosted", "linux"]], exact=True, enableDynamicLabels=True),
+    ]
+    assert keys(fleet, ["self-hosted", "linux"]) == ["a-plain"]
+    assert keys(fleet, ["self-hosted", "linux", "ghr-ec2-instance-type:c6i.large"]) == ["b-dynamic"]
+    assert keys(fleet[:1], ["self-hosted", "linux", "ghr-ec2-instance-type:c6i.large"]) == []
+
+
+def test_a_pytorch_like_fleet_maps_keys_chosen_apart_from_labels() -> None:
+    assert keys(pytorch_like(), ["self-hosted", "linux", "x64", "gpu-a100"]) == ["linux-x64-gpu-a100"]
+    assert keys(pytorch_like(), ["self-hosted", "linux.2xlarge"]) == ["linux-x64-cpu-2xlarge"]
+    assert keys(pytorch_like(), ["self-hosted", "linux", "x64", "gpu-b200"]) == []
+
+
+def test_two_regions_keep_each_queues_region() -> None:
+    fleet = upstream_multi_runner("ci", "eu-west-1") + pytorch_like("ci", "us-east-1")
+    config = parse([("/p", written(fleet))])
+    [gpu] = config.dispatch(["self-hosted", "linux", "x64", "gpu-h100"])
+    [arm] = config.dispatch(["self-hosted", "linux", "arm64", "amazon"])
+    assert (gpu.queue_name, gpu.queue_region) == ("ci-linux-x64-gpu-h100-queued-builds", "us-east-1")
+    assert (arm.queue_name, arm.queue_region) == ("ci-linux-arm64-queued-builds", "eu-west-1")
+
+
+def test_chunks_join_in_order_as_upstream_joins_them() -> None:
+    text = written(pytorch_like())
+    parts = chunks(text, 3)
+    assert len(parts) == 3
+    config = parse([(f"/p-{i}", part) for i, part in enumerate(parts)])
+    assert len(config.entries) == len(pytorch_like())
+    assert config.source == "/p-0:/p-1:/p-2"
+
+
+@pytest.mark.parametrize(
+    ("texts", "said"),
+    [
+        ([("/p", "{not json")], "/p: not JSON"),
+        ([("/p", "[]")], "expected a non-empty list"),
+        ([("/p", '{"id": "x"}')], "found dict"),
+        ([("/p", '[{"id": "u", "matcherConfig": {"exactMatch": true}}]')], "entry 0: matcherConfig.labelMatchers"),
+        ([("/p-0", '[{"id": "u"'), ("/p-2", "}]")], "/p-0:/p-2: entry 0: matcherConfig"),
+    ],
+)
+def test_a_malformed_matcher_config_is_an_error_naming_the_parameter(texts: list[tuple[str, str]], said: str) -> None:
+    with pytest.raises(MatcherConfigError, match=said.replace("[", r"\[")):
+        parse(texts)
+
+
+def test_names_from_the_prefix_as_the_modules_give_them() -> None:
+    multi = autoscaler.log_groups("ci", "linux-x64-gpu-a100", "multi-runner")
+    assert multi.scale_up == "/aws/lambda/ci-linux-x64-gpu-a100-scale-up"
+    assert multi.job_retry == "/aws/lambda/ci-linux-x64-gpu-a100-job-retry"
+    single = autoscaler.log_groups("ci", "ignored", "single-runner")
+    assert (single.scale_up, single.job_retry) == ("/aws/lambda/ci-scale-up", "/aws/lambda/ci-job-retry")
+    assert autoscaler.bus_name("ci") == "ci-runners"
+    assert autoscaler.build_queue("ci", "linux-x64", "multi-runner") == "ci-linux-x64-queued-builds"
+    assert autoscaler.build_queue("ci", None, "single-runner") == "ci-queued-builds"
+    assert autoscaler.matcher_config_path("ci") == "/github-action-runners/ci/webhook/runner-matcher-config"
+    assert autoscaler.matcher_config_chunks("/x", 2) == ["/x-0", "/x-1"]
