@@ -28,6 +28,16 @@ SSM_WEBHOOK = "webhook"
 MATCHER_PARAMETER = "runner-matcher-config"
 
 
+QUEUE_ONLY_BLIND = (
+    "queue-only (no job tracking): the autoscaler's queues cannot show requests its scale-up deletes at "
+    "runners_maximum_count (non-ephemeral runners), launches failing with an error it does not retry (the request "
+    "deleted), or job-retry checks dropped on an error: each leaves no message to count, so these pages stay "
+    "silent while jobs wait at GitHub. Deploy with AutoscalerPrefix=<prefix> to track GitHub's waiting jobs from "
+    "its bus"
+)
+"""What a stack without job tracking cannot see, said once wherever that mode is in force."""
+
+
 def bus_name(prefix: str) -> str:
     """The autoscaler's EventBridge bus, which carries GitHub's workflow_job events."""
     return f"{prefix}-runners"
