@@ -11,13 +11,19 @@ from typing import Any
 import boto3
 import pytest
 from matcher_configs import pytorch_like, written
-from support import T0
+from support import T0, StackInMoto, arriving_now
 
+from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.adapters.state_table import create_table
+from queuewatch.alert import Alert
 from queuewatch.autoscaler import QUEUE_ONLY_BLIND, matcher_config_path
+from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.matcher import parse
+from queuewatch.notifications.chat import chat_notification
+from queuewatch.notifications.cloudwatch import Origin, cloudwatch_alarm
+from queuewatch.notifications.email import email_text
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
@@ -137,3 +143,39 @@ def test_status_says_once_what_a_queue_only_stack_cannot_see(
     args = build_parser().parse_args(["status", "--stack", "qw@us-east-1", "--no-figures"])
     assert status(args, now=T0) == 0
     assert capsys.readouterr().out.count(QUEUE_ONLY_BLIND) == 1
+
+
+PAGED = """
+version: 1
+defaults: {region: us-east-1, queue_source: sqs, rule: {team: ci-infra}}
+runner_types:
+  - {name: linux-a, queue: {name: gh-ci-linux-a-queued-builds}}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_size: 0}}
+"""
+
+
+@pytest.mark.parametrize("jobs_table", [None, JOBS], ids=["queue-only", "tracking"])
+def test_every_page_of_a_queue_only_stack_says_once_what_it_cannot_see(aws: None, jobs_table: str | None) -> None:
+    sqs = boto3.client("sqs", region_name="us-east-1")
+    url = sqs.create_queue(QueueName="gh-ci-linux-a-queued-builds")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"id": 7}))
+    if jobs_table:
+        create_jobs_table(boto3.client("dynamodb", region_name="us-east-1"), jobs_table)
+    config = parse_config(PAGED, source="t.yaml")
+    snap = collect(config, AwsClients(), now=T0, account_id="123456789012", snapshot_id="s1", jobs_table=jobs_table)
+    moto = StackInMoto.create()
+    inbox = moto.subscribe_queue("inbox")
+    moto.evaluate(snap, config, clock=arriving_now(snap))
+    [message] = sqs.receive_message(QueueUrl=inbox)["Messages"]
+    alert = Alert.model_validate_json(json.loads(message["Body"])["Message"])
+    origin = Origin(account_id="123456789012", region="us-east-1", topic_arn="arn:aws:sns:us-east-1:123456789012:t")
+    bodies = {
+        "email": email_text(alert),
+        "chat": json.dumps(chat_notification(alert)),
+        "pager": json.dumps(cloudwatch_alarm(alert, origin)),
+    }
+    expected = 1 if jobs_table is None else 0
+    assert alert.blind_spots == (QUEUE_ONLY_BLIND if jobs_table is None else None)
+    for name, body in bodies.items():
+        assert body.count("runners_maximum_count") == expected, name

@@ -238,6 +238,7 @@ class Snapshot(FrozenModel):
     job_sources: list[JobSourceBeat] = Field(default=[], max_length=len(SOURCES))
     job_sources_error: Annotated[str, Field(max_length=2 * MAX_NAME_LENGTH)] | None = None
     jobs_tracked: bool = False  # the collector read the tracked jobs this tick (tracking on, the table answered)
+    queue_only: bool = False  # no job tracking deployed: the autoscaler's queues alone (autoscaler.QUEUE_ONLY_BLIND)
 
     @property
     def failed_discovery_regions(self) -> set[str]:

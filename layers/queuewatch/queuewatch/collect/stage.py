@@ -139,6 +139,7 @@ def collect(
         job_sources=beats,
         job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
+        queue_only=not jobs_table,
     )
 
 

@@ -21,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.autoscaler import QUEUE_ONLY_BLIND
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
 from queuewatch.demand_paths import DEAD_LETTER_RULE
@@ -141,6 +142,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         supersedes=supersedes,
         superseded_by=superseded_by,
         github_incident=outage,
+        blind_spots=QUEUE_ONLY_BLIND if snapshot is not None and snapshot.queue_only else None,
     )
 
 
