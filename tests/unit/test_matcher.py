@@ -5,8 +5,11 @@ autoscaler's resources named from its prefix as its modules name them."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matcher_configs import chunks, entry, pytorch_like, upstream_multi_runner, written
 
 from queuewatch import autoscaler
@@ -139,3 +142,58 @@ def test_names_from_the_prefix_as_the_modules_give_them() -> None:
     assert autoscaler.build_queue("ci", None, "single-runner") == "ci-queued-builds"
     assert autoscaler.matcher_config_path("ci") == "/github-action-runners/ci/webhook/runner-matcher-config"
     assert autoscaler.matcher_config_chunks("/x", 2) == ["/x-0", "/x-1"]
+
+
+LABELS = st.sampled_from(["self-hosted", "Linux", "linux", "x64", "arm64", "gpu-a100", "gpu-h100", "ghr-run-id:1"])
+
+
+def upstream_reference(entries: list[dict[str, object]], labels: list[str], strategy: str) -> list[str]:
+    """dispatch.ts and labels.ts, line for line, over every entry: what the indexed dispatch must equal."""
+    ordered = sorted(
+        json.loads(written(entries)),
+        key=lambda e: not (e["matcherConfig"].get("bidirectionalLabelMatch") or e["matcherConfig"]["exactMatch"]),
+    )
+    plain = [label for label in labels if not label.startswith("ghr-")]
+
+    def can_run(e: dict[str, Any]) -> bool:
+        lowered = [[label.lower() for label in runner] for runner in e["matcherConfig"]["labelMatchers"]]
+        if e["matcherConfig"].get("bidirectionalLabelMatch"):
+            job = [label.lower() for label in plain]
+            return any(all(j in r for j in job) and all(x in job for x in r) for r in lowered)
+        test = all if e["matcherConfig"]["exactMatch"] else any
+        found = any(test(label.lower() in r for label in plain) for r in lowered)
+        return not found if not plain else found
+
+    matches = [e for e in ordered if can_run(e)]
+    if not matches:
+        return []
+    if len(plain) != len(labels):
+        dynamic = [e for e in matches if e["matcherConfig"].get("enableDynamicLabels")]
+        return [dynamic[0]["key"]] if dynamic else []
+    top = [e["key"] for e in matches if e["matcherConfig"]["exactMatch"] == matches[0]["matcherConfig"]["exactMatch"]]
+    return top[:1] if strategy == "first" else top
+
+
+@given(
+    fleet=st.lists(
+        st.tuples(
+            st.lists(st.lists(LABELS, max_size=4), min_size=1, max_size=3),
+            st.booleans(),
+            st.booleans(),
+            st.booleans(),
+            st.integers(0, 3),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    labels=st.lists(LABELS, max_size=4, unique=True),
+    strategy=st.sampled_from(["first", "all"]),
+)
+def test_the_indexed_dispatch_routes_every_job_as_upstreams_scan_does(
+    fleet: list[tuple[list[list[str]], bool, bool, bool, int]], labels: list[str], strategy: str
+) -> None:
+    entries = [
+        entry("p", f"k{i}", lists, exact=exact, priority=priority, bidirectionalLabelMatch=bi, enableDynamicLabels=dyn)
+        for i, (lists, exact, bi, dyn, priority) in enumerate(fleet)
+    ]
+    assert keys(entries, labels, strategy) == upstream_reference(entries, labels, strategy)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -72,15 +72,31 @@ class MatcherEntry(_Lenient):
         host = self.id.split("://", 1)[-1].split("/", 1)[0].split(".")
         return host[1] if len(host) >= 3 and host[0] == "sqs" else None
 
-    def takes(self, labels: Sequence[str]) -> bool:
-        """Upstream's canRunJob: `labels` are the job's labels with the dynamic ones set aside."""
-        lists = [{label.lower() for label in matcher} for matcher in self.matcher_config.label_matchers]
-        wanted = [label.lower() for label in labels]
-        if self.matcher_config.bidirectional:
-            return any(set(wanted) == runner for runner in lists)
-        test = all if self.matcher_config.exact_match else any
-        found = any(test(label in runner for label in wanted) for runner in lists)
-        return not found if not wanted else found
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """An entry's test, its label lists lowered once per read, not once per job (thousands of entries a job)."""
+
+    entry: MatcherEntry
+    lists: tuple[frozenset[str], ...]
+    exact: bool
+    bidirectional: bool
+
+    @classmethod
+    def of(cls, entry: MatcherEntry) -> _Compiled:
+        rule = entry.matcher_config
+        lists = tuple(frozenset(label.lower() for label in matcher) for matcher in rule.label_matchers)
+        return cls(entry, lists, rule.exact_match, rule.bidirectional)
+
+    def takes(self, wanted: frozenset[str]) -> bool:
+        """Upstream's canRunJob: `wanted` are the job's labels, lowered, with the dynamic ones set aside."""
+        if self.bidirectional:
+            return wanted in self.lists
+        if not wanted:  # upstream inverts its test for a job without labels
+            return not (self.exact and self.lists)
+        if self.exact:
+            return any(wanted <= runner for runner in self.lists)
+        return any(not wanted.isdisjoint(runner) for runner in self.lists)
 
 
 @dataclass(frozen=True, eq=False)  # each read its own: the track stage keys its router by the read
@@ -89,19 +105,48 @@ class MatcherConfig:
 
     entries: tuple[MatcherEntry, ...]
     source: str  # the parameters read, for the messages that name it
+    _compiled: tuple[_Compiled, ...] = field(init=False, repr=False)
+    # label -> the positions of the entries whose lists hold it: a strict entry can take a job only if each
+    # of its labels is in some list of it, a loose one if any is, so a job tries a few entries, not thousands.
+    _strict: dict[str, set[int]] = field(init=False, repr=False)
+    _loose: dict[str, set[int]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        compiled = tuple(_Compiled.of(entry) for entry in self.entries)
+        strict: dict[str, set[int]] = {}
+        loose: dict[str, set[int]] = {}
+        for position, rule in enumerate(compiled):
+            index = strict if rule.exact or rule.bidirectional else loose
+            for label in frozenset().union(*rule.lists):
+                index.setdefault(label, set()).add(position)
+        object.__setattr__(self, "_compiled", compiled)
+        object.__setattr__(self, "_strict", strict)
+        object.__setattr__(self, "_loose", loose)
+
+    def _candidates(self, wanted: frozenset[str]) -> list[int]:
+        """The entries that may take a job with these labels, in the webhook's order; every entry without labels."""
+        if not wanted:
+            return list(range(len(self._compiled)))
+        postings = sorted((self._strict.get(label, set()) for label in wanted), key=len)
+        strict = set(postings[0]).intersection(*postings[1:])
+        loose = set().union(*(self._loose.get(label, set()) for label in wanted))
+        return sorted(strict | loose)
 
     def dispatch(self, labels: Sequence[str], strategy: Strategy = "first") -> list[MatcherEntry]:
         """The entries the webhook sends a queued job with these labels to; none: it refuses the job.
         Under `random` the candidates are all returned, the one the webhook drew first among them unknown."""
         plain = [label for label in labels if not label.startswith(DYNAMIC_PREFIX)]
-        matches = [entry for entry in self.entries if entry.takes(plain)]
-        if not matches:
-            return []
+        wanted = frozenset(label.lower() for label in plain)
+        tried = (self._compiled[position] for position in self._candidates(wanted))
+        matching = (compiled.entry for compiled in tried if compiled.takes(wanted))
         if len(plain) != len(labels):
-            dynamic = next((entry for entry in matches if entry.matcher_config.dynamic_labels), None)
+            dynamic = next((entry for entry in matching if entry.matcher_config.dynamic_labels), None)
             return [dynamic] if dynamic else []
-        best = [entry for entry in matches if entry.matcher_config.exact_match == matches[0].matcher_config.exact_match]
-        return best[:1] if strategy == "first" else best
+        first = next(matching, None)
+        if first is None or strategy == "first":  # the first match is the webhook's choice: no need to try the rest
+            return [first] if first else []
+        exact = first.matcher_config.exact_match
+        return [first, *(entry for entry in matching if entry.matcher_config.exact_match == exact)]
 
 
 def parse(texts: Sequence[tuple[str, str]]) -> MatcherConfig:
