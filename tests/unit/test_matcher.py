@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 from matcher_configs import chunks, entry, pytorch_like, upstream_multi_runner, written
 
 from queuewatch import autoscaler
+from queuewatch.config import Config
+from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.matcher import MatcherConfigError, parse
+from queuewatch.track.matching import MatcherParameters, matcher_parameters
 
 
 def keys(config_entries: list[dict[str, object]], labels: list[str], strategy: str = "first") -> list[str | None]:
@@ -197,3 +200,34 @@ def test_the_indexed_dispatch_routes_every_job_as_upstreams_scan_does(
         for i, (lists, exact, bi, dyn, priority) in enumerate(fleet)
     ]
     assert keys(entries, labels, strategy) == upstream_reference(entries, labels, strategy)
+
+
+def config_with(autoscaler: str) -> Config:
+    text = f"version: 1\n{autoscaler}\nrules:\n  - {{name: q, team: ci, thresholds: {{queue_size: 0}}}}\n"
+    return parse_config(text, source="t.yaml")
+
+
+def test_the_deploys_matcher_config_comes_first_then_the_configs_then_the_prefixes_default() -> None:
+    named = config_with("autoscaler: {prefix: ci, matcher_config: /a/x-0:/a/x-1}")
+    assert matcher_parameters(named, "/deploy/path", "ci") == MatcherParameters(("/deploy/path",), explicit=False)
+    assert matcher_parameters(named, "/d/x-0:/d/x-1", "") == MatcherParameters(("/d/x-0", "/d/x-1"), explicit=True)
+    assert matcher_parameters(named) == MatcherParameters(("/a/x-0", "/a/x-1"), explicit=True)
+    plain = config_with("autoscaler: {prefix: ci}")
+    default = "/github-action-runners/{}/webhook/runner-matcher-config"
+    assert matcher_parameters(plain, "", "deployed") == MatcherParameters((default.format("deployed"),), False)
+    assert matcher_parameters(plain) == MatcherParameters((default.format("ci"),), explicit=False)
+    assert matcher_parameters(config_with("discovery: [{queue_name_pattern: '{runner_type}-queued-builds'}]")) is None
+
+
+@pytest.mark.parametrize(
+    ("autoscaler", "said"),
+    [
+        ("autoscaler: {prefix: 'ci runners'}", "t.yaml:2: autoscaler.prefix: found 'ci runners'"),
+        ("autoscaler: {prefix: ci, layout: multi}", "autoscaler.layout"),
+        ("autoscaler: {prefix: ci, matcher_config: [no-slash]}", "expected an SSM parameter name"),
+        ("autoscaler: {}", "autoscaler.prefix"),
+    ],
+)
+def test_a_bad_autoscaler_section_is_refused_naming_the_key(autoscaler: str, said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        config_with(autoscaler)
