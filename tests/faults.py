@@ -27,6 +27,7 @@ _CODES: dict[str, dict[str, tuple[int, str]]] = {
     "cloudwatch": {"throttling": (400, "Throttling"), "access-denied": (403, "AccessDenied")},
     "dynamodb": {"throttling": (400, "ThrottlingException"), "access-denied": (400, "AccessDeniedException")},
     "sns": {"throttling": (400, "Throttling"), "access-denied": (403, "AuthorizationError")},
+    "ssm": {"throttling": (400, "ThrottlingException"), "access-denied": (400, "AccessDeniedException")},
 }
 _SERVER_ERROR = (503, "ServiceUnavailable")
 

@@ -9,12 +9,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import NoReturn
 
-from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.config.reach import config_reach
+from queuewatch.jobs import JobRecord
 from queuewatch.wording import plural
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
@@ -61,10 +61,16 @@ def check_config(
             f"{plural(len(config.discovery), 'discovery pattern')}, "
             f"rules: {rules}" + (f"; {plural(len(checked.warnings), 'warning')} above" if checked.warnings else "")
         )
+        jobs = _last_day(jobs_table, region, now)
         if config.slos:
-            from queuewatch_cli.slo_check import slo_lines
+            from queuewatch_cli.slo_check import jobs_per_day, slo_lines
 
-            print("\n".join(slo_lines(config, *_todays_volume(config, jobs_table, region, now))))
+            volume = jobs_per_day(config, jobs) if jobs is not None else (None, None)
+            print("\n".join(slo_lines(config, *volume)))
+        if jobs is not None:
+            from queuewatch_cli.unrouted import unrouted_lines
+
+            print("\n".join(unrouted_lines(jobs)))
         print("\n".join(config_reach(config).lines()))
         for line in window_lines(config, now or datetime.now(UTC)):
             print(line)
@@ -75,24 +81,19 @@ def check_config(
     return 1 if failed else 0
 
 
-def _todays_volume(
-    config: Config, jobs_table: str | None, region: str | None, now: datetime | None
-) -> tuple[dict[str, float] | None, float | None]:
-    """Each SLO's jobs over the last day and the fleet's, from the stack's jobs' history; (None, None)
-    without a table, or when it cannot be read (said, never guessed)."""
+def _last_day(jobs_table: str | None, region: str | None, now: datetime | None) -> list[JobRecord] | None:
+    """The last day's jobs from the stack's history; None without a table, or when it cannot be read (said,
+    never guessed)."""
     if jobs_table is None:
-        return None, None
+        return None
     from queuewatch.adapters.errors import describe
-    from queuewatch.adapters.job_store import read_history
-    from queuewatch_cli.slo_check import jobs_per_day
+    from queuewatch_cli.unrouted import last_day
 
-    end = now or datetime.now(UTC)
     try:
-        jobs = read_history(boto_client("dynamodb", region), jobs_table, end - timedelta(days=1), end)
-        return jobs_per_day(config, jobs)
-    except Exception as error:  # noqa: BLE001 - the check stands without the volume; the reason is said
-        print(f"--jobs-table {jobs_table}: today's volume not read: {describe(error)}", file=sys.stderr)
-        return None, None
+        return last_day(boto_client("dynamodb", region), jobs_table, now or datetime.now(UTC))
+    except Exception as error:  # noqa: BLE001 - the check stands without the history; the reason is said
+        print(f"--jobs-table {jobs_table}: the last day's jobs not read: {describe(error)}", file=sys.stderr)
+        return None
 
 
 class Parser(argparse.ArgumentParser):
@@ -124,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME[@REGION]",
         help="the stack whose jobs table (its JobsTableName output) gives each SLO's budget in jobs at the last "
-        "day's volume",
+        "day's volume, and the last day's jobs that map to no runner type, by label set",
     )
     check.add_argument("--jobs-table", default=None, help="the jobs table by name instead of --stack")
     check.add_argument("--region", default=None, help="the stack's (or the jobs table's) region")

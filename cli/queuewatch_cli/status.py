@@ -20,15 +20,18 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
+from queuewatch.adapters.errors import describe
 from queuewatch.adapters.known_names import read_known
 from queuewatch.adapters.state_table import load_state
 from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
+from queuewatch.autoscaler import QUEUE_ONLY_BLIND
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.evaluate.holds import HoldInputs, held_by
+from queuewatch.job_sources import MATCHER_SOURCE
 from queuewatch.metric_names import runner_type_dimensions
 from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
 from queuewatch.silences import GITHUB_HOLD, SilenceRecord
@@ -36,6 +39,7 @@ from queuewatch.wording import moment as said_at
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
+from queuewatch_cli.unrouted import last_day, unrouted_lines
 from queuewatch_cli.windows import status_window_lines
 
 
@@ -394,6 +398,7 @@ def text_lines(view: StatusView, table: str, now: datetime) -> list[str]:
             UNJUDGED: "watched runner types no rule judges (the monitor page lists them)",
             f"{JOB_SOURCE}:bus": "job events from the autoscaler's bus",
             f"{JOB_SOURCE}:webhook": "job events from GitHub's webhook",
+            f"{JOB_SOURCE}:{MATCHER_SOURCE}": "the autoscaler's matcher config: jobs routed as it routes them",
         }.get(m.runner_type, m.runner_type)
         lines.append(f"  {what}: {m.status} since {said_at(m.since)}" if m.since else f"  {what}")
         if m.reason:
@@ -461,6 +466,17 @@ def _window_lines(target: Target, config: Config | None, client: Any, now: datet
     return status_window_lines(published[0].windows, now) if published else []
 
 
+def _jobs_lines(target: Target, client: Any, now: datetime) -> list[str]:
+    """Where tracking is on, the last day's jobs that map to no runner type; where it is off, once, what a
+    queue-only stack cannot see."""
+    if target.jobs_table is None:
+        return [QUEUE_ONLY_BLIND]
+    try:
+        return unrouted_lines(last_day(client("dynamodb", target.region), target.jobs_table, now))
+    except ClientError as error:
+        return [f"jobs of the last day: not read from {target.jobs_table} ({describe(error)})"]
+
+
 def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | None = None) -> int:
     """Each stack's status in turn (--stack, repeatable): one document per stack with --json."""
     now = now or datetime.now(UTC)
@@ -475,6 +491,7 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
 
         text = on_table(target, show, client)
         slos = budget_lines(client("dynamodb", target.region), target, config, now) if config else []
+        jobs = _jobs_lines(target, client, now)
         windows = _window_lines(target, config, client, now)
         if args.json:
             documents.append({"stack": target.stack, "region": target.region, **json.loads(text)})
@@ -482,10 +499,11 @@ def status(args: argparse.Namespace, client: Any = boto_client, now: datetime | 
                 documents[-1]["slos"] = slos
             if windows:
                 documents[-1]["maintenance_windows"] = windows
+            documents[-1]["jobs"] = jobs
         else:
             if len(chosen) > 1:
                 print(f"== {target.label}")
-            print("\n".join([text, *slos, *windows]))
+            print("\n".join([text, *slos, *windows, *jobs]))
     if args.json:
         print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     return 0

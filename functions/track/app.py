@@ -21,12 +21,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.matcher_config import read_default, read_named
+from queuewatch.matcher import MatcherConfig, MatcherConfigError
 from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
 from queuewatch.telemetry import record_job, record_webhook
 from queuewatch.track import Router
 from queuewatch.track.deliveries import apply_deliveries, received_at
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.heartbeat import Heartbeat
+from queuewatch.track.matching import CachedMatcherConfig, MatcherParameters, matcher_parameters
 from queuewatch.track.stage import TrackResult, track
 from queuewatch.track.webhook import WebhookRequest, WebhookResponse, receive
 
@@ -36,15 +39,34 @@ SECRET_MAX_AGE_SECONDS = 300  # a rotated secret is picked up within 5 minutes
 heartbeat = Heartbeat()  # each job source's last event, written at most once a minute (track/heartbeat.py)
 
 
+matcher_configs: dict[MatcherParameters, CachedMatcherConfig] = {}  # per container: one SSM read a minute
+
+
 @lru_cache(maxsize=4)
-def router_for(config_file: Path) -> Router:
-    """The config's routing, made once per container."""
-    return Router(cached_config(config_file))
+def _router(config_file: Path, matcher: MatcherConfig | MatcherConfigError | None) -> Router:
+    # Keyed by the matcher config read (each read a new object): rebuilt once a minute at most.
+    return Router(cached_config(config_file), matcher)
+
+
+def router_for(settings: TrackSettings, now: datetime) -> Router:
+    """The config's routing and the autoscaler's own (its matcher config, where it names one)."""
+    config = cached_config(settings.config_file)
+    where = matcher_parameters(config, settings.matcher_config_path, settings.autoscaler_prefix)
+    if where is None:
+        return _router(settings.config_file, None)
+    if where not in matcher_configs:
+        region = config.autoscaler.region if config.autoscaler else None
+        ssm = aws.ssm(region)
+        names = list(where.names)
+        read = (lambda: read_named(ssm, names)) if where.explicit else (lambda: read_default(ssm, names[0]))
+        matcher_configs[where] = CachedMatcherConfig(read)
+    return _router(settings.config_file, matcher_configs[where].current(now))
 
 
 @logger.inject_lambda_context(log_event=False)  # the event is never logged, whatever the environment says
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     settings = TrackSettings.from_env()
+    router = router_for(settings, datetime.now(UTC))
     try:
         bus_event = WorkflowJobBusEvent.model_validate(event)
     except ValidationError as error:
@@ -53,7 +75,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         reason = f"not a workflow_job bus event: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
         result = TrackResult(outcome="refused", action="", job_id=None, reason=reason)
     else:
-        router = router_for(settings.config_file)
         result = track(
             bus_event.detail,
             router,
@@ -71,7 +92,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     # The source delivered when the bus stamped the event (never later than now); a replay is old news.
     now = datetime.now(UTC)
     stamped = None if result.outcome == "refused" or bus_event.replay_name else min(bus_event.time, now)
-    if missed := heartbeat.event_from("bus", aws.dynamodb(), settings.jobs_table, stamped or now):
+    dynamodb, matcher_error = aws.dynamodb(), router.matcher_error
+    if missed := heartbeat.event_from("bus", dynamodb, settings.jobs_table, stamped or now, matcher_error):
         logger.warning("heartbeat not written", extra={"source": "bus", "reason": missed})
     return result.model_dump(mode="json")
 
@@ -97,8 +119,8 @@ def webhook_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, 
 def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """A batch from the webhook's queue; the records that failed go back to it (a partial batch response)."""
     settings = TrackSettings.from_env()
-    router = router_for(settings.config_file)
     now = datetime.now(UTC)
+    router = router_for(settings, now)
     applied = apply_deliveries(
         event.get("Records") or [],
         router,
@@ -117,7 +139,9 @@ def deliveries_handler(event: dict[str, Any], context: LambdaContext) -> dict[st
     # The source delivered when the webhook received its latest event (never later than now).
     received = [moment for record in event.get("Records") or [] if (moment := received_at(record))]
     if received and (
-        missed := heartbeat.event_from("webhook", aws.dynamodb(), settings.jobs_table, min(max(received), now))
+        missed := heartbeat.event_from(
+            "webhook", aws.dynamodb(), settings.jobs_table, min(max(received), now), router.matcher_error
+        )
     ):
         logger.warning("heartbeat not written", extra={"source": "webhook", "reason": missed})
     return applied.response()

@@ -46,6 +46,9 @@ CORE = [
     "track.signature",
     "metric_names",
     "runner_names",
+    "autoscaler",
+    "matcher",
+    "track.matching",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

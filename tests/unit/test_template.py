@@ -43,6 +43,20 @@ ALARM_PREFIX = "${AWS::StackName}-queuewatch-"
 PER_ACCOUNT = "one queue ARN per WatchedAccountIds entry"  # test_other_accounts_queues_are_granted_one_by_one
 
 # Each role's statements: (condition the statement depends on, actions, resource, IAM condition).
+MATCHER_CONFIG_RESOURCE = json.dumps(
+    {
+        "Fn::If": [
+            "HasMatcherConfigPath",
+            {"Fn::Sub": "arn:${AWS::Partition}:ssm:*:${AWS::AccountId}:parameter${AutoscalerMatcherConfigPath}*"},
+            {
+                "Fn::Sub": "arn:${AWS::Partition}:ssm:*:${AWS::AccountId}:parameter/github-action-runners/"
+                "${AutoscalerPrefix}/webhook/runner-matcher-config*"
+            },
+        ]
+    }
+)
+
+
 EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]]] = {
     "CollectRole": {
         (None, frozenset({"sqs:GetQueueAttributes"}),
@@ -91,6 +105,8 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
         ("TrackFromWebhook", frozenset({"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}),
          "GetAtt WebhookQueue.Arn", None),
         ("TracingActive", frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"}), "*", None),
+        # The autoscaler's matcher config alone: its parameter and chunks, never the GitHub App's beside it.
+        ("ReadsMatcherConfig", frozenset({"ssm:GetParameters"}), MATCHER_CONFIG_RESOURCE, None),
     },
     # The weekly digest reads what `queuewatch slo` reads and the sent log's partitions alone, and posts to the
     # chat topic: never the alert state, never the pager's topic.
@@ -371,6 +387,8 @@ def resolve(node: Any, parameters: dict[str, str], conditions: dict[str, bool]) 
     if "Fn::Split" in node:
         separator, text = node["Fn::Split"]
         return str(resolve(text, parameters, conditions)).split(separator)
+    if "Fn::Sub" in node and isinstance(node["Fn::Sub"], str):
+        return re.sub(r"\$\{([^}]+)\}", lambda m: parameters.get(m[1], f"<{m[1]}>"), node["Fn::Sub"])
     return {key: resolve(value, parameters, conditions) for key, value in node.items()}
 
 
@@ -443,7 +461,9 @@ def test_the_track_rule_matches_workflow_jobs_and_keeps_what_it_cannot_apply(tem
     track = template["Resources"]["TrackFunction"]["Properties"]
     rule = track["Events"]["WorkflowJob"]["Properties"]
     assert rule["Pattern"] == {"source": ["github"], "detail-type": ["workflow_job"]}
-    assert rule["EventBusName"] == {"Ref": "AutoscalerEventBusName"}
+    bus = rule["EventBusName"]
+    assert resolve(bus, {"AutoscalerPrefix": "ci"}, {"HasBusOverride": False}) == "ci-runners"
+    assert resolve(bus, {"AutoscalerEventBusName": "other"}, {"HasBusOverride": True}) == "other"
     assert rule["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
     assert track["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["TrackDeadLetterQueue", "Arn"]}
     assert track["EventInvokeConfig"]["MaximumRetryAttempts"] == 2
@@ -722,3 +742,29 @@ def test_the_job_history_parameter_says_what_an_slo_needs_and_what_a_day_of_it_c
     described = " ".join(template["Parameters"]["JobHistoryDays"]["Description"].split())
     assert "An SLO needs its window's days and one more (a 28-day SLO: 29)" in described
     assert f"about ${history_usd_a_month(50_000, 1):.3f} a month for each day kept at 50,000 jobs a day" in described
+
+
+def test_the_autoscalers_prefix_alone_tracks_from_its_bus_and_reads_only_its_matcher_config(
+    template: dict[str, Any],
+) -> None:
+    conditions = template["Conditions"]
+    assert conditions["TrackFromBus"] == {
+        "Fn::Or": [{"Condition": "HasAutoscalerPrefix"}, {"Condition": "HasBusOverride"}]
+    }
+    assert conditions["HasAutoscalerPrefix"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AutoscalerPrefix"}, ""]}]}
+    env = template["Resources"]["TrackFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["AUTOSCALER_PREFIX"] == {"Ref": "AutoscalerPrefix"}
+    assert env["MATCHER_CONFIG_PATH"] == {"Ref": "AutoscalerMatcherConfigPath"}
+    [read] = [
+        statement
+        for policy in template["Resources"]["TrackRole"]["Properties"]["Policies"]
+        for condition, statement in statements(policy["PolicyDocument"])
+        if condition == "ReadsMatcherConfig"
+    ]
+    granted = resolve(read["Resource"], {"AutoscalerPrefix": "ci"}, {"HasMatcherConfigPath": False})
+    base = "arn:<AWS::Partition>:ssm:*:<AWS::AccountId>:parameter/github-action-runners/ci/webhook/"
+    assert fnmatch.fnmatchcase(base + "runner-matcher-config", granted)
+    assert fnmatch.fnmatchcase(base + "runner-matcher-config-3", granted)
+    # The GitHub App's key and id live under the same prefix: never readable.
+    assert not fnmatch.fnmatchcase(base.replace("/webhook/", "/app/") + "github_app_key_base64", granted)
+    assert not fnmatch.fnmatchcase(base + "github_app_webhook_secret", granted)

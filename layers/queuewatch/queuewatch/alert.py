@@ -204,6 +204,11 @@ class Alert(FrozenModel):
         description="on a page of a higher-priority rule: the dedup keys of the lower-priority pages it closes, "
         "each resolved as superseded in the same tick",
     )
+    blind_spots: str | None = Field(
+        default=None,
+        description="what the stack cannot see as it is deployed, said once on every page: without job tracking, "
+        "the autoscaler's deletions (at its maximum, on a launch error it does not retry, a dropped job-retry check)",
+    )
     github_incident: GitHubIncident | None = Field(
         default=None,
         description="GitHub's own Actions incident while this page fired (where the stack reads GitHub's status): "

@@ -30,6 +30,8 @@ SOURCE_PREFIX = "source#"  # the heartbeat item's key in the jobs table: `source
 GAP_PREFIX = "gap#"  # its attribute per UTC day: `gap#2026-11-25`, the longest gap that day, in seconds
 NORMAL_DAYS = 7  # the gaps that define a source's normal: a week, so a weekend or a quiet night is normal
 BEAT_EVERY = timedelta(minutes=1)  # a container writes its source's heartbeat at most this often
+MATCHER_ERROR_LENGTH = 300  # a matcher config's read failure, as the heartbeat carries it: the parameter and why
+MATCHER_SOURCE = "matcher-config"  # the monitor's `source:matcher-config`: the autoscaler's routing unread
 
 FIXES: dict[str, str] = {
     "bus": "the autoscaler's EventBridge rule for workflow_job is disabled or its target is not TrackFunction "
@@ -49,6 +51,8 @@ class JobSourceBeat(FrozenModel):
     last_event_at: Annotated[AwareDatetime, AfterValidator(lambda moment: moment.astimezone(UTC))]
     longest_gap_seconds: Annotated[float, Field(ge=0)] = 0  # its normal over the last NORMAL_DAYS days
     outage_gap_seconds: Annotated[float, Field(ge=0)] = 0  # the longest gap left out of it as an outage
+    # The autoscaler's matcher config, expected and unread by the container that wrote the heartbeat: why.
+    matcher_error: Annotated[str, Field(max_length=MATCHER_ERROR_LENGTH)] | None = None
 
 
 def normal_gap(daily: Mapping[str, float], floor: float) -> tuple[float, float]:
@@ -65,6 +69,16 @@ def normal_gap(daily: Mapping[str, float], floor: float) -> tuple[float, float]:
         (outages if gap > max(learned(), floor) else ordinary).append(gap)
     normal = learned()
     return normal, max((gap for gap in outages if gap > normal), default=0)
+
+
+def matcher_text(error: str) -> str:
+    """The degraded routing, said once: what it costs and what to check."""
+    return (
+        f"the autoscaler's matcher config could not be read ({error}): jobs its label sets do not route "
+        "are stored with no runner type, so their queue time counts for none. Check the parameter exists "
+        "(terraform output of the webhook module), and TrackRole may ssm:GetParameters it (AutoscalerPrefix, "
+        "AutoscalerMatcherConfigPath)"
+    )
 
 
 def gap_days(now: datetime) -> list[str]:

@@ -90,6 +90,10 @@ class TrackSettings(_Settings):
     job_metrics: Literal["on", "off"] = Field(alias="JOB_METRICS", default="off")
     history_days: int = Field(alias="JOB_HISTORY_DAYS", default=HISTORY_DAYS, ge=1, le=365)
     slo_table: str = Field(alias="SLO_TABLE", default="")  # the SLOs' counters (adapters/slo_counters.py); "": none
+    # The autoscaler's prefix (template AutoscalerPrefix) and its matcher config's parameters, ':'-joined
+    # (AutoscalerMatcherConfigPath): where the track stage reads the autoscaler's routing (track/matching.py).
+    autoscaler_prefix: str = Field(alias="AUTOSCALER_PREFIX", default="")
+    matcher_config_path: str = Field(alias="MATCHER_CONFIG_PATH", default="")
 
     @property
     def history(self) -> timedelta:

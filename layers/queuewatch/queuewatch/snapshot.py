@@ -248,6 +248,7 @@ class Snapshot(FrozenModel):
     # Runner types in breach whose autoscaler log lines were not read this tick, past the bound a tick reads
     # (autoscaler_log.MAX_READ_PER_TICK, the longest-waiting first): their page rows say so.
     autoscaler_logs_unread: Annotated[int, Field(ge=0)] = 0
+    queue_only: bool = False  # no job tracking deployed: the autoscaler's queues alone (autoscaler.QUEUE_ONLY_BLIND)
 
     @property
     def failed_discovery_regions(self) -> set[str]:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_ssm import SSMClient
 
 RETRY_CONFIG = BotoConfig(
     retries={"mode": "standard", "max_attempts": 3},
@@ -145,6 +146,9 @@ class AwsClients:
 
     def dynamodb(self, region: str | None = None) -> DynamoDBClient:
         return self._client("dynamodb", region)  # type: ignore[no-any-return]
+
+    def ssm(self, region: str | None = None) -> SSMClient:
+        return self._client("ssm", region)  # type: ignore[no-any-return]
 
     def sns(self, region: str | None = None) -> SNSClient:
         return self._client("sns", region)  # type: ignore[no-any-return]

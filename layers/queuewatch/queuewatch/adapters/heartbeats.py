@@ -4,17 +4,27 @@ most once a minute per container and source, read by the collector in one BatchG
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from queuewatch.job_sources import GAP_PREFIX, SOURCE_PREFIX, SOURCES, JobSourceBeat, Source, gap_days, normal_gap
+from queuewatch.job_sources import (
+    GAP_PREFIX,
+    MATCHER_ERROR_LENGTH,
+    SOURCE_PREFIX,
+    SOURCES,
+    JobSourceBeat,
+    Source,
+    gap_days,
+    normal_gap,
+)
 from queuewatch.jobs import PARTITION_KEY
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 LAST = "last_event_at"
+MATCHER_ERROR = "matcher_error"  # why the autoscaler's matcher config could not be read, while it cannot
 
 
 def _key(source: str) -> dict[str, dict[str, str]]:
@@ -25,18 +35,24 @@ def _conditional_failed(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
-def beat(client: DynamoDBClient, table: str, source: Source, now: datetime) -> None:
+def beat(client: DynamoDBClient, table: str, source: Source, now: datetime, matcher_error: str | None = None) -> None:
     """Record an event from `source` at `now`: never moves the time back, and keeps the gap it ends as that
-    day's longest if it is (two conditional writes at most; a lost race changes nothing that matters)."""
+    day's longest if it is (two conditional writes at most; a lost race changes nothing that matters).
+    `matcher_error`: the autoscaler's matcher config could not be read, and why; None clears it."""
     stamp = now.astimezone(UTC).isoformat()
+    values: dict[str, Any] = {":now": {"S": stamp}}
+    update = "SET #last = :now REMOVE #matcher"
+    if matcher_error is not None:
+        update = "SET #last = :now, #matcher = :matcher"
+        values[":matcher"] = {"S": matcher_error[:MATCHER_ERROR_LENGTH]}
     try:
         answer = client.update_item(
             TableName=table,
             Key=_key(source),
-            UpdateExpression="SET #last = :now",
+            UpdateExpression=update,
             ConditionExpression="attribute_not_exists(#last) OR #last < :now",
-            ExpressionAttributeNames={"#last": LAST},
-            ExpressionAttributeValues={":now": {"S": stamp}},
+            ExpressionAttributeNames={"#last": LAST, "#matcher": MATCHER_ERROR},
+            ExpressionAttributeValues=values,
             ReturnValues="UPDATED_OLD",
         )
     except ClientError as error:
@@ -84,6 +100,7 @@ def read_beats(client: DynamoDBClient, table: str, now: datetime, floor: float =
                     "last_event_at": item[LAST]["S"],
                     "longest_gap_seconds": normal,
                     "outage_gap_seconds": outage,
+                    "matcher_error": item.get(MATCHER_ERROR, {}).get("S"),
                 }
             )
         )

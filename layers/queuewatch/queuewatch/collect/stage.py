@@ -158,6 +158,7 @@ def collect(
         job_sources_error=beats_error,
         jobs_tracked=census_read is not None,
         autoscaler_logs_unread=unread_logs,
+        queue_only=not jobs_table,
     )
 
 

@@ -74,8 +74,10 @@ def cross_checks(data: Mapping[str, Any]) -> list[tuple[Location, str]]:
                         f"{did_you_mean(name, rule_names)}, expected one of {', '.join(rule_names)}",
                     )
                 )
-    if not data.get("runner_types") and not data.get("discovery"):
-        problems.append((("runner_types",), "expected at least one runner type or a discovery entry"))
+    if not data.get("runner_types") and not data.get("discovery") and not data.get("autoscaler"):
+        problems.append(
+            (("runner_types",), "expected at least one runner type, a discovery entry, or autoscaler: {prefix: ...}")
+        )
     return problems
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queuewatch.autoscaler import QUEUE_ONLY_BLIND
+from queuewatch.config.autoscaler import AutoscalerSpec
 from queuewatch.config.names import QUEUE_URL
 from queuewatch.config.schema import Config
 
@@ -20,6 +22,7 @@ class Reach:
     """Each account the config reads (None: the stack's own), with its regions, sorted."""
 
     accounts: dict[str | None, tuple[str, ...]]
+    autoscaler: AutoscalerSpec | None = None
 
     @property
     def named_accounts(self) -> list[str]:
@@ -38,7 +41,22 @@ class Reach:
             )
         else:
             deploy = "  deploy parameters: none needed for these queues (WatchedAccountIds stays empty)"
-        return [*reads, deploy]
+        return [*reads, deploy, self.tracking_line()]
+
+    def tracking_line(self) -> str:
+        """How the stack sees GitHub's waiting jobs: the autoscaler's bus, by its prefix, or queue-only and
+        what that cannot see (unless the deploy names a bus or a webhook secret the config cannot know of)."""
+        spec = self.autoscaler
+        if spec is None:
+            return (
+                f"  {QUEUE_ONLY_BLIND} (or AutoscalerEventBusName, or WebhookSecretArn for GitHub's webhook); "
+                "name it in the config as autoscaler: {prefix: ...}"
+            )
+        where = ":".join(spec.matcher_config) if spec.matcher_config else spec.default_path(spec.prefix)
+        return (
+            f"  deploy with AutoscalerPrefix={spec.prefix}: jobs tracked from its bus {spec.bus_name}, "
+            f"routed as its webhook routes them (matcher config {where})"
+        )
 
 
 def config_reach(config: Config) -> Reach:
@@ -52,4 +70,4 @@ def config_reach(config: Config) -> Reach:
         regions.setdefault(account, set()).add(spec.queue.region_or(config.defaults.region))
     for discovery in config.discovery:  # ListQueues: the stack's own account, always
         regions.setdefault(None, set()).add(discovery.region or config.defaults.region)
-    return Reach({account: tuple(sorted(found)) for account, found in regions.items()})
+    return Reach({account: tuple(sorted(found)) for account, found in regions.items()}, config.autoscaler)

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from queuewatch.config.autoscaler import AutoscalerSpec
 from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.names import (
@@ -456,18 +457,11 @@ BUILTIN_RULE_DEFAULTS: dict[str, Any] = {
 }
 
 
-class AutoscalerSpec(FrozenModel):
-    """The upstream autoscaler this config watches, as its Terraform module names it."""
-
-    prefix: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")] = Field(
-        description="the module's `prefix`: its functions are `<prefix>-<key>-scale-up` and `<prefix>-<key>-job-retry` "
-        "(multi-runner) or `<prefix>-scale-up` (single runner); their log lines are read for the runner types in breach"
-    )
-
-
 class Config(FrozenModel):
     version: int
-    autoscaler: AutoscalerSpec | None = None
+    autoscaler: AutoscalerSpec | None = Field(
+        default=None, description="the upstream autoscaler, named by its prefix: its bus, queues and matcher config"
+    )
     defaults: Defaults = Defaults()
     runner_types: list[RunnerTypeSpec] = Field(default_factory=list)
     discovery: list[DiscoverySpec] = Field(default_factory=list)
@@ -491,6 +485,23 @@ class Config(FrozenModel):
         if self.receivers is None and self.routes is None:
             return DEFAULT_ROUTING
         return Routing(receivers=self.receivers or [], routes=self.routes or [])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _autoscaler_queues_by_default(cls, raw: Any) -> Any:
+        """An autoscaler named and no queue listed: its build queues are discovered under its prefix (the job-retry
+        and dead-letter queues beside each, demand_paths.py), so the prefix is all a deploy needs to say."""
+        if not isinstance(raw, dict) or raw.get("runner_types") or raw.get("discovery"):
+            return raw
+        try:
+            spec = AutoscalerSpec.model_validate(raw.get("autoscaler"))
+        except ValueError:
+            return raw  # None or invalid: the field's own validation says so
+        pattern, match = spec.discovery_pattern
+        implied = {"queue_name_pattern": pattern, "prefix": spec.prefix, "match": match}
+        if spec.region:
+            implied["region"] = spec.region
+        return {**raw, "discovery": [implied]}
 
     @model_validator(mode="after")
     def _routes_name_known_teams(self) -> Config:

@@ -21,6 +21,7 @@ from queuewatch.alert import (
     worst,
 )
 from queuewatch.alert_state import InstanceKey, PageKind
+from queuewatch.autoscaler import QUEUE_ONLY_BLIND
 from queuewatch.autoscaler_log import PAST_THE_BOUND, AutoscalerLog
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
@@ -144,6 +145,7 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         supersedes=supersedes,
         superseded_by=superseded_by,
         github_incident=outage,
+        blind_spots=QUEUE_ONLY_BLIND if snapshot is not None and snapshot.queue_only else None,
     )
 
 

@@ -15,6 +15,7 @@ from queuewatch.evaluate.blindness import blind_signals, untracked
 from queuewatch.evaluate.context import Context
 from queuewatch.evaluate.groups import decide_groups, mark_superseded
 from queuewatch.evaluate.probes.discovery import step_discovery
+from queuewatch.evaluate.probes.matcher import step_matcher
 from queuewatch.evaluate.probes.slos import step_slos
 from queuewatch.evaluate.probes.sources import step_sources
 from queuewatch.evaluate.probes.unjudged import step_unjudged
@@ -98,5 +99,6 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
         seen.add(step_unjudged(result, context.snapshot))
         seen.add(step_untracked(result, blind_jobs))
         seen |= step_sources(result, context.snapshot)
+        seen |= step_matcher(result, context.snapshot)
         seen |= step_slos(result, context.snapshot)
     return seen

@@ -34,6 +34,8 @@ def chat_notification(alert: Alert) -> dict[str, object]:
         links.append(f"[Dashboard]({alert.dashboard_url})")
     if links:
         lines += ["", " | ".join(links)]
+    if alert.blind_spots:
+        lines += ["", f"_Not seen here: {alert.blind_spots}._"]
     next_steps = []
     if firing:
         if alert.runbook_url:

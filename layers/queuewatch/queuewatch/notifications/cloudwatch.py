@@ -122,7 +122,8 @@ def _state_reason(alert: Alert) -> str:
         # A superseded page closes while its queue still breaches; its summary opens "Superseded by ...".
         return alert.summary if alert.superseded_by else f"Recovered: {alert.summary}"
     reason = f"Threshold crossed: {alert.summary}"
-    return reason + (f". Likely cause: {alert.likely_cause}" if alert.likely_cause else "")
+    reason += f". Likely cause: {alert.likely_cause}" if alert.likely_cause else ""
+    return reason + (f". Not seen here: {alert.blind_spots}" if alert.blind_spots else "")
 
 
 def _trigger(alert: Alert, origin: Origin) -> dict[str, object]:

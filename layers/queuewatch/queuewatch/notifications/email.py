@@ -63,6 +63,8 @@ def email_text(alert: Alert) -> str:
         planned = alert.silence.next_window
         if planned is not None:
             lines.append(f"  The next maintenance window that holds it back: {planned.name}, {planned.local}")
+    if alert.blind_spots:
+        lines += ["", f"Not seen here: {alert.blind_spots}."]
     lines += [
         "",
         f"Alert {alert.dedup_key}, notification {alert.sequence} ({alert.page}), "

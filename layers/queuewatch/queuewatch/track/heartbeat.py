@@ -20,15 +20,21 @@ class Heartbeat:
 
     def __init__(self) -> None:
         self.written: dict[str, datetime] = {}
+        self.matcher_errors: dict[str, str | None] = {}
 
-    def event_from(self, source: Source, client: DynamoDBClient, table: str, now: datetime) -> str | None:
-        """Note an event from `source`; returns why the heartbeat could not be written, if it could not."""
+    def event_from(
+        self, source: Source, client: DynamoDBClient, table: str, now: datetime, matcher_error: str | None = None
+    ) -> str | None:
+        """Note an event from `source`; returns why the heartbeat could not be written, if it could not.
+        A change in `matcher_error` (the autoscaler's matcher config unread, or read again) is written at once."""
         last = self.written.get(source)
-        if last is not None and abs(now - last) < BEAT_EVERY:
+        changed = self.matcher_errors.get(source) != matcher_error
+        if last is not None and abs(now - last) < BEAT_EVERY and not changed:
             return None
         try:
-            beat(client, table, source, now)
+            beat(client, table, source, now, matcher_error)
         except Exception as error:  # noqa: BLE001 - the event is applied already; the next one writes again
             return describe(error)
         self.written[source] = now
+        self.matcher_errors[source] = matcher_error
         return None

@@ -5,9 +5,16 @@ among one set's (GitHub's rule for a self-hosted runner, and the upstream multi-
 that set's `exact_match`, the same set and no other). Without them, a runner type takes a job that names
 it among its labels (`runs-on: linux.2xlarge`). The first runner type in the config that takes a job wins.
 
-A discovered runner type is known only by its queue, so a job names it with the one label left once
-GitHub's generic labels are set aside, if discovery selects that name. The track stage cannot list the
-queues, so that name is only a candidate: the collector confirms it against the queues it watches
+Where the autoscaler's matcher config is read (queuewatch/matcher.py), a job no label set of the config
+takes goes where the autoscaler's webhook sends it: to the runner type whose build queue is the matched
+entry's (a configured one by its queue's name, else the name discovery gives that queue, else the entry's
+key, a candidate). A job the autoscaler refuses serves no runner type. A matcher config that could not be
+read routes nothing further: the job is stored without a runner type and the failure is reported
+(`matcher_error`), never replaced by a guess from the labels.
+
+Without a matcher config, a discovered runner type is known only by its queue, so a job names it with the
+one label left once GitHub's generic labels are set aside, if discovery selects that name. The track stage
+cannot list the queues, so that name is only a candidate: the collector confirms it against the queues it watches
 (collect/jobs.py), and no per-runner-type figure is emitted for it here. Labels compare without case, as
 GitHub compares them; a candidate is kept in lower case for that reason.
 """
@@ -19,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from queuewatch.config import Config
+from queuewatch.matcher import MatcherConfig, MatcherConfigError, MatcherEntry
 from queuewatch.rules import RESERVED_RUNNER_TYPES
 
 GENERIC_LABELS = frozenset({"self-hosted", "linux", "windows", "macos", "x64", "arm", "arm64"})
@@ -43,8 +51,9 @@ class LabelMatcher:
 class Router:
     """The config's runner types, ready to take jobs."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, matcher: MatcherConfig | MatcherConfigError | None = None) -> None:
         self.config = config  # the SLOs a started job is counted for (track/slo.py)
+        self.matcher = matcher  # the autoscaler's own routing; an error: it was expected and could not be read
         self._matchers: list[LabelMatcher] = []
         self._by_name: dict[str, str] = {}
         for spec in config.runner_types:
@@ -55,14 +64,25 @@ class Router:
                 self._by_name.setdefault(spec.name.lower(), spec.name)
         self._configured = {spec.name for spec in config.runner_types}
         self._discovery = [(d.match, d.exclude) for d in config.discovery]
+        self._by_queue = {spec.queue.queue_name: spec.name for spec in config.runner_types if spec.queue}
+
+    @property
+    def matcher_error(self) -> str | None:
+        return str(self.matcher) if isinstance(self.matcher, MatcherConfigError) else None
 
     def runner_type(self, labels: Iterable[str]) -> str | None:
-        wanted = frozenset(label.lower() for label in labels)
-        if not wanted:
+        given = list(labels)
+        wanted = frozenset(label.lower() for label in given)
+        if not wanted and not isinstance(self.matcher, MatcherConfig):
             return None
-        for matcher in self._matchers:
+        for matcher in self._matchers if wanted else ():
             if matcher.takes(wanted):
                 return matcher.runner_type
+        if isinstance(self.matcher, MatcherConfigError):
+            return None
+        if self.matcher is not None:
+            targets = self.matcher.dispatch(given, self.config.defaults.queue_selection_strategy)
+            return self._served_by(targets[0]) if targets else None
         named = [self._by_name[label] for label in sorted(wanted) if label in self._by_name]
         if named:
             return named[0]
@@ -71,6 +91,16 @@ class Router:
     def configured(self, runner_type: str | None) -> bool:
         """Whether the name is a runner type the config names, not a discovered candidate."""
         return runner_type in self._configured
+
+    def _served_by(self, entry: MatcherEntry) -> str:
+        """The runner type the matched entry's queue stands for."""
+        queue = entry.queue_name
+        if queue in self._by_queue:
+            return self._by_queue[queue]
+        for spec in self.config.discovery:
+            if (found := spec.runner_type_of(queue)) is not None:
+                return found
+        return entry.key or queue
 
     def _discovered(self, wanted: frozenset[str]) -> str | None:
         specific = wanted - GENERIC_LABELS

@@ -40,6 +40,9 @@ class TrackResult(FrozenModel):
     queue_seconds: float | None = None
     run_seconds: float | None = None
     history: bool = False  # an event of the past (of_the_past): stored as history, never queued now, no metrics
+    # The autoscaler's matcher config was expected and could not be read: why. The job is stored unrouted
+    # unless the config's own label sets took it; the heartbeat carries this to the collector.
+    matcher_error: str | None = None
 
 
 class TrackConflict(RuntimeError):
@@ -124,6 +127,7 @@ def track(
         queue_seconds=record.queue_seconds if first_start and event.workflow_job.created_at else None,
         run_seconds=record.run_seconds if applied and record.status == "completed" else None,
         history=record.history_only,
+        matcher_error=router.matcher_error,
     )
 
 
