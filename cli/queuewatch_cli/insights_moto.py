@@ -150,4 +150,5 @@ def _field(fields: Any, dotted: str) -> Any:
 
 
 def _insights_time(millis: int) -> str:
-    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    # Logs Insights' own @timestamp shape (2026-11-28 02:05:09.123), not a time written for people
+    return datetime.fromtimestamp(millis / 1000, UTC).isoformat(sep=" ", timespec="milliseconds").removesuffix("+00:00")

@@ -84,5 +84,6 @@ def test_silence_add_list_expire(aws: None, capsys: pytest.CaptureFixture[str]) 
     assert main(["silence", "expire", *base, silence.silence_id]) == 0
     [expired] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences
     assert expired.ends_at <= datetime.now(UTC)
-    assert main(["silence", "expire", *base, "nope"]) == 1
+    assert main(["silence", "expire", *base, "nope"]) == 2  # too short a prefix to name one silence
+    assert main(["silence", "expire", *base, "nonexist"]) == 1
     assert main(["silence", "add", *base, "--for", "soon", "--comment", "x"]) == 2

@@ -116,6 +116,7 @@ def test_the_seed_incident_pages_once_with_its_figures(world: World) -> None:
         "teams": '["ci-infra"]',
         "rule": "jobs-queueing",
         "runner_type": "linux.2xlarge",
+        "kind": "page",
     }
     assert "max queue time 1h54m" in page["_subject"] and "max queue size 14" in page["_subject"]
 
