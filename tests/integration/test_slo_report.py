@@ -199,5 +199,5 @@ def test_check_config_gives_each_slos_budget_in_jobs_at_the_last_days_volume(
     # Without the table, or with one it cannot read, the budget in jobs is unknown, never guessed.
     assert check_config([str(config)], now=now, jobs_table="no-such-table", region="us-east-1") == 0
     captured = capsys.readouterr()
-    assert "--jobs-table no-such-table: today's volume not read" in captured.err
+    assert "--jobs-table no-such-table: the last day's jobs not read" in captured.err
     assert captured.out.count("budget in jobs: unknown here") == 2

@@ -78,7 +78,12 @@ def test_the_functions_read_only_the_staged_file_and_no_parameter_names_another(
     layer = template["Resources"]["ConfigLayer"]["Properties"]
     assert layer["ContentUri"].rstrip("/") == ".aws-sam/config"  # where stage-config writes (the Makefile)
     assert template["Globals"]["Function"]["Environment"]["Variables"]["QUEUEWATCH_CONFIG"] == f"/opt/{DEPLOYED_NAME}"
-    assert not [name for name in template["Parameters"] if "Config" in name or "Threshold" in name]
+    # (AutoscalerMatcherConfigPath names the autoscaler's own matcher config in SSM, not queuewatch's)
+    assert not [
+        name
+        for name in template["Parameters"]
+        if ("Config" in name or "Threshold" in name) and name != "AutoscalerMatcherConfigPath"
+    ]
     for name, function in template["Resources"].items():
         if function["Type"] == "AWS::Serverless::Function":
             variables = function["Properties"].get("Environment", {}).get("Variables", {})
