@@ -7,11 +7,10 @@ so that nothing pages by a value nobody wrote down.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from queuewatch.config.schema import Config, RuleSpec
+from queuewatch.config.silent import common_key
 from queuewatch.durations import format_duration
 from queuewatch.evaluate.holds.inhibit import inhibits
 from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
@@ -150,9 +149,9 @@ def escalation_lines(config: Config) -> list[str]:
                 f"discovery[{i}]"
                 for i, entry in enumerate(config.discovery)
                 if (entry.team or holder.team) == (entry.team or held.team)
-                and _common_keys(holder.match, holder.applies_to, entry.match, entry.selects)
-                and _common_keys(held.match, held.applies_to, entry.match, entry.selects)
-                and _common_keys(holder.match, holder.applies_to, held.match, held.applies_to)
+                and common_key(holder.match, holder.applies_to, entry.match, entry.selects)
+                and common_key(held.match, held.applies_to, entry.match, entry.selects)
+                and common_key(holder.match, holder.applies_to, held.match, held.applies_to)
             ]
             if not shared and not discovered:
                 continue
@@ -176,7 +175,7 @@ def _other_teams(config: Config, rule: Rule) -> tuple[str, ...]:
     teams |= {
         entry.team
         for entry in config.discovery
-        if entry.team and _common_keys(entry.match, entry.selects, rule.match, rule.applies_to)
+        if entry.team and common_key(entry.match, entry.selects, rule.match, rule.applies_to)
     }
     return tuple(sorted(teams - {rule.team}))
 
@@ -213,10 +212,10 @@ def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:
         pattern = entry.queue_name_pattern.replace("{prefix}", entry.prefix)
         kept = f"match {list(entry.match)}" + (f", exclude {list(entry.exclude)}" if entry.exclude else "")
         team = f", team {entry.team}" if entry.team and entry.team != rule.team else ""
-        if not _common_keys(entry.match, entry.selects, entry.match, entry.selects):
+        if not common_key(entry.match, entry.selects, entry.match, entry.selects):
             lines.append(f"  not discovery[{index}] ({pattern} in {region}): its {kept} leaves no runner type to find")
             continue
-        if not _common_keys(entry.match, entry.selects, rule.match, rule.applies_to):
+        if not common_key(entry.match, entry.selects, rule.match, rule.applies_to):
             lines.append(
                 f"  not discovery[{index}] ({pattern} in {region}): no runner type its {kept} keeps is one the "
                 f"rule's match {list(rule.match)}{exclude and ' minus' + exclude[1:]} selects"
@@ -229,21 +228,6 @@ def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:
     return lines
 
 
-def _common_keys(
-    first: Sequence[str], first_keeps: Callable[[str], bool], second: Sequence[str], second_keeps: Callable[[str], bool]
-) -> bool:
-    """Whether some runner type key both keep: tried on the likely names, each glob's own and each with the
-    other's put in place of its first '*' (a glob stands for 'x' where it is free)."""
-    candidates = {_sample(g) for g in (*first, *second)}
-    candidates |= {_sample(a.replace("*", b, 1)) for a in first for b in second}
-    candidates |= {_sample(b.replace("*", a, 1)) for a in first for b in second}
-    return any(first_keeps(key) and second_keeps(key) for key in candidates)
-
-
-def _sample(glob: str) -> str:
-    return re.sub(r"\[!?([^\]]).*?\]", r"\1", glob).replace("*", "x").replace("?", "x")
-
-
 def _copies(config: Config, index: int) -> str:
     """How a later region's (or account's) copies of a key are named: `<key>@<region>` where an earlier entry
     elsewhere finds the same key (docs/config.md: a runner key in several regions or accounts)."""
@@ -253,7 +237,7 @@ def _copies(config: Config, index: int) -> str:
         (i, other)
         for i, other in enumerate(config.discovery[:index])
         if (other.region or config.defaults.region, other.account_id or config.defaults.account_id) != here
-        and _common_keys(entry.match, entry.selects, other.match, other.selects)
+        and common_key(entry.match, entry.selects, other.match, other.selects)
     ]
     if not earlier:
         return ""

@@ -98,7 +98,7 @@ def _slo_globs(config: Config) -> Iterator[Finding]:
             if any(fnmatch.fnmatchcase(name, pattern) for name in names):
                 continue
             hint = near_miss(pattern, names) or _near_a_discovery_glob(pattern, config)
-            found = any(_common_key([pattern], lambda key: True, d.match, d.selects) for d in config.discovery)
+            found = any(common_key([pattern], lambda key: True, d.match, d.selects) for d in config.discovery)
             if found and not hint:
                 continue
             where = ("slos", index, "match", position)
@@ -137,9 +137,9 @@ def _rules_discovery_never_finds(config: Config) -> Iterator[Finding]:
     for index, rule in enumerate(config.resolved_rules):
         if any(rule.applies_to(name) for name in names):
             continue
-        if not _common_key(rule.match, rule.applies_to, rule.match, rule.applies_to):
+        if not common_key(rule.match, rule.applies_to, rule.match, rule.applies_to):
             continue  # its exclude removes all its match selects: lint.rule_coverage_problems says so
-        if any(_common_key(rule.match, rule.applies_to, d.match, d.selects) for d in config.discovery):
+        if any(common_key(rule.match, rule.applies_to, d.match, d.selects) for d in config.discovery):
             continue
         hints = "".join(near_miss(p, names) or _near_a_discovery_glob(p, config) for p in rule.match)
         kept = "; ".join(f"discovery[{i}] keeps {list(d.match)}" for i, d in enumerate(config.discovery))
@@ -230,7 +230,7 @@ def _near_a_discovery_glob(pattern: str, config: Config) -> str:
     return f"; did you mean {meant!r}? (discovery's glob)" if meant else ""
 
 
-def _common_key(
+def common_key(
     first: Sequence[str], first_keeps: Callable[[str], bool], second: Sequence[str], second_keeps: Callable[[str], bool]
 ) -> bool:
     """Whether some runner type key both keep: tried on the likely names, each glob's own and each with the
