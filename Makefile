@@ -16,10 +16,14 @@ CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 # placeholder. The local targets that build (e2e, invoke-*) name it themselves.
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
+# `make deploy`: the samconfig.toml environment naming the stack and its region, and any parameter the config
+# cannot decide (PARAMETERS="ExistingAlertTopicArn=arn:... ChatTopicArn=arn:...").
+DEPLOY_ENV ?= default
+PARAMETERS ?=
 # pytest-xdist's workers for `make test`: one per core by default (TEST_WORKERS=0 runs in one process).
 TEST_WORKERS ?= auto
 
-.PHONY: help require-config venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build e2e invoke-collect invoke-evaluate invoke-track clean bench cost
+.PHONY: help require-config venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build deploy e2e invoke-collect invoke-evaluate invoke-track clean bench cost
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -107,6 +111,16 @@ build: require-config venv-package venv-sam ## sam build of CONFIG=path/to/fleet
 	$(VENV)/bin/queuewatch stage-dashboard $(BUILT_TEMPLATE) --config $(STAGED_CONFIG)/queuewatch.yaml || $(UNBUILD)
 	@# Lambda's code is read-only: without .pyc files every cold start compiles every module again.
 	$(PYTHON313) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build || $(UNBUILD)
+
+# SAM's `--guided` asks every template parameter; this asks none. The config decides AutoscalerPrefix, its
+# matcher config and WatchedAccountIds (queuewatch deploy-parameters), passed on every deploy, empty ones too:
+# a parameter left out keeps its previous value. PARAMETERS comes last, so it can override them.
+deploy: ## sam deploy of the last build: DEPLOY_ENV's stack and region (samconfig.toml), the config's parameters, and PARAMETERS
+	@test -f $(BUILT_TEMPLATE) -a -f $(STAGED_CONFIG)/queuewatch.yaml || { echo "make deploy: nothing is built to deploy: make build CONFIG=path/to/fleet.yaml first" >&2; exit 2; }
+	@derived=$$($(VENV)/bin/queuewatch deploy-parameters $(STAGED_CONFIG)/queuewatch.yaml) || exit 1; \
+	echo "from $(STAGED_CONFIG)/queuewatch.yaml: $$derived"; \
+	set -x; $(SAM) deploy --config-env $(DEPLOY_ENV) --template-file $(BUILT_TEMPLATE) --resolve-s3 \
+	  --capabilities CAPABILITY_IAM --parameter-overrides $$derived $(PARAMETERS)
 
 e2e: venv build ## sam local invoke: collect, evaluate, the page a subscriber gets, every events/ file; cold start
 	QUEUEWATCH_E2E_REQUIRED=1 $(VENV)/bin/pytest tests/e2e -m e2e

@@ -5,6 +5,7 @@ the template's ConfigLayer ships from, under the one name the functions read (/o
 is no parameter left that could point the functions at a file nobody checked. `stage-dashboard` writes the
 deployed config's thresholds into the built template's dashboard, so that its lines cannot drift from the
 rules that page; it also subscribes the config's receivers with their routes' filter policies (build_routes.py).
+`deploy-parameters` prints the stack parameters the staged config decides, which `make deploy` passes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ DEPLOYED_NAME = "queuewatch.yaml"
 THRESHOLD_GRAPHS = {"queuetime": 0, "jobqueuetime": 0, "queuesize": 1}
 """The dashboard's graphs that draw thresholds, by their expression's id: 0 queue time lines, 1 queue size lines."""
 MAX_LINES = 10  # a graph with more horizontal lines than this says nothing
+DERIVED_PARAMETERS = ("AutoscalerPrefix", "AutoscalerMatcherConfigPath", "WatchedAccountIds")
+"""The stack parameters the config decides: `make deploy` passes each, so no deploy asks them."""
 
 
 def config_file(given: Path) -> Path:
@@ -155,6 +158,25 @@ def stage_dashboard(template_path: Path, config: Config) -> None:
     template_path.write_text(yaml.dump(template, Dumper=NoAliases, sort_keys=False, width=10_000), encoding="utf-8")
 
 
+def deploy_parameters(config: Config) -> dict[str, str]:
+    """The config's answer to each of DERIVED_PARAMETERS, empty ones included: a deploy that left a parameter out
+    would keep its previous value (SAM passes UsePreviousValue), so a prefix dropped from the config must reach
+    the stack as empty. A matcher config of several parameters stays the config's alone: the stack's parameter
+    names one base name, and the track function reads the deploy's before the config's."""
+    spec = config.autoscaler
+    matcher = spec.matcher_config if spec is not None else None
+    return {
+        "AutoscalerPrefix": spec.prefix if spec is not None else "",
+        "AutoscalerMatcherConfigPath": matcher[0] if matcher is not None and len(matcher) == 1 else "",
+        "WatchedAccountIds": ",".join(config_reach(config).named_accounts),
+    }
+
+
+def parameter_overrides(parameters: dict[str, str]) -> str:
+    """As `sam deploy --parameter-overrides` reads them from one shell word each: an empty value written `""`."""
+    return " ".join(f"{name}={value or '""'}" for name, value in parameters.items())
+
+
 def add_parsers(commands: Any) -> None:
     stage = commands.add_parser(
         "stage-config",
@@ -170,6 +192,14 @@ def add_parsers(commands: Any) -> None:
     )
     dashboard.add_argument("template", type=Path, metavar="BUILT_TEMPLATE")
     dashboard.add_argument("--config", type=Path, required=True, metavar="STAGED_FILE")
+    derived = commands.add_parser(
+        "deploy-parameters",
+        help="print the stack parameters a config decides (AutoscalerPrefix, AutoscalerMatcherConfigPath, "
+        "WatchedAccountIds) as make deploy passes them",
+    )
+    derived.add_argument(
+        "config", type=Path, metavar="FILE_OR_FOLDER", help=f"a config file, or a folder with {DEPLOYED_NAME}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -181,11 +211,19 @@ def run(args: argparse.Namespace) -> int:
             print(f"{checked.source}: OK: staged as {args.into / DEPLOYED_NAME}")
             print("\n".join(config_reach(checked.config).lines()))
             return 0
+        if args.command == "deploy-parameters":
+            print(parameter_overrides(deploy_parameters(load_config(config_file(args.config)))))
+            return 0
         stage_dashboard(args.template, load_config(args.config))
         print(f"{args.template}: the dashboard draws the thresholds of {args.config}, and its receivers are subscribed")
         return 0
     except ConfigError as error:
-        print(f"{error.checked()}\nnothing was staged: the build stops here", file=sys.stderr)
+        stops = (
+            "the deploy stops here"
+            if args.command == "deploy-parameters"
+            else "nothing was staged: the build stops here"
+        )
+        print(f"{error.checked()}\n{stops}", file=sys.stderr)
         return 1
     except (OSError, ValueError, KeyError) as error:
         print(f"{args.template if args.command == 'stage-dashboard' else args.config}: {error}", file=sys.stderr)

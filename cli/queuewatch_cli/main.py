@@ -1,6 +1,6 @@
 """The `queuewatch` command line: config checks, silences, status, history, backtests, capacity, SLO reports
 (slo), job tracking's backfill (track), the alert schema, where an alert goes (routes), a stack's outputs
-(stack-output), the demo and a local stack."""
+(stack-output), the stack parameters a config decides (deploy-parameters), the demo and a local stack."""
 
 from __future__ import annotations
 
@@ -258,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
         return run_routes(args)
     if args.command == "stack-output":
         return run_stack_output(args)
-    if args.command in ("stage-config", "stage-dashboard"):
+    if args.command in ("stage-config", "stage-dashboard", "deploy-parameters"):
         return run_build(args)
     handlers = {"add": silence_add, "list": silence_list, "expire": silence_expire, "extend": silence_extend}
     return handlers[args.action](args)

@@ -1,10 +1,13 @@
-"""The README's deploy commands, read from the README and run as written by the SAM CLI against a moto server.
+"""The README's deploy commands, read from the README and run as written, by make and the SAM CLI, against a moto
+server.
 
-Each `sam deploy` line of the README's Deploy section runs in a copy of the repository's template, code and
-samconfig.toml, with the config staged as `make build` stages it (the source tree is packaged as it is:
-`sam build` would need the network for the layer's dependencies). SAM must accept the command line, resolve
-its managed bucket (`--resolve-s3`), upload every artifact and the packaged template under the environment's
-prefix, and call CreateChangeSet with the capabilities. moto stops there: it answers CreateChangeSet with
+Each `make deploy` line of the README's Deploy section runs in a copy of the repository's Makefile, template,
+code and samconfig.toml, with the config staged as `make build` stages it; the source template stands in for
+the built one (BUILT_TEMPLATE=template.yaml: `sam build` would need the network for the layer's dependencies,
+so the source tree is packaged as it is), and the environments' queuewatch and SAM CLI are named (VENV, SAM).
+SAM must accept the command line, resolve its managed bucket (`--resolve-s3`), upload every artifact and the
+packaged template under the environment's prefix, and call CreateChangeSet with the capabilities and the
+parameters the config decides. moto stops there: it answers CreateChangeSet with
 NoSuchBucket, since it cannot read a template from the S3 URL SAM hands it; the test asserts that exact point,
 so a moto that gets further fails here and the test can be taken further.
 
@@ -25,6 +28,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +45,8 @@ from queuewatch_cli.build import stage_config
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 SAM_IN_README = ".venv-sam/bin/sam"
+MAKE_DEPLOY = "make deploy"
+NAMED_AUTOSCALER = "autoscaler: { prefix: gh-ci }"
 DEPLOY_TIMEOUT_SECONDS = 300
 MANAGED_STACK = "aws-sam-cli-managed-default"
 GUIDED_QUESTION = "WebhookFunction Function Url has no authentication. Is this okay?"
@@ -65,11 +71,12 @@ def deploy_section(readme: str) -> str:
 
 
 def deploy_commands(section: str) -> list[str]:
-    """Every `sam deploy` command in the section's shell blocks, continuation lines joined."""
+    """Every `make deploy` command in the section's shell blocks, continuation lines joined, comments dropped."""
     commands = []
     for block in re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL):
         joined = block.replace("\\\n", " ")
-        commands += [line.strip() for line in joined.splitlines() if line.strip().startswith(f"{SAM_IN_README} deploy")]
+        lines = [line.split(" #")[0].strip() for line in joined.splitlines()]
+        commands += [line for line in lines if line.startswith(MAKE_DEPLOY)]
     return commands
 
 
@@ -84,7 +91,7 @@ class Deploy:
 
 
 def environment_of(argv: list[str], samconfig: dict[str, dict[str, dict[str, dict[str, object]]]]) -> dict[str, object]:
-    name = argv[argv.index("--config-env") + 1] if "--config-env" in argv else "default"
+    name = next((word.removeprefix("DEPLOY_ENV=") for word in argv if word.startswith("DEPLOY_ENV=")), "default")
     assert name in samconfig, f"{name!r} is not an environment of samconfig.toml"
     return samconfig[name]["deploy"]["parameters"]
 
@@ -114,12 +121,16 @@ def deploys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MotoServ
     if sam is None:
         pytest.skip(f"no SAM CLI: {REPO / SAM_IN_README} is missing (make venv-sam) and QUEUEWATCH_SAM_CLI is unset")
     project = tmp_path_factory.mktemp("clone")
-    for name in ("template.yaml", "samconfig.toml"):
+    for name in ("template.yaml", "samconfig.toml", "Makefile"):
         shutil.copy2(REPO / name, project / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     for folder in ("functions", "layers"):
         shutil.copytree(REPO / folder, project / folder, ignore=ignore)
-    stage_config(REPO / "config" / "queuewatch.yaml", project / ".aws-sam" / "config")  # make build's first step
+    # make build's first step, on the shipped config with its autoscaler named, as the README's user does
+    shipped = (REPO / "config" / "queuewatch.yaml").read_text()
+    assert NAMED_AUTOSCALER in shipped
+    (project / "fleet.yaml").write_text(shipped.replace(f"# {NAMED_AUTOSCALER}", NAMED_AUTOSCALER))
+    stage_config(project / "fleet.yaml", project / ".aws-sam" / "config")
     samconfig = tomllib.loads((project / "samconfig.toml").read_text())
     commands = deploy_commands(deploy_section(README.read_text()))
     with MotoServer() as moto:
@@ -128,7 +139,8 @@ def deploys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MotoServ
         for command in commands:
             argv = shlex.split(command.replace("$TOPIC", topic))
             parameters = environment_of(argv, samconfig)
-            plans.append((command, [str(sam), *argv[1:]], parameters))
+            tools = [f"VENV={sys.prefix}", f"SAM={sam}", "BUILT_TEMPLATE=template.yaml"]
+            plans.append((command, ["make", "--no-print-directory", *argv[1:], *tools], parameters))
         for region in sorted({str(parameters["region"]) for _, _, parameters in plans}):
             create_managed_bucket_stack(moto.endpoint, region)
         env = {
@@ -170,28 +182,40 @@ def deploys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MotoServ
         )
 
 
-def test_the_readme_deploys_one_stack_and_two_stacks_each_with_the_bucket_and_the_capabilities() -> None:
+def test_the_readme_deploys_one_stack_and_two_stacks_each_with_an_environment_of_samconfig() -> None:
     commands = deploy_commands(deploy_section(README.read_text()))
     assert len(commands) == 3, commands  # one stack; the two of "Several stacks"
-    for command in commands:
-        argv = shlex.split(command)
-        assert "--resolve-s3" in argv, command
-        assert argv[argv.index("--capabilities") + 1] == "CAPABILITY_IAM", command
-        assert "--config-env" in argv, command
+    samconfig = tomllib.loads((REPO / "samconfig.toml").read_text())
+    assert [str(environment_of(shlex.split(command), samconfig)["stack_name"]) for command in commands] == [
+        "queuewatch",
+        "queuewatch-use1",
+        "queuewatch-euw1",
+    ]
+
+
+def test_make_deploy_passes_the_bucket_the_capabilities_the_environment_and_the_derived_parameters() -> None:
+    if shutil.which("make") is None:
+        pytest.fail("make is needed to read the deploy's recipe")
+    recipe = subprocess.run(
+        ["make", "-n", "--no-print-directory", "deploy", "DEPLOY_ENV=euw1", "PARAMETERS=ChatTopicArn=x"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    [deploy] = [line for line in recipe.replace("\\\n", " ").splitlines() if " deploy " in line and "sam" in line]
+    words = deploy.split()
+    assert "--resolve-s3" in words and words[words.index("--capabilities") + 1] == "CAPABILITY_IAM", deploy
+    assert words[words.index("--config-env") + 1] == "euw1", deploy
+    assert words[words.index("--template-file") + 1] == ".aws-sam/build/template.yaml", deploy
+    assert words[words.index("--parameter-overrides") + 1 :] == ["$derived", "ChatTopicArn=x"], deploy
+    assert "queuewatch deploy-parameters .aws-sam/config/queuewatch.yaml" in recipe
 
 
 @pytest.mark.parametrize("doc", [README, *sorted((REPO / "docs").glob("*.md"))], ids=lambda p: p.name)
-def test_every_deploy_command_in_the_docs_carries_the_bucket_and_the_capabilities(doc: Path) -> None:
-    """The docs' other `sam deploy` lines (docs/SCALE_OUT.md's stacks) work on a fresh clone as the README's do."""
+def test_every_deploy_in_the_docs_is_make_deploy(doc: Path) -> None:
+    """A bare `sam deploy` would miss the parameters the config decides (docs/SCALE_OUT.md's stacks included)."""
     text = doc.read_text()
     for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
         for line in block.replace("\\\n", " ").splitlines():
-            if "sam deploy" not in line:
-                continue
-            argv = shlex.split(line.strip())
-            assert argv[0] == SAM_IN_README and argv[1] == "deploy", f"{doc.name}: {line.strip()}"
-            assert "--resolve-s3" in argv and "--config-env" in argv, f"{doc.name}: {line.strip()}"
-            assert argv[argv.index("--capabilities") + 1] == "CAPABILITY_IAM", f"{doc.name}: {line.strip()}"
+            assert "sam deploy" not in line, f"{doc.name}: {line.strip()}: write make deploy"
 
 
 def test_the_guided_deploys_question_on_the_webhook_url_is_answered_in_the_readme() -> None:
@@ -208,6 +232,9 @@ def test_sam_accepts_each_command_uploads_the_artifacts_and_stops_at_moto_create
         assert "S3 Bucket not specified" not in deploy.output, deploy.output
         assert f"Stack name                   : {deploy.stack_name}" in deploy.output, deploy.output
         assert 'Capabilities                 : ["CAPABILITY_IAM"]' in deploy.output, deploy.output
+        [overrides] = [line for line in deploy.output.splitlines() if "Parameter overrides" in line]
+        assert '"AutoscalerPrefix": "gh-ci"' in overrides and '"WatchedAccountIds": ""' in overrides, overrides
+        assert ('"ExistingAlertTopicArn": "arn:aws:sns:' in overrides) == (deploy.stack_name == "queuewatch-euw1")
         s3 = client("s3", deploy.region, moto.endpoint)
         bucket = managed_bucket(moto.endpoint, deploy.region)
         keys = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix=f"{deploy.s3_prefix}/")["Contents"]]
@@ -223,4 +250,4 @@ def test_sam_accepts_each_command_uploads_the_artifacts_and_stops_at_moto_create
             "when calling the CreateChangeSet operation"
         )
         assert expected in deploy.output, deploy.output
-        assert deploy.returncode == 1
+        assert deploy.returncode == 2  # make's, for a recipe that failed
