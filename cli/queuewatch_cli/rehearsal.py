@@ -2,12 +2,16 @@
 
 It seeds an incident on the runner types your config names: for each rule, the first named runner type it
 selects queues past every threshold of every rule that selects it (so an escalation escalates), then drains.
+A rule that selects no named runner type is rehearsed on a name its glob selects, under the queue a discovery
+entry would find for it (rehearsal_seeds.py). Where the config has job-retry or dead-letter rules, the queues
+upstream puts beside a seeded build queue get a stuck check and dead-lettered requests past their thresholds.
 Each minute the real evaluate stage judges that minute's figures with your rules, escalation, silences of
 none, windows and routes, and each page is printed with the receivers your routes send it to. Then `backtest`
 replays the same minutes from CloudWatch's history (where the rehearsal wrote them, as AWS/SQS would) and
 the two lists of pages are compared: the rehearsal pages exactly as the backtest replays it, or says where not.
 
-Runner types found by discovery alone have no name to seed before the deploy: the rehearsal says so.
+What cannot be seeded is said: a rule whose globs name nothing a discovery entry selects, a path with no
+queue beside a seeded one.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,65 +29,32 @@ import boto3
 
 from queuewatch.adapters.clients import AwsClients
 from queuewatch.adapters.state_table import create_table
+from queuewatch.collect.paths import path_queues
+from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.rules import alert_kind
 from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import backtest
+from queuewatch_cli.rehearsal_seeds import Seeded, path_plan, path_queues_to_create, seed_plan
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
 
 TABLE = "queuewatch-rehearsal-state"
-MARGIN_MINUTES = 5  # the incident's oldest job passes the highest queue-time threshold by this much
-DEFAULT_PEAK = 1800  # for a runner type whose rules judge queue size alone
-
-
-@dataclass(frozen=True)
-class Seeded:
-    """One runner type's incident: its queue, the jobs queued, and how long the oldest waits at the peak."""
-
-    name: str
-    queue: str
-    region: str
-    size: int
-    peak_seconds: int
-
-
-def seed_plan(config: Config) -> tuple[list[Seeded], list[str]]:
-    """The runner types to seed, and what cannot be rehearsed, in words."""
-    named = [spec for spec in config.runner_types if spec.queue is not None and spec.queue.name is not None]
-    notes = [] if named else ["no runner type is named with its queue: discovery's are found only once deployed"]
-    chosen: dict[str, Seeded] = {}
-    for rule in config.resolved_rules:
-        spec = next((s for s in named if rule.applies_to(s.name)), None)
-        if spec is None:
-            notes.append(f"rule {rule.name}: selects no named runner type, so the rehearsal cannot seed it")
-            continue
-        if spec.name in chosen:
-            continue
-        rules = config.rules_for(spec.name)
-        times = [r.queue_time_threshold for r in rules if r.queue_time_threshold is not None]
-        sizes = [r.queue_size_threshold for r in rules if r.queue_size_threshold is not None]
-        pending = max(r.pending_for for r in rules)
-        peak = (max(times) if times else DEFAULT_PEAK) + pending + MARGIN_MINUTES * 60
-        assert spec.queue is not None and spec.queue.name is not None
-        region = spec.queue.region or config.defaults.region
-        chosen[spec.name] = Seeded(spec.name, spec.queue.name, region, max(sizes, default=0) + 3, peak)
-    return list(chosen.values()), notes
+ACCOUNT = "123456789012"  # moto's
 
 
 def unrehearsed(config: Config, start: datetime, end: datetime) -> list[str]:
-    """What the seeded queues do not exercise, said rather than passed over: SLOs (they count tracked jobs), the
-    autoscaler's other queues, and each maintenance window, open or not over the rehearsal's minutes."""
+    """What the seeded queues do not exercise, said rather than passed over: SLOs (they count tracked jobs), and
+    each maintenance window, open or not over the rehearsal's minutes."""
     notes = [
         f"SLO {slo.name}: not rehearsed (it counts tracked jobs; see backtest --jobs-table)" for slo in config.slos
     ]
-    notes += [f"rule {rule.name}: not rehearsed (the autoscaler's {rule.name} queues)" for rule in config.path_rules]
     for window in config.maintenance_windows:
         minutes = [start + timedelta(minutes=m) for m in range(int((end - start).total_seconds() // 60) + 1)]
         held = any(window.open_at(at) for at in minutes)
@@ -92,14 +63,14 @@ def unrehearsed(config: Config, start: datetime, end: datetime) -> list[str]:
 
 
 def figures(seeded: list[Seeded], minute: int) -> dict[str, tuple[float, float]]:
-    """(queue size, age of the oldest job in seconds) of each seeded runner type at that minute; the incident
-    starts at minute 0 with a job just queued and ends, drained, once its oldest job has waited its peak."""
-    return {s.name: (s.size, minute * 60.0) for s in seeded if 0 <= minute * 60 <= s.peak_seconds}
+    """(messages, age of the oldest in seconds) of each seeded queue at that minute; the incident starts at
+    minute 0 with a message just sent and ends, drained, once its oldest has waited its peak."""
+    return {s.queue: (s.size, minute * 60.0) for s in seeded if 0 <= minute * 60 <= s.peak_seconds}
 
 
 def span_minutes(config: Config, seeded: list[Seeded]) -> int:
     """The incident, then long enough for every alert's keep_firing_for to pass and its resolve to go."""
-    keep = max((r.keep_firing_for for r in config.resolved_rules), default=0)
+    keep = max((r.keep_firing_for for r in (*config.resolved_rules, *config.path_rules)), default=0)
     return max((s.peak_seconds for s in seeded), default=0) // 60 + keep // 60 + 3
 
 
@@ -109,7 +80,7 @@ def write_history(cloudwatch: CloudWatchClient, seeded: list[Seeded], start: dat
     for entry in seeded:
         dimensions = [{"Name": "QueueName", "Value": entry.queue}]
         for minute in range(minutes):
-            size, age = figures([entry], minute).get(entry.name, (0.0, 0.0))
+            size, age = figures([entry], minute).get(entry.queue, (0.0, 0.0))
             stamp = start + timedelta(minutes=minute)
             data.append({"MetricName": "ApproximateNumberOfMessagesVisible", "Dimensions": dimensions,
                          "Timestamp": stamp, "Value": size})  # fmt: skip
@@ -119,22 +90,33 @@ def write_history(cloudwatch: CloudWatchClient, seeded: list[Seeded], start: dat
         cloudwatch.put_metric_data(Namespace="AWS/SQS", MetricData=data[offset : offset + 500])
 
 
-def observed(config: Config, seeded: list[Seeded], at: datetime, minute: int) -> Snapshot:
-    """What the collector reads at `at`: every named runner type, the datapoint of the minute before."""
+def observed(
+    targets: list[WatchedQueue], discovery: list[DiscoveryResult], seeded: list[Seeded], at: datetime, minute: int
+) -> Snapshot:
+    """What the collector reads at `at`: every watched build queue and the path queues beside it, the datapoint
+    of the minute before (a path queue's age only while it holds messages, as the collector asks it)."""
     seen = figures(seeded, minute - 1)
     runner_types = []
-    for spec in config.runner_types:
-        if spec.queue is None or spec.queue.name is None:
+    for target in targets:
+        if not target.has_queue:
             continue
-        size, age = seen.get(spec.name, (0.0, 0.0))
+        size, age = seen.get(target.queue_name, (0.0, 0.0))
         signals = {SignalName.QUEUE_SIZE: Reading.of(size), SignalName.QUEUE_TIME: Reading.of(age)}
-        region = spec.queue.region or config.defaults.region
+        for path in path_queues(target):
+            count, oldest = seen.get(path.queue_name, (0.0, 0.0))
+            signals[path.count], signals[path.age] = Reading.of(count), Reading.of(oldest if count else 0.0)
         runner_types.append(
             RunnerTypeSnapshot(
-                name=spec.name, region=region, queue_name=spec.queue.name, team=spec.team, signals=signals
+                name=target.runner_type,
+                region=target.region,
+                queue_name=target.queue_name,
+                team=target.team,
+                signals=signals,
+                job_retry_queue=target.job_retry_queue,
+                dead_letter_queue=target.dead_letter_queue,
             )
         )
-    return Snapshot(snapshot_id=f"rehearsal-{at:%H%M}", collected_at=at, runner_types=runner_types)
+    return Snapshot(snapshot_id=f"rehearsal-{at:%H%M}", collected_at=at, runner_types=runner_types, discovery=discovery)
 
 
 def _arrives(at: datetime) -> Callable[[], datetime]:
@@ -149,26 +131,30 @@ def rehearse(config_path: Path, out: Callable[[str], None] = print, now: datetim
     """Inside moto (the caller's): 0 when the rehearsal pages exactly as the backtest replays it, else 1."""
     config = load_config(config_path)
     seeded, notes = seed_plan(config)
-    for note in notes:
-        out(f"note: {note}")
     if not seeded:
-        out("nothing to rehearse: name a runner type with its queue under runner_types")
+        for note in notes:
+            out(f"note: {note}")
+        out("nothing to rehearse: name a runner type with its queue under runner_types, or a rule a discovery finds")
         return 1
+    for entry in [*seeded, *path_queues_to_create(config, seeded)]:  # the queues exist, as the autoscaler's do
+        boto3.client("sqs", region_name=entry.region).create_queue(QueueName=entry.queue)
+    with ThreadPoolExecutor(max_workers=4) as pool:  # found as the collector finds them: the paths beside too
+        targets, discovery = resolve_queues(config, AwsClients(), config.defaults.account_id or ACCOUNT, pool)
+    paths, path_notes = path_plan(config, seeded, targets)
+    for note in [*notes, *path_notes]:
+        out(f"note: {note}")
     wall = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
-    minutes = span_minutes(config, seeded)
+    minutes = span_minutes(config, [*seeded, *paths])
     start = wall - timedelta(minutes=minutes + 2)
     for note in unrehearsed(config, start, start + timedelta(minutes=minutes)):
         out(f"note: {note}")
-    region = config.defaults.region
     out(f"rehearsal of {config_path}: from {moment(start)}, {minutes} minutes")
-    for entry in seeded:
+    for entry in [*seeded, *paths]:
         peak = entry.peak_seconds // 60
-        out(f"  {entry.name}: {entry.size} jobs queued, the oldest waiting up to {peak}m, then drained")
-    for entry in seeded:  # the queues exist, as the autoscaler's do
-        boto3.client("sqs", region_name=entry.region).create_queue(QueueName=entry.queue)
-    for entry in seeded:  # each in its queue's region, where the collector and the backtest read it
+        out(f"  {entry.name}: {entry.size} {entry.holds} in {entry.queue}, the oldest up to {peak}m, then drained")
+    for entry in [*seeded, *paths]:  # each in its queue's region, where the collector and the backtest read it
         write_history(boto3.client("cloudwatch", region_name=entry.region), [entry], start, minutes)
-    live = _live_pages(config, seeded, start, minutes, region, out)
+    live = _live_pages(config, (targets, discovery), [*seeded, *paths], start, minutes, out)
     replayed = backtest(config, AwsClients(), start, start + timedelta(minutes=minutes), now=wall, keep_pages=True)
     again = [(p.at, p.rule, p.kind.value, p.priority, tuple(sorted(p.runner_types))) for p in replayed.replay.pages]
     if again == live:
@@ -181,9 +167,15 @@ def rehearse(config_path: Path, out: Callable[[str], None] = print, now: datetim
 
 
 def _live_pages(
-    config: Config, seeded: list[Seeded], start: datetime, minutes: int, region: str, out: Callable[[str], None]
+    config: Config,
+    watched: tuple[list[WatchedQueue], list[DiscoveryResult]],
+    seeded: list[Seeded],
+    start: datetime,
+    minutes: int,
+    out: Callable[[str], None],
 ) -> list[PageLine]:
     """The evaluate stage on moto, a tick a minute; each page printed with the receivers the routes give it."""
+    region = config.defaults.region
     dynamodb = boto3.client("dynamodb", region_name=region)
     sns = boto3.client("sns", region_name=region)
     create_table(dynamodb, TABLE)
@@ -201,7 +193,7 @@ def _live_pages(
     for minute in range(minutes + 1):
         at = start + timedelta(minutes=minute)
         with patch.dict(os.environ, {"AWS_DEFAULT_REGION": region}):
-            evaluate(observed(config, seeded, at, minute), config, dynamodb, sns, stack, clock=_arrives(at))
+            evaluate(observed(*watched, seeded, at, minute), config, dynamodb, sns, stack, clock=_arrives(at))
         for alert in sent:
             attributes = {"kind": alert_kind(alert["rule"]), "priority": alert["priority"], "team": alert["team"]}
             names = ", ".join(r.name for r in config.routing.destinations(attributes)) or "no receiver"

@@ -1,5 +1,6 @@
 """`queuewatch demo --config FILE`: a config of one's own, two teams with an escalation each and their own
-pagers, pages in the rehearsal exactly as `backtest` replays the same minutes, each page with its receivers."""
+pagers, pages in the rehearsal exactly as `backtest` replays the same minutes, each page with its receivers:
+its rules, escalations, windows, a rule discovery alone selects, and the autoscaler's other queues."""
 
 from __future__ import annotations
 
@@ -52,19 +53,63 @@ def test_your_config_pages_in_the_rehearsal_exactly_as_backtest_replays_it(aws: 
     assert "P2 gpu-backlog (linux.gpu) -> ci-pager, chat" in text
 
 
-def test_a_config_with_discovery_alone_says_what_cannot_be_rehearsed(
+DISCOVERED = """
+version: 1
+defaults: {rule: {team: ci-infra, keep_firing_for: 2m}, dead_letter: {max_messages: 2, priority: P1}}
+runner_types:
+  - {name: linux.2xlarge, queue: {name: acme-linux-2xlarge-queued-builds}}
+discovery:
+  - {queue_name_pattern: "acme-{runner_type}-queued-builds", match: ["*-gpu", "linux*"], team: gpu-infra}
+rules:
+  - {name: jobs-queueing, match: ["linux*"], thresholds: {queue_time: 5m}}
+  - {name: gpu-backlog, match: ["*-gpu"], thresholds: {queue_size: 4}, team: gpu-infra}
+  - {name: mac-backlog, match: ["mac-*"], thresholds: {queue_size: 4}}
+receivers:
+  - {name: gpu-pager, pager: "https://pager.example.com/gpu"}
+  - {name: chat, chat: true}
+routes:
+  - {receiver: gpu-pager, teams: [gpu-infra]}
+  - {receiver: chat, kinds: [page, ticket, monitor]}
+"""
+
+
+def test_a_discovery_only_rule_and_the_autoscalers_other_queues_page_as_the_backtest_replays_them(
+    aws: None, tmp_path: Path
+) -> None:
+    """A rule no named runner type selects is rehearsed on a name its glob selects, under the queue discovery
+    finds; a stuck job-retry check and dead-lettered requests page beside a seeded build queue."""
+    path = tmp_path / "fleet.yaml"
+    path.write_text(DISCOVERED, encoding="utf-8")
+    lines: list[str] = []
+    assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)
+    text = "\n".join(lines)
+    assert "rule gpu-backlog: selects no named runner type: rehearsed on rehearsal-gpu" in text
+    assert "whose queue discovery would find as acme-rehearsal-gpu-queued-builds" in text
+    assert "new      P2 gpu-backlog (rehearsal-gpu) -> gpu-pager, chat" in text
+    assert "resolved P2 gpu-backlog (rehearsal-gpu)" in text
+    # discovery selects no mac-* name: said, not passed over
+    assert "rule mac-backlog: selects no named runner type, and none of its globs names one" in text
+    # the paths beside the first seeded build queue that has them (the named one's, found by the listing)
+    assert "3 dead-lettered in acme-linux-2xlarge-queued-builds_dead_letter" in text
+    assert "new      P1 dead-letter (linux.2xlarge)" in text and "resolved P1 dead-letter (linux.2xlarge)" in text
+    assert "new      P2 job-retry (linux.2xlarge)" in text and "resolved P2 job-retry (linux.2xlarge)" in text
+    assert lines[-1].startswith("rehearsal OK: ")
+
+
+def test_a_config_whose_rules_name_nothing_it_can_seed_says_so(
     aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "found.yaml"
     path.write_text(
         "version: 1\ndefaults: {rule: {team: ci}}\n"
-        'discovery:\n  - {queue_name_pattern: "acme-{runner_type}-queued-builds"}\n'
-        "rules:\n  - {name: q, thresholds: {queue_time: 5m}}\n",
+        'discovery:\n  - {queue_name_pattern: "acme-{runner_type}-queued-builds", match: ["linux-*"]}\n'
+        'rules:\n  - {name: q, match: ["linux-[0-9]*"], thresholds: {queue_time: 5m}}\n',
         encoding="utf-8",
     )
     assert main(["demo", "--config", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "discovery's are found only once deployed" in out and "nothing to rehearse" in out
+    assert "rule q: selects no named runner type, and none of its globs names one a discovery entry selects" in out
+    assert "nothing to rehearse" in out
 
 
 def test_a_window_open_over_the_rehearsal_holds_its_pages_there_as_in_the_backtest(aws: None, tmp_path: Path) -> None:

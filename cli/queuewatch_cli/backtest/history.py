@@ -5,7 +5,9 @@ What is read: every signal the rules judge, with the collector's own metric quer
 would watch (resolve_queues: the config's runner types, and the queues discovery
 lists now). A queue size whose source is `sqs` is read live with GetQueueAttributes,
 which has no history: the AWS/SQS ApproximateNumberOfMessagesVisible, NotVisible and
-Delayed maxima stand in for it, and no datapoint means an idle queue, so zero jobs.
+Delayed maxima stand in for it, and no datapoint means an idle queue, so zero jobs. The same
+stands in for the count of each job-retry and dead-letter queue beside a build queue (collect/paths.py),
+whose oldest age is read as the collector reads it, so the `job-retry` and `dead-letter` rules replay too.
 
 How: GetMetricData at the finest resolution CloudWatch still keeps for each part of
 the range (1 minute for 15 days, 5 minutes for 63, 1 hour for 455): a range reaching past
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from queuewatch.adapters.cloudwatch import MAX_QUERIES_PER_CALL, MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.collect.paths import PathDepths, path_queues, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.collect.readings import Spans, assemble
@@ -75,7 +78,16 @@ class DepthSlot:
     metric: str
 
 
-Slot = MetricSlot | DepthSlot
+@dataclass(frozen=True)
+class PathDepthSlot:
+    """One of the three AWS/SQS depth series that stand in for a path queue's GetQueueAttributes: its count."""
+
+    runner_index: int
+    count: SignalName
+    metric: str
+
+
+Slot = MetricSlot | DepthSlot | PathDepthSlot
 Arrivals = dict[int, tuple["array[int]", "array[float]"]]
 """A chunk's datapoints by epoch second: the index of each one's series, and its value."""
 
@@ -131,7 +143,10 @@ class HistoryPlan:
 def plan_history(
     config: Config, targets: list[WatchedQueue], discovery: list[DiscoveryResult], period: int
 ) -> HistoryPlan:
-    native = metric_requests(targets)
+    # Every path queue's oldest age, where the collector asks it only of one holding messages: an empty one's
+    # age is 0 whatever CloudWatch holds (with_paths), so asking it of all changes no reading.
+    ages = {index: [(path.age, path.queue_name) for path in path_queues(t)] for index, t in enumerate(targets)}
+    native = metric_requests(targets, path_ages=ages)
     by_region: dict[str, list[tuple[MetricRequest, list[Slot]]]] = {
         region: [(replace(r, period=max(r.period, period)), list(slots)) for r, slots in pairs]
         for region, pairs in native.items()
@@ -140,20 +155,24 @@ def plan_history(
         (region, r.query_id): max(r.period, period) - r.period for region, pairs in native.items() for r, _ in pairs
     }
     for index, target in enumerate(targets):
-        if target.signals.get(SignalName.QUEUE_SIZE) != SQS_SOURCE:
-            continue
-        entries = by_region.setdefault(target.region, [])
-        for metric in DEPTH_METRICS:
+        depths: list[tuple[str, DepthSlot | PathDepthSlot]] = []
+        if target.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE:
+            depths += [(target.queue_name, DepthSlot(index, metric)) for metric in DEPTH_METRICS]
+        for path in path_queues(target):
+            depths += [(path.queue_name, PathDepthSlot(index, path.count, metric)) for metric in DEPTH_METRICS]
+        entries = by_region.setdefault(target.region, []) if depths else []
+        for queue_name, slot in depths:
             request = MetricRequest(
                 query_id=f"d{len(entries) + 1}",
                 namespace="AWS/SQS",
-                metric=metric,
-                dimensions=(("QueueName", target.queue_name),),
+                metric=slot.metric,
+                dimensions=(("QueueName", queue_name),),
                 stat="Maximum",
                 period=period,
                 account_id=target.account_id if target.foreign else None,
             )
-            entries.append((request, [DepthSlot(index, metric)]))
+            slots: list[Slot] = [slot]
+            entries.append((request, slots))
     widest = max((min(len(pairs), MAX_QUERIES_PER_CALL) for pairs in by_region.values()), default=1)
     longest = max((r.period for pairs in by_region.values() for r, _ in pairs), default=period)
     points = MAX_DATAPOINTS_PER_CALL // widest  # per query and call: queries x points <= 100,800
@@ -331,12 +350,15 @@ class Observations:
     def _assemble(self, index: int, tick: int, now: datetime) -> RunnerTypeSnapshot:
         target = self.history.targets[index]
         depth: dict[str, float] = {}
+        path_depth: dict[SignalName, dict[str, float]] = {count: {} for count in (p.count for p in path_queues(target))}
         series: list[tuple[MetricSeries, MetricSlot]] = []
         for key, slot in self._queries_of[index]:
             found = self._latest.get(key)
             fresh = found is not None and tick - found[0] <= self.history.lookback
             if isinstance(slot, DepthSlot):
                 depth[slot.metric] = found[1] if found is not None and fresh else 0.0  # idle: nothing published
+            elif isinstance(slot, PathDepthSlot):
+                path_depth[slot.count][slot.metric] = found[1] if found is not None and fresh else 0.0
             else:
                 points = [(_at(found[0]), found[1])] if found is not None and fresh else []
                 series.append((MetricSeries(points=points), slot))
@@ -345,7 +367,13 @@ class Observations:
             visible, in_flight, delayed = (int(depth.get(metric, 0.0)) for metric in DEPTH_METRICS)
             queue_depth = QueueDepth(visible=visible, in_flight=in_flight, delayed=delayed)
         spans = Spans(now, self.history.lookback, self._triage.window, self._triage.baseline)
-        return assemble(target, queue_depth, series, spans)
+        paths: PathDepths = {(index, count): _depth(metrics) for count, metrics in path_depth.items()}
+        return with_paths(assemble(target, queue_depth, series, spans), target, index, paths)
+
+
+def _depth(metrics: dict[str, float]) -> QueueDepth:
+    visible, in_flight, delayed = (int(metrics.get(metric, 0.0)) for metric in DEPTH_METRICS)
+    return QueueDepth(visible=visible, in_flight=in_flight, delayed=delayed)
 
 
 def _merge(into: Arrivals, more: Arrivals) -> None:
