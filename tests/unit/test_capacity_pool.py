@@ -224,3 +224,28 @@ def test_pool_plot_draws_each_schedules_cost_against_the_queue_time_it_buys(tmp_
     now = END + timedelta(minutes=5)
     assert run_capacity(args, read=lambda _s, _e: iter(history), now=now, out=printed.append) == 0
     assert plot.stat().st_size > 10_000 and "cost against its queue time written to" in printed[-1]
+
+
+def test_a_history_under_a_week_gives_its_own_totals_never_scaled_up_to_a_week() -> None:
+    """Two days of office hours: the pool's cost and gain are the two days' totals, said as such (a week's rate
+    would be 3.5 times what the history holds, a pattern of weekdays it has never seen)."""
+    end = START + timedelta(days=2)
+    history = [job for job in office_hours() if job.queued_at < end.timestamp()]
+    argv = ["capacity", "--table", "t", "--from", START.isoformat(), "--to", end.isoformat(), "--target", TARGET]
+    argv += ["--startup", "90s", "--pool-size", "2", "--max", "4"]
+    printed: list[str] = []
+    now = end + timedelta(minutes=5)
+    parse = build_parser().parse_args
+    assert run_capacity(parse([*argv, "--json"]), read=lambda _s, _e: iter(history), now=now, out=printed.append) == 0
+    [found] = json.loads(printed[0])["runner_types"]
+    [what_if] = found["pool_what_if"]["entries"]
+    jobs = by_runner_type(history, START.timestamp(), end.timestamp())["linux.2xlarge"]
+    arrivals, runs = list(jobs.queued), [c - s for s, c in zip(jobs.started, jobs.completed, strict=True)]
+    _, cost = fleet_replay(arrivals, runs, 4, 2, Window("MON-FRI", frozenset(range(5)), 9, 16))
+    assert what_if["idle_instance_hours"] == round(cost / 3600, 2) and what_if["history_seconds"] == 2 * 86400
+    assert what_if["idle_instance_hours_a_week"] is None and what_if["queue_hours_saved_a_week"] is None
+    printed.clear()
+    assert run_capacity(parse(argv), read=lambda _s, _e: iter(history), now=now, out=printed.append) == 0
+    [line] = [line for line in printed[0].splitlines() if "with a pool of 2:" in line]
+    assert f"costs {cost / 3600:.1f} idle instance-hours over the 2d of history" in line
+    assert "(under a week: totals, not a weekly rate)" in line and "a week" not in line.split("(under")[0]

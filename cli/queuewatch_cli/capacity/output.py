@@ -12,7 +12,7 @@ from queuewatch.wording import moment
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED
-from queuewatch_cli.capacity.pool import PoolEntry
+from queuewatch_cli.capacity.pool import WEEK, PoolEntry
 from queuewatch_cli.capacity.simulate import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -108,9 +108,20 @@ def _pool_entry(entry: PoolEntry, target: Target) -> str:
     size = "none meets the target" if entry.size is None else f"size {entry.size}"
     return (
         f"{entry.window.schedule_expression} UTC, {size}: p{target.percentile:g} in its hours "
-        f"{_time(entry.before)} -> {_time(entry.after)} ({entry.jobs:,} jobs); costs "
-        f"{entry.instance_hours_a_week:.1f} idle instance-hours a week, buys {entry.queue_hours_saved_a_week:.1f} "
-        f"hours of queue time a week"
+        f"{_time(entry.before)} -> {_time(entry.after)} ({entry.jobs:,} jobs); {_pool_costs(entry)}"
+    )
+
+
+def _pool_costs(entry: PoolEntry) -> str:
+    """A week's cost and gain over a week or more of history; a shorter one's totals, said as such."""
+    if entry.instance_hours_a_week is not None and entry.queue_hours_saved_a_week is not None:
+        return (
+            f"costs {entry.instance_hours_a_week:.1f} idle instance-hours a week, buys "
+            f"{entry.queue_hours_saved_a_week:.1f} hours of queue time a week"
+        )
+    return (
+        f"costs {entry.idle_instance_hours:.1f} idle instance-hours over the {_span(entry.span)} of history, buys "
+        f"{entry.queue_hours_saved:.1f} hours of queue time there (under a week: totals, not a weekly rate)"
     )
 
 
@@ -130,9 +141,17 @@ def _pool_json(entry: PoolEntry) -> dict[str, Any]:
         **entry.config(),
         "jobs_in_hours": entry.jobs,
         "target_value_seconds": {"without": _figure(entry.before), "with": _figure(entry.after)},
-        "idle_instance_hours_a_week": round(entry.instance_hours_a_week, 2),
-        "queue_hours_saved_a_week": round(entry.queue_hours_saved_a_week, 2),
+        # a weekly rate over a week or more of history, else null: the totals below are the history's own
+        "idle_instance_hours_a_week": _rounded(entry.instance_hours_a_week),
+        "queue_hours_saved_a_week": _rounded(entry.queue_hours_saved_a_week),
+        "idle_instance_hours": round(entry.idle_instance_hours, 2),
+        "queue_hours_saved": round(entry.queue_hours_saved, 2),
+        "history_seconds": round(entry.span),
     }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
 
 
 def _span(seconds: float) -> str:
@@ -222,8 +241,9 @@ def draw(answers: Sequence[Capacity], target: Target, path: str) -> None:
 
 
 def draw_pool(answers: Sequence[Capacity], target: Target, path: str) -> None:
-    """--pool --plot: per pool_config entry, the idle instance-hours a week it costs (x) against the queue time
-    at the target's percentile in its hours (y), for sizes from 0 to twice the one proposed (marked)."""
+    """--pool --plot: per pool_config entry, the idle instance-hours a week it costs (x; over a shorter history,
+    its totals there) against the queue time at the target's percentile in its hours (y), for sizes from 0 to
+    twice the one proposed (marked)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display needed
@@ -231,22 +251,27 @@ def draw_pool(answers: Sequence[Capacity], target: Target, path: str) -> None:
 
     figure, axes = plt.subplots(figsize=(10, 5), dpi=100)
     drawn = 0
+    spans = [p.span for a in answers for points in a.pool_curves for p in points]
+    weekly = all(span >= WEEK for span in spans)
+
+    def cost(entry: PoolEntry) -> float:
+        return entry.idle_instance_hours / (entry.span / WEEK) if weekly else entry.idle_instance_hours
+
     for a in answers:
         for entry, points in zip(a.pool, a.pool_curves, strict=False):
             if drawn == MAX_PLOTTED:
                 break
             label = f"{a.name} {entry.window.schedule_expression}"
-            (line,) = axes.plot(
-                [p.instance_hours_a_week for p in points], [p.after / 60 for p in points], marker=".", label=label
-            )
+            (line,) = axes.plot([cost(p) for p in points], [p.after / 60 for p in points], marker=".", label=label)
             chosen = [p for p in points if p.size == entry.size]
             if chosen:
-                axes.plot(chosen[0].instance_hours_a_week, chosen[0].after / 60, "o", color=line.get_color())
+                axes.plot(cost(chosen[0]), chosen[0].after / 60, "o", color=line.get_color())
             drawn += 1
     if not drawn:
         axes.text(0.5, 0.5, "no pool proposed", transform=axes.transAxes, ha="center", va="center", fontsize=14)
     axes.axhline(target.seconds / 60, color="grey", linestyle="--", linewidth=0.8, label=f"target {target}")
-    axes.set_xlabel("idle pool instance-hours a week (what the pool costs)")
+    per = "a week" if weekly else f"over the {_span(min(spans))} of history (under a week: not a weekly rate)"
+    axes.set_xlabel(f"idle pool instance-hours {per} (what the pool costs)")
     axes.set_ylabel(f"queue time p{target.percentile:g} in its hours (minutes)")
     axes.set_title("queuewatch capacity --pool: each schedule's cost against the queue time it buys (o: proposed)")
     axes.grid(alpha=0.3)

@@ -9,6 +9,8 @@ idle runners up to `size`; a topped-up runner is ready the start-up delay later.
 - Pool runners hold slots of the maximum, idle or busy; a top-up takes only slots free at that minute.
 - What a pool costs: each pool runner's time from its start until a job starts on it, or it is scaled down
   (instance-hours no job would have paid for otherwise; a job's own run is paid either way).
+- Those figures are totals over the history; a weekly rate only over a week or more of it (each weekday held
+  at least once): a shorter history's totals are its own, never scaled up to a week it does not hold.
 
 Proposed: per runner type, the UTC hours (weekdays and weekends apart) that have a job a day or more and in
 which the history's jobs miss the queue time target without a pool, joined into runs of hours; for each run,
@@ -28,6 +30,7 @@ from queuewatch_cli.capacity.simulate import Target, percentile
 MINUTE = 60
 HOUR = 3600
 DAY = 86400
+WEEK = 7 * DAY
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday is 0)
 DAY_SETS = (("MON-FRI", frozenset(range(5))), ("SAT,SUN", frozenset({5, 6})))
 
@@ -112,8 +115,22 @@ class PoolEntry:
     jobs: int  # queued in its hours
     before: float  # the target's percentile of queue time in its hours, without a pool
     after: float  # and with it
-    instance_hours_a_week: float
-    queue_hours_saved_a_week: float
+    idle_instance_hours: float  # over the history's span
+    queue_hours_saved: float  # over the history's span
+    span: float  # the history's seconds the totals cover
+
+    @property
+    def weeks(self) -> float | None:
+        """The weeks the history holds; None under a week, which holds no weekly rate."""
+        return self.span / WEEK if self.span >= WEEK else None
+
+    @property
+    def instance_hours_a_week(self) -> float | None:
+        return None if self.weeks is None else self.idle_instance_hours / self.weeks
+
+    @property
+    def queue_hours_saved_a_week(self) -> float | None:
+        return None if self.weeks is None else self.queue_hours_saved / self.weeks
 
     def config(self, timezone: str = "UTC") -> dict[str, object]:
         return {
@@ -134,7 +151,7 @@ def propose(
     if not arrivals:
         return []
     none = replay_pool(arrivals, runs, startup, runners, 0, lambda _: False).waits
-    weeks = max(span / (7 * DAY), 1 / 7)
+    weeks = max(span / WEEK, 1 / 7)  # how many of each weekday the history holds, a day at least
     entries: list[PoolEntry] = []
     for days, weekdays in DAY_SETS:
         missed = []
@@ -145,7 +162,7 @@ def propose(
             if often and not target.met_by(percentile(waits, target.percentile)):
                 missed.append(hour)
         for first, last in _runs(missed):
-            entries.append(_sized(arrivals, runs, startup, runners, target, Window(days, weekdays, first, last), weeks))
+            entries.append(_sized(arrivals, runs, startup, runners, target, Window(days, weekdays, first, last), span))
     return entries
 
 
@@ -166,7 +183,7 @@ def _sized(
     runners: int,
     target: Target,
     window: Window,
-    weeks: float,
+    span: float,
 ) -> PoolEntry:
     """The smallest pool meeting the target for the jobs queued in `window`'s hours: bisection, as a larger pool
     never makes a job in its hours wait longer there (checked at the answer, not assumed: each size is replayed)."""
@@ -180,7 +197,7 @@ def _sized(
     low, high = 1, runners
     met, best = at(high)
     if not met:
-        return _entry(arrivals, window, None, before, best, target, weeks)
+        return _entry(arrivals, window, None, before, best, target, span)
     while low < high:
         middle = (low + high) // 2
         ok, replayed = at(middle)
@@ -188,7 +205,7 @@ def _sized(
             high, best = middle, replayed
         else:
             low = middle + 1
-    return _entry(arrivals, window, high, before, best, target, weeks)
+    return _entry(arrivals, window, high, before, best, target, span)
 
 
 def _entry(
@@ -198,7 +215,7 @@ def _entry(
     before: PoolReplay,
     after: PoolReplay,
     target: Target,
-    weeks: float,
+    span: float,
 ) -> PoolEntry:
     without, with_pool = _in_hours(arrivals, before.waits, window), _in_hours(arrivals, after.waits, window)
     return PoolEntry(
@@ -207,8 +224,9 @@ def _entry(
         len(without),
         percentile(without, target.percentile),
         percentile(with_pool, target.percentile),
-        after.pool_seconds / HOUR / weeks,
-        (sum(before.waits) - sum(after.waits)) / HOUR / weeks,
+        after.pool_seconds / HOUR,
+        (sum(before.waits) - sum(after.waits)) / HOUR,
+        span,
     )
 
 
@@ -223,7 +241,6 @@ def what_if(
     span: float,
 ) -> PoolEntry:
     """`--pool-size N`: the history replayed with a pool of `size` in `window`'s hours and at most `runners`."""
-    weeks = max(span / (7 * DAY), 1 / 7)
     before = replay_pool(arrivals, runs, startup, runners, 0, window.holds)
     after = replay_pool(arrivals, runs, startup, runners, size, window.holds)
-    return _entry(arrivals, window, size, before, after, target, weeks)
+    return _entry(arrivals, window, size, before, after, target, span)
