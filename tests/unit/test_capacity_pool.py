@@ -135,10 +135,11 @@ def test_the_pool_proposed_keeps_the_target_in_office_hours_and_none_outside_as_
     assert p90([w for w, i in zip(fewer, inside, strict=True) if i]) >= 30  # one runner fewer misses it
     assert all(w == STARTUP for w, i in zip(waits, inside, strict=True) if not i)  # outside them no pool ran
     weeks = 2.0
-    assert math.isclose(entry.instance_hours_a_week, cost / 3600 / weeks)
+    assert entry.instance_hours_a_week is not None and math.isclose(entry.instance_hours_a_week, cost / 3600 / weeks)
     without, _ = fleet_replay(arrivals, runs, runners, 0, entry.window)
     assert p90([w for w, i in zip(without, inside, strict=True) if i]) == entry.before
-    assert math.isclose(entry.queue_hours_saved_a_week, (sum(without) - sum(waits)) / 3600 / weeks)
+    saved = entry.queue_hours_saved_a_week
+    assert saved is not None and math.isclose(saved, (sum(without) - sum(waits)) / 3600 / weeks)
 
 
 def test_the_two_replays_agree_job_by_job_where_the_maximum_binds_and_jobs_wait_in_line() -> None:
@@ -215,7 +216,7 @@ def test_pool_plot_draws_each_schedules_cost_against_the_queue_time_it_buys(tmp_
     assert entry.size is not None and [p.size for p in curve] == list(range(2 * entry.size + 1))
     assert curve[0].instance_hours_a_week == 0 and curve[0].after == curve[0].before  # no pool: no cost, no gain
     assert curve[entry.size].after < 30 <= curve[entry.size - 1].after  # the proposed size is the first to meet it
-    costs = [p.instance_hours_a_week for p in curve]
+    costs = [p.idle_instance_hours for p in curve]
     assert costs == sorted(costs)  # a larger pool idles more
     plot = tmp_path / "pool.png"
     argv = ["capacity", "--table", "t", "--from", START.isoformat(), "--to", END.isoformat(), "--target", TARGET]
