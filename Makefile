@@ -122,7 +122,7 @@ deploy: ## sam deploy of the last build: DEPLOY_ENV's stack and region (samconfi
 	set -x; $(SAM) deploy --config-env $(DEPLOY_ENV) --template-file $(BUILT_TEMPLATE) --resolve-s3 \
 	  --capabilities CAPABILITY_IAM --parameter-overrides $$derived $(PARAMETERS)
 
-e2e: venv build ## sam local invoke: collect, evaluate, the page a subscriber gets, every events/ file; cold start
+e2e: venv build ## sam local invoke of every function (collect, evaluate, track, the webhook's two, digest): the page, every events/ file; cold start
 	QUEUEWATCH_E2E_REQUIRED=1 $(VENV)/bin/pytest tests/e2e -m e2e
 
 invoke-collect: EVENT ?= events/collect_scheduled.json

@@ -172,3 +172,42 @@ def test_the_operations_guide_lists_every_stack_parameter_with_the_templates_def
         elif default and default not in rows[name]:
             wrong.append(f"{name}: the table says {rows[name]!r}, the template's default is {default!r}")
     assert not wrong, wrong
+
+
+def stack_actions() -> dict[tuple[str, ...], argparse.Action]:
+    """Each command path's --stack option, where it has one."""
+    found: dict[tuple[str, ...], argparse.Action] = {}
+
+    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+        for action in parser._actions:
+            if "--stack" in action.option_strings:
+                found[path] = action
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, (*path, name))
+
+    walk(build_parser(), ())
+    return found
+
+
+def test_every_operator_command_the_readme_lists_finds_its_stack_by_name_as_it_says() -> None:
+    """The README's Operate section: every operator command (its IAM table's) takes --stack, and a command it
+    names as an exception (`Every operator command but X`) does not."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    operate = readme[readme.index("\n## Operate\n") : readme.index("\n## Read on\n")]
+    table = operate[operate.index("| command | actions |") :].split("\n\n")[0]
+    listed = {
+        command_of(span.split())
+        for row in table.splitlines()[2:]
+        for span in SPAN.findall(row.split("|")[1])
+        if span != "--stack"
+    }
+    said = " ".join(operate.split())
+    claim = re.search(r"Every operator command(?: but ((?:`[^`]+`(?:, | and )?)+))?", said)
+    assert claim is not None, "the Operate section no longer says which commands find a stack by name"
+    exceptions = {command_of(span.split()) for span in SPAN.findall(claim[1] or "")}
+    assert listed and exceptions <= listed
+    actions = stack_actions()
+    for path in sorted(listed):
+        has = path in actions
+        assert has != (path in exceptions), f"queuewatch {' '.join(path)}: --stack {has}, the README says otherwise"
