@@ -16,7 +16,6 @@ queue beside a seeded one.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,33 +27,38 @@ from unittest.mock import patch
 import boto3
 
 from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.job_store import create_jobs_table, put_job
+from queuewatch.adapters.sent_log import SENT, read_entries
 from queuewatch.adapters.state_table import create_table
 from queuewatch.collect.paths import path_queues
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
+from queuewatch.evaluate.slo import is_slo_rule
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.rules import alert_kind
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch.wording import moment
-from queuewatch_cli.backtest.run import backtest
+from queuewatch_cli.backtest.run import Outcome, backtest
+from queuewatch_cli.backtest.slo_replay import SloCounters
 from queuewatch_cli.rehearsal_seeds import Seeded, path_plan, path_queues_to_create, seed_plan
+from queuewatch_cli.rehearsal_slo import LATE_MINUTES, QUIET_MINUTES, slo_plan
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
 
 TABLE = "queuewatch-rehearsal-state"
+SLO_STATE_TABLE = "queuewatch-rehearsal-slo-state"
+JOBS_TABLE = "queuewatch-rehearsal-jobs"
 ACCOUNT = "123456789012"  # moto's
 
 
 def unrehearsed(config: Config, start: datetime, end: datetime) -> list[str]:
-    """What the seeded queues do not exercise, said rather than passed over: SLOs (they count tracked jobs), and
-    each maintenance window, open or not over the rehearsal's minutes."""
-    notes = [
-        f"SLO {slo.name}: not rehearsed (it counts tracked jobs; see backtest --jobs-table)" for slo in config.slos
-    ]
+    """What the seeded queues cannot say by themselves: each maintenance window, open or not over the
+    rehearsal's minutes."""
+    notes: list[str] = []
     for window in config.maintenance_windows:
         minutes = [start + timedelta(minutes=m) for m in range(int((end - start).total_seconds() // 60) + 1)]
         held = any(window.open_at(at) for at in minutes)
@@ -154,54 +158,113 @@ def rehearse(config_path: Path, out: Callable[[str], None] = print, now: datetim
         out(f"  {entry.name}: {entry.size} {entry.holds} in {entry.queue}, the oldest up to {peak}m, then drained")
     for entry in [*seeded, *paths]:  # each in its queue's region, where the collector and the backtest read it
         write_history(boto3.client("cloudwatch", region_name=entry.region), [entry], start, minutes)
-    live = _live_pages(config, (targets, discovery), [*seeded, *paths], start, minutes, out)
-    replayed = backtest(config, AwsClients(), start, start + timedelta(minutes=minutes), now=wall, keep_pages=True)
-    again = [(p.at, p.rule, p.kind.value, p.priority, tuple(sorted(p.runner_types))) for p in replayed.replay.pages]
-    if again == live:
-        out(f"rehearsal OK: {len(live)} page(s), exactly as `queuewatch backtest` replays the same minutes")
+    queues = _without_slos(config)  # their part has no tracked jobs: it would page them as blind
+    live = _live_pages(
+        queues, lambda at, m: observed(targets, discovery, [*seeded, *paths], at, m), start, minutes, TABLE, out
+    )
+    replayed = backtest(queues, AwsClients(), start, start + timedelta(minutes=minutes), now=wall, keep_pages=True)
+    agreed = _compared(live, _pages_of(replayed), out)
+    slo_pages, slos_agreed = _rehearse_slos(config, seeded, wall, out)
+    if agreed and slos_agreed:
+        total = len(live) + slo_pages
+        out(f"rehearsal OK: {total} page(s), exactly as `queuewatch backtest` replays the same minutes")
         return 0
-    out("rehearsal and backtest differ:")
-    for line in sorted(set(live) ^ set(again)):
-        out(f"  {'rehearsal' if line in live else 'backtest'} only: {line[0]:%H:%M} {line[1]} {line[2]} {line[3]}")
     return 1
 
 
 def _live_pages(
     config: Config,
-    watched: tuple[list[WatchedQueue], list[DiscoveryResult]],
-    seeded: list[Seeded],
+    snapshot_at: Callable[[datetime, int], Snapshot],
     start: datetime,
     minutes: int,
+    table: str,
     out: Callable[[str], None],
 ) -> list[PageLine]:
-    """The evaluate stage on moto, a tick a minute; each page printed with the receivers the routes give it."""
+    """The evaluate stage on moto, a tick a minute on its own state table; each page printed with the receivers
+    the routes give it."""
     region = config.defaults.region
     dynamodb = boto3.client("dynamodb", region_name=region)
     sns = boto3.client("sns", region_name=region)
-    create_table(dynamodb, TABLE)
+    create_table(dynamodb, table)
     topic = sns.create_topic(Name="queuewatch-rehearsal-alerts")["TopicArn"]
     chat = sns.create_topic(Name="queuewatch-rehearsal-chat")["TopicArn"]
-    stack = Stack(name="rehearsal", table=TABLE, topic_arn=topic, chat_topic_arn=chat, region=region)
-    sent: list[dict[str, Any]] = []
-
-    def keep(params: dict[str, Any], **_: Any) -> None:
-        if params["TopicArn"] == topic:
-            sent.append(json.loads(json.loads(params["Message"])["default"]))
-
-    sns.meta.events.register("provide-client-params.sns.Publish", keep)
+    stack = Stack(name="rehearsal", table=table, topic_arn=topic, chat_topic_arn=chat, region=region)
     pages: list[PageLine] = []
+    told: set[str] = set()  # each notification once, whichever topics it went to (a ticket may go to chat alone)
     for minute in range(minutes + 1):
         at = start + timedelta(minutes=minute)
         with patch.dict(os.environ, {"AWS_DEFAULT_REGION": region}):
-            evaluate(observed(*watched, seeded, at, minute), config, dynamodb, sns, stack, clock=_arrives(at))
-        for alert in sent:
-            attributes = {"kind": alert_kind(alert["rule"]), "priority": alert["priority"], "team": alert["team"]}
+            evaluate(snapshot_at(at, minute), config, dynamodb, sns, stack, clock=_arrives(at))
+        for entry in read_entries(dynamodb, table, at - timedelta(minutes=1), at + timedelta(minutes=1)):
+            if entry.outcome != SENT or entry.notification_id in told:
+                continue
+            told.add(entry.notification_id)
+            attributes: dict[str, str | list[str]] = {
+                "kind": alert_kind(entry.rule), "priority": entry.priority, "team": entry.team,
+            }  # fmt: skip
             names = ", ".join(r.name for r in config.routing.destinations(attributes)) or "no receiver"
-            members = tuple(r["runner_type"] for r in alert["runner_types"])
-            out(f"  {at:%H:%M} {alert['page']:8} {alert['priority']} {alert['rule']} ({', '.join(members)}) -> {names}")
-            pages.append((at, alert["rule"], alert["page"], alert["priority"], tuple(sorted(members))))
-        sent.clear()
+            members = entry.runner_types
+            out(f"  {at:%H:%M} {entry.kind:8} {entry.priority} {entry.rule} ({', '.join(members)}) -> {names}")
+            pages.append((at, entry.rule, entry.kind, entry.priority, tuple(sorted(members))))
     return pages
+
+
+def _without_slos(config: Config) -> Config:
+    """The config with no SLOs; the properties a copy would carry over from the original (cached) are dropped."""
+    copied = config.model_copy(update={"slos": []})
+    for cached in ("resolved_slos", "known_teams"):
+        copied.__dict__.pop(cached, None)
+    return copied
+
+
+def _compared(live: list[PageLine], replayed: list[PageLine], out: Callable[[str], None]) -> bool:
+    """The same pages at the same minutes (within a minute, the order they are published in is the SNS client's)."""
+    if sorted(replayed) == sorted(live):
+        return True
+    out("rehearsal and backtest differ:")
+    for line in sorted(set(live) ^ set(replayed)):
+        out(f"  {'rehearsal' if line in live else 'backtest'} only: {line[0]:%H:%M} {line[1]} {line[2]} {line[3]}")
+    return False
+
+
+def _pages_of(outcome: Outcome, keep: Callable[[str], bool] = lambda _: True) -> list[PageLine]:
+    return [
+        (p.at, p.rule, p.kind.value, p.priority, tuple(sorted(p.runner_types)))
+        for p in outcome.replay.pages
+        if keep(p.rule)
+    ]
+
+
+def _rehearse_slos(
+    config: Config, seeded: list[Seeded], wall: datetime, out: Callable[[str], None]
+) -> tuple[int, bool]:
+    """Each SLO's burn on tracked jobs, paged live and replayed by `backtest --jobs-table`: (pages, agreed)."""
+    minutes = LATE_MINUTES + QUIET_MINUTES
+    start = wall - timedelta(minutes=minutes + 2)
+    plan, notes = slo_plan(config, list(dict.fromkeys(s.name for s in seeded)), start)
+    for note in notes:
+        out(f"note: {note}")
+    if not plan:
+        return 0, True
+    out(f"SLOs, on tracked jobs: from {moment(start)}, {minutes} minutes")
+    clients = AwsClients()
+    create_jobs_table(clients.dynamodb(), JOBS_TABLE)
+    jobs = [job for entry in plan for job in entry.jobs]
+    for entry in plan:
+        out(f"  {entry.said}")
+    for job in jobs:
+        put_job(clients.dynamodb(), JOBS_TABLE, job, "rehearsal")
+    counters = SloCounters(config, jobs)
+
+    def snapshot_at(at: datetime, _: int) -> Snapshot:
+        return Snapshot(snapshot_id=f"rehearsal-slo-{at:%H%M}", collected_at=at, runner_types=[],
+                        slos=counters.readings_at(at))  # fmt: skip
+
+    live = [line for line in _live_pages(config, snapshot_at, start, minutes, SLO_STATE_TABLE, out)]
+    live = [line for line in live if is_slo_rule(line[1])]
+    end = start + timedelta(minutes=minutes)
+    replayed = backtest(config, clients, start, end, now=wall, keep_pages=True, jobs_table=JOBS_TABLE)
+    return len(live), _compared(live, _pages_of(replayed, is_slo_rule), out)
 
 
 def run_rehearsal(config_path: Path, out: Callable[[str], None] = print) -> int:

@@ -112,7 +112,9 @@ def test_a_config_whose_rules_name_nothing_it_can_seed_says_so(
     assert "nothing to rehearse" in out
 
 
-def test_a_window_open_over_the_rehearsal_holds_its_pages_there_as_in_the_backtest(aws: None, tmp_path: Path) -> None:
+def test_a_window_open_over_the_rehearsal_holds_its_pages_there_and_an_slo_burns_as_in_the_backtest(
+    aws: None, tmp_path: Path
+) -> None:
     window = (
         'maintenance_windows:\n  - {name: gpu-patching, time_zone: UTC, weekdays: [saturday], start: "05:00", '
         'end: "07:00", teams: [gpu-infra], rules: [jobs-queueing]}\n'
@@ -124,6 +126,10 @@ def test_a_window_open_over_the_rehearsal_holds_its_pages_there_as_in_the_backte
     assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)  # 2026-11-28 is a Saturday
     text = "\n".join(lines)
     assert "note: maintenance window gpu-patching: open over the rehearsal's minutes" in text
-    assert "note: SLO gpu-fast: not rehearsed" in text
+    # the SLO burns on tracked jobs of a runner type it selects: its page, and its ticket, as the backtest replays
+    assert "SLO gpu-fast: 40 jobs on linux.gpu over 20 minutes, each waiting 11m (over its 10m)" in text
+    assert "new      P2 slo:gpu-fast (fast, slow) -> chat" in text, text
+    assert "new      P3 slo:gpu-fast:ticket (ticket) -> chat" in text
+    assert "queuewatch-health (slo:gpu-fast)" not in text  # the queues' part has no jobs: its SLO is not blind
     assert "P2 jobs-queueing (linux.gpu)" not in text  # held back by the window, in both
     assert "P2 jobs-queueing (linux.2xlarge) -> ci-pager, chat" in text
