@@ -160,3 +160,12 @@ def test_make_deploy_before_a_build_stops_and_names_the_fix(tmp_path: Path) -> N
     )  # fmt: skip
     assert done.returncode == 2
     assert "make deploy: nothing is built to deploy: make build CONFIG=path/to/fleet.yaml first" in done.stderr
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_the_samconfig_environments_are_written_in_samconfig_toml_alone(doc: Path) -> None:
+    """A copy in a doc would drift from the file `make deploy` reads: the docs name the environments, never
+    write them."""
+    text = doc.read_text(encoding="utf-8")
+    assert not re.search(r"^\[\w+\.deploy\.parameters\]", text, re.M), f"{doc.name} writes a samconfig environment"
+    assert "stack_name =" not in text and "confirm_changeset =" not in text, doc.name
