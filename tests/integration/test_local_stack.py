@@ -64,14 +64,16 @@ def test_up_with_a_config_holds_its_rehearsal_for_the_commands(
     fleet.write_text(
         "version: 1\ndefaults: {rule: {team: ci-infra, keep_firing_for: 2m}}\n"
         "runner_types:\n  - {name: linux.2xlarge, queue: {name: acme-linux-2xlarge-queued-builds}}\n"
-        "rules:\n  - {name: slow-start, thresholds: {queue_time: 4m}}\n",
+        "rules:\n  - {name: slow-start, thresholds: {queue_time: 4m}}\n"
+        'slos:\n  - {name: starts-fast, match: ["linux*"], objective: 99%, queue_time_under: 10m}\n',
         encoding="utf-8",
     )
     port = free_port()
     try:
         assert main(["local", "up", "--port", str(port), "--config", str(fleet)]) == 0
         out = capsys.readouterr().out
-        assert "rehearsal OK: 2 page(s)" in out and f"with the rehearsal of {fleet}" in out
+        # the rule's page and resolve; the SLO's page and ticket, burnt on tracked jobs in the server's jobs table
+        assert "rehearsal OK: 4 page(s)" in out and f"with the rehearsal of {fleet}" in out, out
         for key, value in local.environment(port).items():
             monkeypatch.setenv(key, value)
         assert main(["history", "--since", "1h"]) == 0
