@@ -133,3 +133,24 @@ def test_a_window_open_over_the_rehearsal_holds_its_pages_there_and_an_slo_burns
     assert "queuewatch-health (slo:gpu-fast)" not in text  # the queues' part has no jobs: its SLO is not blind
     assert "P2 jobs-queueing (linux.gpu)" not in text  # held back by the window, in both
     assert "P2 jobs-queueing (linux.2xlarge) -> ci-pager, chat" in text
+
+
+def test_a_fifo_build_queue_and_its_dead_letter_queue_are_rehearsed_as_the_autoscaler_names_them(
+    aws: None, tmp_path: Path
+) -> None:
+    """The upstream module before v6 named a FIFO build queue `...-queued-builds.fifo`, and its dead-letter queue
+    `...-queued-builds_dead_letter.fifo`: the made-up runner type's key drops the suffix, as discovery's does,
+    and the dead-letter page comes from the queue upstream puts beside it."""
+    path = tmp_path / "fifo.yaml"
+    path.write_text(
+        "version: 1\ndefaults: {rule: {team: ci}, dead_letter: {max_messages: 0}}\n"
+        'discovery:\n  - {queue_name_pattern: "acme-{runner_type}-queued-builds.fifo"}\n'
+        'rules:\n  - {name: q, match: ["linux-*"], thresholds: {queue_time: 5m}}\n',
+        encoding="utf-8",
+    )
+    lines: list[str] = []
+    assert rehearse(path, lines.append, now=NOW) == 0, "\n".join(lines)
+    text = "\n".join(lines)
+    assert "acme-linux-rehearsal-queued-builds.fifo" in text
+    assert "1 dead-lettered in acme-linux-rehearsal-queued-builds_dead_letter.fifo" in text, text
+    assert "new      P2 dead-letter (linux-rehearsal)" in text, text
