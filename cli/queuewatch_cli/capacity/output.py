@@ -13,7 +13,7 @@ from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED
 from queuewatch_cli.capacity.pool import PoolEntry
-from queuewatch_cli.capacity.simulate import PoolResult, Target
+from queuewatch.forecast.model import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
