@@ -130,9 +130,10 @@ class Outlook:
         """What the forecast stands on, in the page's words: '42 jobs arrived in 10m, 3 runners left of 50, jobs
         run about 40m'."""
         inputs = self.inputs
+        jobs, left = inputs.arrived, self.headroom
         parts = [
-            f"{inputs.arrived} job{'s' if inputs.arrived != 1 else ''} arrived in {format_duration(inputs.window_seconds)}",
-            f"{self.headroom} runner{'s' if self.headroom != 1 else ''} left of {self.maximum}",
+            f"{jobs} job{'s' if jobs != 1 else ''} arrived in {format_duration(inputs.window_seconds)}",
+            f"{left} runner{'s' if left != 1 else ''} left of {self.maximum}",
             f"jobs run about {format_duration(_run(inputs))}",
         ]
         if inputs.startup_seconds is not None:
