@@ -13,7 +13,7 @@ how wide it is.
 What it assumes, and where it is wrong (docs/forecast.md):
 - Arrivals are independent and steady at the window's rate: a burst shorter than a tick, or a rate that turns
   mid-horizon, is seen only at the next tick.
-- Every job runs the median run time; the jobs running now end evenly over the rest of theirs.
+- Every job runs the median run time; the jobs running now have run evenly from none to twice their median.
 - Runners counted but not running a job are free to take the next job; a free slot still takes the start-up.
 - The maximum is the one read: a maximum changed mid-forecast is seen at the next read.
 - The launch ceilings act fleet-wide, as a growing wait once the fleet asks faster than they allow (launch.py).
@@ -207,10 +207,9 @@ def _project(
         count = min(MAX_PROJECTED_JOBS, math.floor(horizon * rate + 0.5))
         offsets.extend((k + 0.5) / rate for k in range(count))
     busy = min(maximum, inputs.running)
-    # the jobs running now end evenly over the rest of a median run
-    left = run - (inputs.running_seconds if inputs.running_seconds is not None else run / 2)
-    left = min(max(left, 0.0), run)
-    busy_until = [2 * left * (k + 0.5) / busy for k in range(busy)] if busy else []
+    # the jobs running now have run evenly from 0 to twice their median so far, each a median run in all
+    ran = inputs.running_seconds if inputs.running_seconds is not None else run / 2
+    busy_until = [max(0.0, run - 2 * ran * (k + 0.5) / busy) for k in range(busy)]
     # runners counted but running no job hold slots only until a job takes them: they are free now
     launch = [launch_slope * max(offset, 0.0) for offset in offsets] if launch_slope else None
     waits = simulate(offsets, [run] * len(offsets), maximum, startup, launch, busy_until, not_before=0.0)
