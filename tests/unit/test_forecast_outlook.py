@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.forecast.launch import LaunchCeilings
@@ -191,3 +193,38 @@ def test_the_launch_ceilings_add_a_growing_wait_once_the_fleet_asks_faster() -> 
     late = slow.lateness(5 * MINUTE)
     assert late is not None and late.queued_in_seconds == pytest.approx(5 * MINUTE, abs=MINUTE)
     assert _outlook(inputs).lateness(5 * MINUTE) is None
+
+
+@given(
+    arrived=st.integers(0, 60),
+    running=st.integers(0, 40),
+    maximum=st.integers(1, 80),
+    waiting=st.integers(0, 20),
+    oldest=st.floats(0, 3600),
+    startup=st.floats(0, 600),
+    slope=st.sampled_from([0.0, 0.5]),
+)
+def test_every_projection_is_capacitys_model(
+    arrived: int, running: int, maximum: int, waiting: int, oldest: float, startup: float, slope: float
+) -> None:
+    """A projection's waits are simulate's for the same jobs, whether or not it took the short cut for a pool
+    with a slot for every job."""
+    inputs = ForecastInputs(
+        window_seconds=600,
+        arrived=arrived,
+        run_seconds=900,
+        startup_seconds=startup,
+        running=min(running, maximum),
+        running_seconds=300,
+        runners=min(running, maximum),
+        maximum=maximum,
+    )
+    result = outlook(inputs, waiting=waiting, oldest_seconds=oldest, at=NOW, horizon_seconds=1800, launch_slope=slope)
+    assert isinstance(result, Outlook)
+    for projection in (result.central, result.low, result.high):
+        offsets = list(projection.offsets)
+        busy = min(running, maximum)
+        busy_until = [max(0.0, 900 - 2 * 300 * (k + 0.5) / busy) for k in range(busy)]
+        launch = [slope * max(o, 0.0) for o in offsets] if slope else None
+        expected = simulate(offsets, [900.0] * len(offsets), maximum, startup, launch, busy_until, not_before=0.0)
+        assert list(projection.waits) == pytest.approx(list(expected))

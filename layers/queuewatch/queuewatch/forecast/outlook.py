@@ -27,6 +27,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from queuewatch.durations import format_duration
 from queuewatch.forecast.inputs import ForecastInputs
@@ -92,8 +93,26 @@ class Outlook:
     waiting: int
     oldest_seconds: float
     central: Projection
-    low: Projection  # at the arrival rate's lower bound
-    high: Projection  # ... and its upper bound
+    launch_slope: float = 0.0
+
+    # The bounds are projected only when a threshold is late at the central rate: most runner types never are,
+    # and these two replays would be two thirds of the forecast's CPU.
+    @cached_property
+    def low(self) -> Projection:
+        """The projection at the arrival rate's lower bound."""
+        rate, spread = _rate(self.inputs)
+        return self._project(max(0.0, rate - spread)) if spread else self.central
+
+    @cached_property
+    def high(self) -> Projection:
+        """... and at its upper bound, which has a floor of one arrival: a window with none does not prove the
+        rate is zero."""
+        rate, spread = _rate(self.inputs)
+        floor = (Z_90 * Z_90) / self.inputs.window_seconds if self.inputs.arrived == 0 else 0.0
+        return self._project(max(rate + spread, floor))
+
+    def _project(self, rate: float) -> Projection:
+        return _project(self.inputs, self.waiting, self.oldest_seconds, rate, self.horizon_seconds, self.launch_slope)
 
     @property
     def maximum(self) -> int:
@@ -156,25 +175,22 @@ def outlook(
         return NoOutlook("the autoscaler's maximum for it was not read (its Current runners log line or a metric)")
     if inputs.run_seconds is None:
         return NoOutlook("no job of it completed in the history read: its run time is unknown")
-    rate = inputs.arrived / inputs.window_seconds
-    spread = Z_90 * math.sqrt(inputs.arrived) / inputs.window_seconds
-    # the upper bound has a floor of one arrival: a window with none does not prove the rate is zero
-    upper = max(rate + spread, (Z_90 * Z_90) / inputs.window_seconds if inputs.arrived == 0 else 0.0)
-
-    def project(at_rate: float) -> Projection:
-        return _project(inputs, waiting, oldest_seconds or 0.0, at_rate, horizon_seconds, launch_slope)
-
-    central = project(rate)
+    oldest = oldest_seconds or 0.0
+    rate, _ = _rate(inputs)
     return Outlook(
         at=at,
         horizon_seconds=horizon_seconds,
         inputs=inputs,
         waiting=waiting,
-        oldest_seconds=oldest_seconds or 0.0,
-        central=central,
-        low=project(max(0.0, rate - spread)) if spread else central,
-        high=project(upper),
+        oldest_seconds=oldest,
+        central=_project(inputs, waiting, oldest, rate, horizon_seconds, launch_slope),
+        launch_slope=launch_slope,
     )
+
+
+def _rate(inputs: ForecastInputs) -> tuple[float, float]:
+    """The window's arrival rate a second, and its 90% interval's half-width (Poisson, normal approximation)."""
+    return inputs.arrived / inputs.window_seconds, Z_90 * math.sqrt(inputs.arrived) / inputs.window_seconds
 
 
 def fleet_launch_slope(arrivals_per_second: Iterable[float], ceilings: LaunchCeilings) -> float:
@@ -212,7 +228,11 @@ def _project(
     busy_until = [max(0.0, run - 2 * ran * (k + 0.5) / busy) for k in range(busy)]
     # runners counted but running no job hold slots only until a job takes them: they are free now
     launch = [launch_slope * max(offset, 0.0) for offset in offsets] if launch_slope else None
-    waits = simulate(offsets, [run] * len(offsets), maximum, startup, launch, busy_until, not_before=0.0)
+    if busy + len(offsets) <= maximum:
+        # a slot for every job at its arrival: what simulate gives, without its heap (most pools, most ticks)
+        waits = array("d", (max(o + startup + (launch[i] if launch else 0.0), 0.0) - o for i, o in enumerate(offsets)))
+    else:
+        waits = simulate(offsets, [run] * len(offsets), maximum, startup, launch, busy_until, not_before=0.0)
     full_in: float | None = None
     for index, offset in enumerate(offsets):
         least = max(startup + (launch[index] if launch else 0.0), -offset)  # its wait had a slot been free
