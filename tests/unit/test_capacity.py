@@ -16,7 +16,7 @@ from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
 from queuewatch_cli.capacity.output import document, table
 from queuewatch_cli.capacity.run import parse_target, run_capacity
-from queuewatch_cli.capacity.simulate import Target, simulate
+from queuewatch.forecast.model import Target, simulate
 from queuewatch_cli.main import build_parser
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday

@@ -7,7 +7,7 @@ from typing import cast
 
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.capacity.plot import capacity_figure
-from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target
+from queuewatch.forecast.model import PoolResult, Sizing, Target
 
 
 def answer(name: str, chosen: int, waits_minutes: list[float]) -> Capacity:

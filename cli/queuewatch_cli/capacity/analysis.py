@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from queuewatch.durations import format_duration
+from queuewatch.forecast.model import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 from queuewatch_cli.capacity.history import (
     DAY,
     JOB_RUN_LIMIT,
@@ -20,7 +21,6 @@ from queuewatch_cli.capacity.history import (
     time_above,
 )
 from queuewatch_cli.capacity.pool import PoolEntry, Window, propose, what_if
-from queuewatch_cli.capacity.simulate import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 
 MIN_JOBS = 200  # below it a p99 rests on one or two jobs
 WEEK = 7 * DAY
@@ -52,7 +52,7 @@ class Maximum:
     waited_for_a_slot: int  # jobs whose queue time is more than the start-up and launch: they waited for a runner
     jobs: int
     waited_for_a_launch: int = 0  # jobs whose runner the launch ceilings held back
-    launch_ceiling: str | None = None  # the launch ceiling that held most back (launch.py), if any did
+    launch_ceiling: str | None = None  # the launch ceiling that held most back (forecast/launch.py), if any
 
     @property
     def binds(self) -> str:
@@ -134,7 +134,7 @@ def analyse(
     launch_ceiling: str | None = None,
 ) -> list[Capacity]:
     """Every runner type's capacity, by name. `plotted` names the runner types whose curve of queue time
-    against N is computed too; `launch` gives each runner type's jobs' waits for a launch (launch.py), named
+    against N is computed too; `launch` gives each runner type's jobs' waits for a launch (forecast/launch.py), named
     by `launch_ceiling`."""
     observed = {name: observe(of, end) for name, of in jobs.items()}
     answers: list[Capacity] = []

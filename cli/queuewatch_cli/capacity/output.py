@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from queuewatch.durations import format_duration
+from queuewatch.forecast.model import PoolResult, Target
 from queuewatch.wording import moment
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED
 from queuewatch_cli.capacity.pool import WEEK, PoolEntry
-from queuewatch_cli.capacity.simulate import PoolResult, Target
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from queuewatch.durations import format_duration
+from queuewatch.forecast.model import Target
 from queuewatch_cli.capacity.analysis import Capacity
-from queuewatch_cli.capacity.simulate import Target
 from queuewatch_cli.plotting import inside_frame
 
 if TYPE_CHECKING:

@@ -13,21 +13,21 @@ from datetime import UTC, datetime
 
 from queuewatch.durations import format_duration, parse_duration
 from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord, github_hosted
-from queuewatch.runner_names import RunnerTypeNames, matches_without_case
-from queuewatch.wording import moment
-from queuewatch_cli.backtest.run import parse_moment
-from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
-from queuewatch_cli.capacity.launch import (
+from queuewatch.forecast.launch import (
     APP_SUSTAINED_PER_MINUTE,
     SSM_WRITES_PER_SECOND,
     LaunchCeilings,
     LaunchLimit,
     launch_limit,
 )
+from queuewatch.forecast.model import Target
+from queuewatch.jobs import JobRecord, github_hosted
+from queuewatch.runner_names import RunnerTypeNames, matches_without_case
+from queuewatch.wording import moment
+from queuewatch_cli.backtest.run import parse_moment
+from queuewatch_cli.capacity.analysis import analyse
+from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
 from queuewatch_cli.capacity.output import document, draw, draw_pool, table
-from queuewatch_cli.capacity.simulate import Target
 
 TARGET = re.compile(r"^p(\d{1,3}(?:\.\d{1,3})?)\s*(<=|<)\s*(\S+)$")
 

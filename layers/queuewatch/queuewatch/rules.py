@@ -76,6 +76,7 @@ class Rule:
     size_signal: SignalName = SignalName.QUEUE_SIZE
     time_signal: SignalName = SignalName.QUEUE_TIME
     path: bool = False
+    forecast_horizon: int | None = None  # page ahead on the forecast (queuewatch/forecast): how far; None: never
 
     def applies_to(self, runner_type: str) -> bool:
         """A pattern without '@' selects a runner type key wherever it is watched (`linux-x64` selects

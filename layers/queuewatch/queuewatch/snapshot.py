@@ -18,6 +18,7 @@ from pydantic import AfterValidator, AwareDatetime, Field, field_validator
 
 from queuewatch.autoscaler_log import AutoscalerLog
 from queuewatch.errors import QueuewatchError
+from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.frozen import FrozenModel
 from queuewatch.job_sources import SOURCES, JobSourceBeat
 from queuewatch.signals import RULE_SIGNALS, SignalName
@@ -152,6 +153,8 @@ class RunnerTypeSnapshot(FrozenModel):
     # For a runner type in breach: what the autoscaler's scale-up and job-retry log lines said over the page's
     # window, or why they could not be read (collect/autoscaler_log.py). Unset: not read this tick.
     autoscaler_log: AutoscalerLog | None = None
+    # For a runner type a rule with `forecast:` selects: what its forecast needs, read this tick (forecast/inputs.py).
+    forecast: ForecastInputs | None = None
 
     @field_validator("signals")
     @classmethod

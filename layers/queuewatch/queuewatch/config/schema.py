@@ -31,7 +31,14 @@ from queuewatch.config.names import (
 from queuewatch.config.routes import DEFAULT_ROUTING, Receiver, RouteSpec, Routing
 from queuewatch.config.slos import SloSpec
 from queuewatch.config.sources import Signals, SignalSource
-from queuewatch.config.spans import KeepFiringPeriod, MetricLookback, PendingPeriod, QueueTimeThreshold, RepeatInterval
+from queuewatch.config.spans import (
+    ForecastHorizon,
+    KeepFiringPeriod,
+    MetricLookback,
+    PendingPeriod,
+    QueueTimeThreshold,
+    RepeatInterval,
+)
 from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_RULES, PATH_SIGNALS
 from queuewatch.durations import Duration
 from queuewatch.frozen import FrozenModel
@@ -324,6 +331,11 @@ class RuleSettings(FrozenModel):
     runbook_url: str | None = None
     dashboard_url: str | None = None
     group_by: Literal["all", "team", "runner_type"] | None = None
+    forecast: ForecastHorizon | None = Field(
+        default=None,
+        description="page ahead: when the forecast (queuewatch/forecast) says a job queued within this horizon "
+        "will wait past the rule's queue_time; unset: the rule pages on what has happened only",
+    )
 
     @field_validator("runbook_url", "dashboard_url")
     @classmethod
@@ -649,6 +661,7 @@ class Config(FrozenModel):
             dashboard_url=pick("dashboard_url"),
             group_by=pick("group_by"),
             title=spec.title,
+            forecast_horizon=pick("forecast"),
         )
 
     def signals_for(self, own: Mapping[SignalName, SignalSource]) -> dict[SignalName, SignalSource]:

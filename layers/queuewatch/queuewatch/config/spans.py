@@ -24,6 +24,12 @@ PendingPeriod = Annotated[
 KeepFiringPeriod = Annotated[
     Duration, AfterValidator(within(0, _DAY, "an alert held open over a day after it cleared hides the next one"))
 ]
+ForecastHorizon = Annotated[
+    Duration,
+    AfterValidator(
+        within(60, 3600, "a forecast looks at least a tick ahead, and past an hour its arrival rate is a guess")
+    ),
+]
 RepeatInterval = Annotated[
     Duration, AfterValidator(within(60, 7 * _DAY, "repeats come at most once a tick and at least once a week"))
 ]

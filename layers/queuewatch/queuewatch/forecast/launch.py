@@ -10,7 +10,7 @@ Every job asks for a fresh runner (ephemeral runners), and creating one costs, a
 The replay, and what it assumes: asks are launched in the order they came (the scale-up's queue), spread over the
 Apps in turn; an ask is launched at the first moment no ceiling forbids it: at most `burst` of its App's launches
 in any minute, `per_minute * 60` in any hour, and `ssm_per_second` of all launches in any second. The ceiling that
-set that moment is the one that binds for that ask. The pool model (simulate.py) adds each ask's wait to its job's
+set that moment is the one that binds for that ask. The pool model (model.py) adds each ask's wait to its job's
 queue time; the asks are taken at the jobs' arrivals, so where the maximum holds asks back the waits are an upper
 bound.
 """

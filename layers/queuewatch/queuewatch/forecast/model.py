@@ -1,4 +1,7 @@
-"""The pool model: the history's arrivals and run times replayed against N runners. Pure: no AWS, no I/O.
+"""The pool model: arrivals and run times replayed against N runners. Pure: no AWS, no I/O.
+
+One model serves `capacity` (the history replayed against a pool size) and the forecast (outlook.py: the next
+minutes projected from now).
 
 The model, and every assumption it makes:
 - A job is queued at its arrival and served first come, first served.
@@ -54,16 +57,24 @@ def simulate(
     runners: int,
     startup: float,
     launch: Sequence[float] | None = None,
+    busy_until: Sequence[float] = (),
+    not_before: float = -math.inf,
 ) -> array[float]:
     """Each job's queue time with `runners` slots; arrivals ascending (seconds), runs in the same order. `launch`:
-    each job's wait for the autoscaler's launch ceilings (launch.py), between its slot and its runner's start-up."""
+    each job's wait for the autoscaler's launch ceilings (launch.py), between its slot and its runner's start-up.
+
+    The forecast starts the replay mid-stream: `busy_until` holds when each slot busy at the start is free (the
+    rest are free), and no job begins before `not_before` (now: a job still waiting has not begun)."""
     if runners < 1:
         raise ValueError(f"runners: found {runners}, expected 1 or more")
-    free_at = [-math.inf] * runners  # when each slot is next free: a min-heap
+    if len(busy_until) > runners:
+        raise ValueError(f"busy_until: found {len(busy_until)} busy slots, expected at most the {runners} runners")
+    free_at = sorted(busy_until) + [-math.inf] * (runners - len(busy_until))  # when each slot is next free
+    heapq.heapify(free_at)  # a min-heap
     waits = array("d", bytes(8 * len(arrivals)))
     for index, arrival in enumerate(arrivals):
         asked = max(arrival, free_at[0])
-        begins = asked + startup + (launch[index] if launch else 0.0)
+        begins = max(asked + startup + (launch[index] if launch else 0.0), not_before)
         heapq.heapreplace(free_at, begins + runs[index])
         waits[index] = begins - arrival
     return waits
