@@ -35,7 +35,7 @@ FILLING = ForecastInputs(
     run_seconds=2400,
     startup_seconds=60,
     running=47,
-    running_seconds=300,
+    running_seconds=60,
     runners=47,
     maximum=50,
     runners_from="log",
@@ -83,7 +83,7 @@ def test_a_filling_pool_pages_ahead_saying_it_is_a_forecast_and_why(pager: Pager
     assert ahead["evidence"] == "42 jobs arrived in 10m, 3 runners left of 50, jobs run about 40m, start-up about 1m"
     assert ahead["likely"] is True and ahead["earliest_in_seconds"] <= ahead["crosses_in_seconds"]
     assert f"{NAME} (us-east-1) will queue past 30m in about " in alert["summary"]
-    assert "(likely; " in alert["summary"]
+    assert "(likely" in alert["summary"]  # the jobs running now decide it: the arrival rate's range is one point
     assert page["subject"].startswith(f"ALARM: P2 {NAME} forecast to queue past 30m in about ")
 
 

@@ -64,7 +64,7 @@ THRESHOLDS = {"queueing": 300, "escalated": 1800}
 HORIZON = 600
 # A pool about to fill (its jobs will wait past both rules' queue time) and a quiet one (none will).
 LATE = ForecastInputs(
-    window_seconds=600, arrived=42, run_seconds=2400, running=47, running_seconds=300, runners=47, maximum=50
+    window_seconds=600, arrived=42, run_seconds=2400, running=47, running_seconds=60, runners=47, maximum=50
 )
 CALM = ForecastInputs(window_seconds=600, arrived=1, run_seconds=600, running=0, runners=0, maximum=50)
 FORECASTS = {"late": LATE, "calm": CALM, "unread": None}

@@ -32,7 +32,7 @@ RULE = Rule(
     forecast_horizon=600,
 )
 FILLING = ForecastInputs(
-    window_seconds=600, arrived=42, run_seconds=2400, running=47, running_seconds=300, runners=47, maximum=50
+    window_seconds=600, arrived=42, run_seconds=2400, running=47, running_seconds=60, runners=47, maximum=50
 )
 CALM = ForecastInputs(window_seconds=600, arrived=1, run_seconds=600, maximum=50)
 
@@ -49,8 +49,11 @@ def test_a_known_clear_with_a_late_job_within_the_horizon_breaches_as_a_forecast
 
 
 def test_a_late_job_past_the_rules_horizon_does_not_page() -> None:
-    # The first late job is queued about 6.5 minutes from now: a 5-minute forecast does not reach it.
-    assert judged(replace(RULE, forecast_horizon=300), FILLING) == (False, False)
+    # 27 runners left at 4.2 jobs a minute: the first late job is queued about 6.5 minutes from now, which a
+    # 10-minute forecast reaches and a 5-minute one does not.
+    later = FILLING.model_copy(update={"running": 23, "runners": 23, "run_seconds": 3000})
+    assert judged(RULE, later) == (True, True)
+    assert judged(replace(RULE, forecast_horizon=300), later) == (False, False)
 
 
 def test_a_quiet_pool_stays_clear() -> None:
