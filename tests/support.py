@@ -22,8 +22,8 @@ from queuewatch.evaluate.stage import evaluate
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.build import TemplateLoader
-from queuewatch_cli.template_loops import expand_loops
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.template_loops import expand_loops
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 

@@ -27,7 +27,8 @@ def test_a_loop_in_a_loop_makes_one_resource_per_pair_with_both_identifiers_fill
     assert list(resources) == [
         "CollectErrorsAlarm", "CollectThrottlesAlarm", "EvaluateErrorsAlarm", "EvaluateThrottlesAlarm", "Other",
     ]  # fmt: skip
-    assert resources["EvaluateThrottlesAlarm"]["Properties"] == {"MetricName": "Throttles", "Name": "Evaluate-Throttles"}
+    throttles = resources["EvaluateThrottlesAlarm"]["Properties"]
+    assert throttles == {"MetricName": "Throttles", "Name": "Evaluate-Throttles"}
 
 
 def test_find_in_map_of_literal_keys_is_looked_up_and_falls_back_to_its_default() -> None:
