@@ -12,8 +12,9 @@ FOREACH = "Fn::ForEach::"
 def expand_loops(template: dict[str, Any]) -> dict[str, Any]:
     """The template with every Fn::ForEach unrolled and every Fn::FindInMap of literal keys looked up.
 
-    Covers what template.yaml uses: literal collections (a list of strings), ${Identifier} and &{Identifier}
-    in keys and values, loops inside loops, and FindInMap with an optional DefaultValue. A loop over a
+    Covers what template.yaml uses: literal collections (a list of strings); the identifier as ${Identifier}
+    or &{Identifier} in a key, as `Ref: Identifier`, and in Fn::Sub's text; loops inside loops; FindInMap with
+    an optional DefaultValue. A loop over a
     parameter's list is refused: its items are known only at deploy time.
     """
     mappings = template.get("Mappings", {})
@@ -49,14 +50,28 @@ def _add(into: dict[str, Any], key: str, value: Any, where: str) -> None:
 
 
 def _substitute(node: Any, identifier: str, item: str) -> Any:
-    if isinstance(node, str):
-        plain = node.replace(f"${{{identifier}}}", item)
-        return plain.replace(f"&{{{identifier}}}", re.sub(r"[^A-Za-z0-9]", "", item))
+    """The fragment for one item, where CloudFormation puts it: the keys, `Ref: Identifier`, and Fn::Sub's text
+    (a Sub left with no variable is the plain string it names, as the transform resolves it)."""
     if isinstance(node, list):
         return [_substitute(value, identifier, item) for value in node]
-    if isinstance(node, dict):
-        return {_substitute(k, identifier, item): _substitute(v, identifier, item) for k, v in node.items()}
-    return node
+    if not isinstance(node, dict):
+        return node
+    if node == {"Ref": identifier}:
+        return item
+    if set(node) == {"Fn::Sub"}:
+        sub = node["Fn::Sub"]
+        if isinstance(sub, str):
+            text = _fill(sub, identifier, item)
+            return text if "${" not in text else {"Fn::Sub": text}
+        text, variables = sub
+        return {"Fn::Sub": [_fill(text, identifier, item), _substitute(variables, identifier, item)]}
+    return {_fill(key, identifier, item): _substitute(value, identifier, item) for key, value in node.items()}
+
+
+def _fill(text: str, identifier: str, item: str) -> str:
+    """${Identifier} as the item; &{Identifier} as the item's letters and digits alone."""
+    text = text.replace(f"${{{identifier}}}", item)
+    return text.replace(f"&{{{identifier}}}", re.sub(r"[^A-Za-z0-9]", "", item))
 
 
 def _look_up(node: Any, mappings: dict[str, Any]) -> Any:

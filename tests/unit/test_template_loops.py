@@ -9,7 +9,15 @@ from support import load_template, load_template_as_written
 
 from queuewatch_cli.template_loops import expand_loops
 
-ALARM = {"Type": "AWS::CloudWatch::Alarm", "Properties": {"MetricName": "${Metric}", "Name": "${Stage}-${Metric}"}}
+ALARM = {
+    "Type": "AWS::CloudWatch::Alarm",
+    "Properties": {
+        "MetricName": {"Ref": "Metric"},
+        "Name": {"Fn::Sub": "${Stage}-${Metric}"},
+        "AlarmName": {"Fn::Sub": "${AWS::StackName}-${Stage}"},
+        "Words": "${Stage} is only filled in where CloudFormation fills it",
+    },
+}
 
 
 def test_a_loop_in_a_loop_makes_one_resource_per_pair_with_both_identifiers_filled_in() -> None:
@@ -27,8 +35,12 @@ def test_a_loop_in_a_loop_makes_one_resource_per_pair_with_both_identifiers_fill
     assert list(resources) == [
         "CollectErrorsAlarm", "CollectThrottlesAlarm", "EvaluateErrorsAlarm", "EvaluateThrottlesAlarm", "Other",
     ]  # fmt: skip
-    throttles = resources["EvaluateThrottlesAlarm"]["Properties"]
-    assert throttles == {"MetricName": "Throttles", "Name": "Evaluate-Throttles"}
+    assert resources["EvaluateThrottlesAlarm"]["Properties"] == {
+        "MetricName": "Throttles",
+        "Name": "Evaluate-Throttles",
+        "AlarmName": {"Fn::Sub": "${AWS::StackName}-Evaluate"},
+        "Words": "${Stage} is only filled in where CloudFormation fills it",
+    }
 
 
 def test_find_in_map_of_literal_keys_is_looked_up_and_falls_back_to_its_default() -> None:
@@ -40,8 +52,10 @@ def test_find_in_map_of_literal_keys_is_looked_up_and_falls_back_to_its_default(
                 ["Errors"],
                 {
                     "Collect${Metric}Alarm": {
-                        "Name": {"Fn::FindInMap": ["Words", "Collect${Metric}", "Name"]},
-                        "Stat": {"Fn::FindInMap": ["Words", "Collect${Metric}", "Stat", {"DefaultValue": "Sum"}]},
+                        "Name": {"Fn::FindInMap": ["Words", {"Fn::Sub": "Collect${Metric}"}, "Name"]},
+                        "Stat": {
+                            "Fn::FindInMap": ["Words", {"Fn::Sub": "Collect${Metric}"}, "Stat", {"DefaultValue": "Sum"}]
+                        },
                         "Region": {"Fn::FindInMap": ["Words", {"Ref": "AWS::Region"}, "Name"]},  # not literal: kept
                     }
                 },
