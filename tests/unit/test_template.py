@@ -602,20 +602,20 @@ def test_other_accounts_queues_are_granted_to_the_listed_accounts_alone(template
     grant = other_accounts_grant(template, listed)
     assert grant is not None
 
-    def reads(account: str, queue: str) -> bool:
+    def reads(grant: dict[str, Any], account: str, queue: str) -> bool:
         arn = f"arn:aws:sqs:eu-west-1:{account}:{queue}"
         return allows(grant, arn, {"aws:ResourceAccount": account})  # the account that owns the queue
 
     for account in listed:  # each listed account's build, dead-letter and job-retry queues
-        assert reads(account, "gh-ci-linux-queued-builds")
-        assert reads(account, "gh-ci-linux-queued-builds_dead_letter")
-        assert reads(account, "gh-ci-linux-job-retry")
-        assert not reads(account, "gh-ci-webhook-events")  # and no other queue of theirs
-    assert not reads("777788889999", "gh-ci-linux-queued-builds")  # nor an account left off the list
+        assert reads(grant, account, "gh-ci-linux-queued-builds")
+        assert reads(grant, account, "gh-ci-linux-queued-builds_dead_letter")
+        assert reads(grant, account, "gh-ci-linux-job-retry")
+        assert not reads(grant, account, "gh-ci-webhook-events")  # and no other queue of theirs
+    assert not reads(grant, "777788889999", "gh-ci-linux-queued-builds")  # nor an account left off the list
     # No cap at 10 any more: the list is the condition's values, one per account however many.
     many = [f"{n:012d}" for n in range(1, 40)]
-    grant = other_accounts_grant(template, many)
-    assert grant is not None and all(reads(account, "gh-ci-linux-job-retry") for account in many)
+    to_many = other_accounts_grant(template, many)
+    assert to_many is not None and all(reads(to_many, account, "gh-ci-linux-job-retry") for account in many)
     # Should SQS ever leave aws:ResourceAccount out of a request, IfExists keeps cross-account reads working by
     # queue name; what stops an unlisted account then is its queue policy, which must name this role.
     assert allows(grant, "arn:aws:sqs:eu-west-1:777788889999:gh-ci-linux-queued-builds", {})
