@@ -1,6 +1,9 @@
 # queuewatch — every target installs what it needs. `make help` lists them.
 SHELL := /bin/bash
 export SAM_CLI_TELEMETRY := 0
+# template.yaml writes its alarms of one shape as Fn::ForEach loops (AWS::LanguageExtensions), which the SAM CLI
+# expands only when asked; `make build` then writes them out in the built template, which needs no such flag.
+export SAM_CLI_ENABLE_LANGUAGE_EXTENSIONS := 1
 .DEFAULT_GOAL := help
 
 # pyenv's CPython 3.13 (where `pyenv root` says, or its default root), else python3.13 on PATH.

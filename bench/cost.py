@@ -19,7 +19,9 @@ import yaml
 
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from bench.words_cost import words_section
+from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.template_loops import expand_loops
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"
@@ -187,11 +189,8 @@ def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
     """The CloudWatch alarms every stack has (heartbeat, failed pages, the functions' errors and throttles);
     one that a parameter turns on (the track dead-letter alarm) is not in the base bill."""
 
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # CloudFormation's tags: not needed here
-    resources = yaml.load(template.read_text(encoding="utf-8"), Loader=Loader)["Resources"]
+    # Read with CloudFormation's tags in long form, its loops unrolled: one alarm per logical id.
+    resources = expand_loops(yaml.load(template.read_text(encoding="utf-8"), Loader=TemplateLoader))["Resources"]
     return sum(1 for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r)
 
 

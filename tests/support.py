@@ -23,6 +23,7 @@ from queuewatch.signals import SignalName
 from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.template_loops import expand_loops
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 
@@ -61,7 +62,12 @@ CloudFormationLoader = TemplateLoader  # the template read as the build reads it
 
 
 def load_template() -> dict[str, Any]:
-    """template.yaml as CloudFormation reads it."""
+    """template.yaml as CloudFormation reads it: its Fn::ForEach loops unrolled, one logical id per resource."""
+    return expand_loops(load_template_as_written())
+
+
+def load_template_as_written() -> dict[str, Any]:
+    """template.yaml as written, its loops still loops."""
     text = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
     return yaml.load(text, Loader=CloudFormationLoader)  # type: ignore[no-any-return]
 

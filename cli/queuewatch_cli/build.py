@@ -25,6 +25,7 @@ from queuewatch.config.reach import config_reach
 from queuewatch.config.schema import Config
 from queuewatch.durations import format_duration
 from queuewatch_cli.build_routes import add_subscriptions
+from queuewatch_cli.template_loops import expand_loops
 
 DEPLOYED_NAME = "queuewatch.yaml"
 """The staged config's name: the layer mounts it at /opt/queuewatch.yaml, QUEUEWATCH_CONFIG in template.yaml."""
@@ -151,8 +152,13 @@ class NoAliases(yaml.SafeDumper):
 
 
 def stage_dashboard(template_path: Path, config: Config) -> None:
-    """Draw the config's thresholds on the built template's dashboard, and subscribe its receivers."""
-    template = yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader)
+    """Draw the config's thresholds on the built template's dashboard, and subscribe its receivers.
+
+    The built template's Fn::ForEach loops are written out too: `sam deploy` and `sam local invoke` then read
+    it as any SAM template, without the SAM CLI's opt-in for AWS::LanguageExtensions, and CloudFormation gets
+    the resources the loops make, one logical id each.
+    """
+    template = expand_loops(yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader))
     draw_thresholds(template, config)
     add_subscriptions(template, config)
     template_path.write_text(yaml.dump(template, Dumper=NoAliases, sort_keys=False, width=10_000), encoding="utf-8")

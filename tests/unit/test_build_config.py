@@ -169,6 +169,9 @@ def test_a_failed_build_after_a_good_one_leaves_nothing_to_deploy(tmp_path: Path
     assert (tmp_path / ".aws-sam/config" / DEPLOYED_NAME).read_bytes() == good.read_bytes()
     built = (tmp_path / ".aws-sam/build/template.yaml").read_text(encoding="utf-8")
     assert "rule jobs-queueing (P2): queue time > 5m" in built  # the dashboard was drawn after the build
+    # The loops are written out, one alarm per logical id: `sam deploy` reads it without the SAM CLI's opt-in.
+    assert "Fn::ForEach" not in built
+    assert "\n  CollectThrottlesAlarm:\n" in built and "\n  TrackEventAgeAlarm:\n" in built
 
     bad = tmp_path / "bad.yaml"
     bad.write_text(FLEET.replace("queue_time: 5m", "queue_time: 90"), encoding="utf-8")

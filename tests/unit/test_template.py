@@ -40,7 +40,9 @@ UNSCOPABLE = frozenset(
 )
 ALARM_PREFIX = "${AWS::StackName}-queuewatch-"
 
-PER_ACCOUNT = "one queue ARN per WatchedAccountIds entry"  # test_other_accounts_queues_are_granted_one_by_one
+# Other accounts' queues: any account's by name, where the queue's owner is one of WatchedAccountIds
+# (test_other_accounts_queues_are_granted_to_the_listed_accounts_alone).
+OTHER_ACCOUNTS = '{"StringEqualsIfExists": {"aws:ResourceAccount": {"Ref": "WatchedAccountIds"}}}'
 
 # Each role's statements: (condition the statement depends on, actions, resource, IAM condition).
 MATCHER_CONFIG_RESOURCE = json.dumps(
@@ -63,7 +65,11 @@ EXPECTED_ROLES: dict[str, set[tuple[str | None, frozenset[str], str, str | None]
          "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedQueueNamePattern}", None),
         (None, frozenset({"sqs:GetQueueAttributes"}),
          "Sub arn:${AWS::Partition}:sqs:*:${AWS::AccountId}:${WatchedJobRetryQueueNamePattern}", None),
-        ("WatchesOtherAccounts", frozenset({"sqs:GetQueueAttributes"}), PER_ACCOUNT, None),
+        *(
+            ("WatchesOtherAccounts", frozenset({"sqs:GetQueueAttributes"}),
+             f"Sub arn:${{AWS::Partition}}:sqs:*:*:${{{pattern}}}", OTHER_ACCOUNTS)
+            for pattern in ("WatchedQueueNamePattern", "WatchedJobRetryQueueNamePattern")
+        ),
         (None, frozenset({"sqs:ListQueues"}), "*", None),
         (None, frozenset({"cloudwatch:GetMetricData"}), "*", None),
         (None, frozenset({"lambda:InvokeFunction"}), "GetAtt EvaluateFunction.Arn", None),
@@ -190,9 +196,7 @@ def role_statements(role: dict[str, Any]) -> set[tuple[str | None, frozenset[str
             assert statement["Effect"] == "Allow"
             iam_condition = json.dumps(statement["Condition"], sort_keys=True) if "Condition" in statement else None
             for resource in as_list(statement["Resource"]):
-                per_account = "Fn::If" in resource and resource["Fn::If"][0].startswith("WatchesAccount")
-                shown = PER_ACCOUNT if per_account else render(resource)
-                found.add((condition, frozenset(as_list(statement["Action"])), shown, iam_condition))
+                found.add((condition, frozenset(as_list(statement["Action"])), render(resource), iam_condition))
     return found
 
 
@@ -303,8 +307,19 @@ def alarm_metrics(props: dict[str, Any]) -> list[dict[str, Any]]:
     return [query["MetricStat"]["Metric"] for query in props["Metrics"] if "MetricStat" in query]
 
 
+def alarm_name(props: dict[str, Any]) -> str:
+    """An alarm's AlarmName as its Fn::Sub writes it, with the Sub's own literal variables (a loop's) filled in."""
+    sub = props["AlarmName"]["Fn::Sub"]
+    if isinstance(sub, str):
+        return sub
+    text, variables = sub
+    return re.sub(r"\$\{(\w+)\}", lambda m: str(variables.get(m[1], m[0])), text)
+
+
 def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: dict[str, Any]) -> None:
     alarms = resources(template, "AWS::CloudWatch::Alarm")
+    names = [alarm_name(alarm["Properties"]) for alarm in alarms.values()]
+    assert len(set(names)) == len(names), names  # one alarm per name: CloudWatch keeps only the last put
     watched = set()
     for name, alarm in alarms.items():
         props = alarm["Properties"]
@@ -315,7 +330,7 @@ def test_every_alarm_pages_the_topic_under_a_name_the_policies_admit(template: d
             assert props["AlarmActions"] == [chat] and "OKActions" not in props
         else:
             assert props["AlarmActions"] == topics and props["OKActions"] == topics
-        assert props["AlarmName"]["Fn::Sub"].startswith(ALARM_PREFIX)
+        assert alarm_name(props).startswith(ALARM_PREFIX)
         for metric in alarm_metrics(props):
             dimension = {d["Name"]: d["Value"] for d in metric["Dimensions"]}
             if metric["Namespace"] == "Queuewatch":  # queuewatch's own metrics: this stack's, not a neighbour's
@@ -541,8 +556,8 @@ def evaluate(node: Any, parameters: dict[str, Any], conditions: dict[str, Any]) 
 NO_VALUE = object()
 
 
-def other_accounts_grant(template: dict[str, Any], accounts: list[str]) -> list[str] | None:
-    """The queue ARNs the collector may read in other accounts, for a WatchedAccountIds value; None: no statement."""
+def other_accounts_grant(template: dict[str, Any], accounts: list[str]) -> dict[str, Any] | None:
+    """The collector's statement on other accounts' queues, for a WatchedAccountIds value; None: no statement."""
     parameters = {
         "WatchedAccountIds": accounts,
         "WatchedQueueNamePattern": "*-queued-builds*",
@@ -555,29 +570,63 @@ def other_accounts_grant(template: dict[str, Any], accounts: list[str]) -> list[
     for statement in policy["PolicyDocument"]["Statement"]:
         if "Fn::If" in statement and statement["Fn::If"][0] == "WatchesOtherAccounts":
             granted = evaluate(statement, parameters, conditions)
-            return None if granted is NO_VALUE else as_list(granted["Resource"])
+            return None if granted is NO_VALUE else dict(granted)
     raise AssertionError("no WatchesOtherAccounts statement")
 
 
-def test_other_accounts_queues_are_granted_one_by_one(template: dict[str, Any]) -> None:
+def allows(statement: dict[str, Any], queue_arn: str, context: dict[str, str]) -> bool:
+    """Whether an Allow statement grants sqs:GetQueueAttributes on this queue, as IAM evaluates it.
+
+    IAM policy elements reference, Condition: a key absent from the request makes a condition false, unless
+    its operator ends in IfExists, which is then true; a key with several values matches any one of them.
+    Resource: '*' and '?' match within the ARN, case-sensitively.
+    """
+    assert statement["Effect"] == "Allow" and statement["Action"] == "sqs:GetQueueAttributes"
+    if not any(fnmatch.fnmatchcase(queue_arn, pattern) for pattern in as_list(statement["Resource"])):
+        return False
+    for operator, tests in statement.get("Condition", {}).items():
+        assert operator in ("StringEquals", "StringEqualsIfExists"), operator
+        for key, values in tests.items():
+            if key not in context:
+                if not operator.endswith("IfExists"):
+                    return False
+            elif context[key] not in as_list(values):
+                return False
+    return True
+
+
+def test_other_accounts_queues_are_granted_to_the_listed_accounts_alone(template: dict[str, Any]) -> None:
     # CloudFormation passes an empty CommaDelimitedList as [""]: the default grants nothing beyond this account.
     assert other_accounts_grant(template, [""]) is None
-    assert other_accounts_grant(template, ["111122223333", "444455556666"]) == [
-        "arn:aws:sqs:*:111122223333:*-queued-builds*",
-        "arn:aws:sqs:*:444455556666:*-queued-builds*",
-        "arn:aws:sqs:*:111122223333:*-job-retry",
-        "arn:aws:sqs:*:444455556666:*-job-retry",
-    ]
-    ten = [f"{n:012d}" for n in range(1, 11)]
-    assert other_accounts_grant(template, ten) == [
-        f"arn:aws:sqs:*:{a}:{pattern}" for pattern in ("*-queued-builds*", "*-job-retry") for a in ten
-    ]
+    listed = ["111122223333", "444455556666"]
+    grant = other_accounts_grant(template, listed)
+    assert grant is not None
+
+    def reads(grant: dict[str, Any], account: str, queue: str) -> bool:
+        arn = f"arn:aws:sqs:eu-west-1:{account}:{queue}"
+        return allows(grant, arn, {"aws:ResourceAccount": account})  # the account that owns the queue
+
+    for account in listed:  # each listed account's build, dead-letter and job-retry queues
+        assert reads(grant, account, "gh-ci-linux-queued-builds")
+        assert reads(grant, account, "gh-ci-linux-queued-builds_dead_letter")
+        assert reads(grant, account, "gh-ci-linux-job-retry")
+        assert not reads(grant, account, "gh-ci-webhook-events")  # and no other queue of theirs
+    assert not reads(grant, "777788889999", "gh-ci-linux-queued-builds")  # nor an account left off the list
+    # No cap at 10 any more: the list is the condition's values, one per account however many.
+    many = [f"{n:012d}" for n in range(1, 40)]
+    to_many = other_accounts_grant(template, many)
+    assert to_many is not None and all(reads(to_many, account, "gh-ci-linux-job-retry") for account in many)
+    # Should SQS ever leave aws:ResourceAccount out of a request, IfExists keeps cross-account reads working by
+    # queue name; what stops an unlisted account then is its queue policy, which must name this role.
+    assert allows(grant, "arn:aws:sqs:eu-west-1:777788889999:gh-ci-linux-queued-builds", {})
+
+
+def test_the_accounts_parameter_takes_account_ids_alone(template: dict[str, Any]) -> None:
     parameter = template["Parameters"]["WatchedAccountIds"]
     assert parameter["Type"] == "CommaDelimitedList" and parameter["Default"] == ""
     # CloudFormation matches a list's AllowedPattern against each entry: an account id, or nothing.
     assert all(re.fullmatch(parameter["AllowedPattern"], a) for a in ["111122223333", ""])
     assert not any(re.fullmatch(parameter["AllowedPattern"], a) for a in ["*", "1111-2222-3333", "11112222333"])
-    assert "at most 10" in parameter["Description"]
 
 
 def test_what_the_webhook_acknowledges_is_retried_and_dead_lettered_with_an_alarm(template: dict[str, Any]) -> None:
