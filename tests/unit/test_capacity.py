@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from queueing import batch_estimate, md_c_chain, steady
 
+from queuewatch.forecast.model import Target, simulate
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
 from queuewatch_cli.capacity.output import document, table
 from queuewatch_cli.capacity.run import parse_target, run_capacity
-from queuewatch.forecast.model import Target, simulate
 from queuewatch_cli.main import build_parser
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday

@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import cast
 
+from queuewatch.forecast.model import PoolResult, Sizing, Target
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.capacity.plot import capacity_figure
-from queuewatch.forecast.model import PoolResult, Sizing, Target
 
 
 def answer(name: str, chosen: int, waits_minutes: list[float]) -> Capacity:
