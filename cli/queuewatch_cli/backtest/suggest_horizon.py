@@ -3,7 +3,10 @@ whose pages that did not happen stay within the page budget, and the warning it 
 
 Each candidate is the config with that one rule alone (as --suggest's thresholds, suggest.py), its thresholds as
 configured and its forecast at one horizon of a ladder; the plain rule (no forecast) is replayed beside them, all
-in one pass over the same ticks, through the evaluator's own plan. A horizon is scored as `backtest --forecast`
+in one pass over the same ticks, through the evaluator's own plan. As for the thresholds, a candidate with no
+alert state skips a tick that would plan nothing for it: nothing over the thresholds, and no job predicted late
+even over the ladder's longest horizon (a job's predicted wait does not depend on the jobs queued after it, so
+a shorter horizon sees no lateness the longest does not). A horizon is scored as `backtest --forecast`
 scores it (forecast.py): the plain rule's pages are the incidents, a forecast page no incident followed did not
 happen. A longer horizon warns earlier and is wrong more often; the budget says how often is too often.
 """
@@ -20,6 +23,10 @@ from datetime import datetime
 from queuewatch.config import Config
 from queuewatch.durations import format_duration
 from queuewatch.errors import QueuewatchError
+from queuewatch.forecast.launch import LaunchCeilings
+from queuewatch.forecast.outlook import Outlook, fleet_launch_slope, outlook
+from queuewatch.rules import Rule
+from queuewatch.signals import SignalName
 from queuewatch.snapshot import Snapshot
 from queuewatch.wording import moment
 from queuewatch_cli.backtest.forecast import Score, score, with_horizon
@@ -53,10 +60,21 @@ def suggest_horizons(
         raise QueuewatchError("--suggest --forecast: no rule has a queue_time threshold to forecast")
     replays = {(rule, horizon): Replay(_alone(config, rule, horizon)) for rule in rules for horizon in HORIZON_LADDER}
     plains = {rule: Replay(_alone(config, rule, None)) for rule in rules}
-    every = [*replays.values(), *plains.values()]
+    resolved = {rule.name: rule for rule in config.resolved_rules}
+    ceilings = LaunchCeilings()
     for snapshot in ticks:
-        for replay in every:
-            replay.tick(snapshot, snapshot.collected_at)
+        slope = fleet_launch_slope(
+            (rt.forecast.arrived / rt.forecast.window_seconds for rt in snapshot.runner_types if rt.forecast), ceilings
+        )
+        for name in rules:
+            calm, foreseen = _quiet(resolved[name], snapshot, slope)
+            for horizon, replay in [*((h, replays[name, h]) for h in HORIZON_LADDER), (None, plains[name])]:
+                # A candidate holding no alert state, on a tick breaching its thresholds nowhere, blind nowhere,
+                # and (with a forecast) late nowhere even over the longest horizon, plans nothing: skipped.
+                idle = not replay.state.instances and not replay.state.groups
+                if idle and calm and (horizon is None or not foreseen):
+                    continue
+                replay.tick(snapshot, snapshot.collected_at)
     choices = []
     for rule in rules:
         plain = plains[rule].episodes
@@ -65,6 +83,39 @@ def suggest_horizons(
         chosen = max(within, key=lambda s: s.horizon or 0, default=None)
         choices.append(HorizonChoice(rule, scores, len([e for e in plain if e.rule == rule]), chosen))
     return choices
+
+
+def _quiet(rule: Rule, snapshot: Snapshot, slope: float) -> tuple[bool, bool]:
+    """(calm: no runner type of the rule over its thresholds or blind; foreseen: one predicted late within the
+    longest horizon of the ladder, as the evaluator would project it)."""
+    peak_time = peak_size = 0.0
+    blind = foreseen = False
+    threshold = rule.queue_time_threshold
+    for runner_type in snapshot.runner_types:
+        if not rule.applies_to(runner_type.name):
+            continue
+        waited, queued = runner_type.value(SignalName.QUEUE_TIME), runner_type.value(SignalName.QUEUE_SIZE)
+        blind = blind or waited is None or queued is None
+        peak_time, peak_size = max(peak_time, waited or 0.0), max(peak_size, queued or 0.0)
+        if runner_type.forecast is None or threshold is None or foreseen:
+            continue
+        projected = outlook(
+            runner_type.forecast,
+            waiting=int(queued or 0),
+            oldest_seconds=waited,
+            at=snapshot.collected_at,
+            horizon_seconds=float(HORIZON_LADDER[-1]),
+            launch_slope=slope,
+        )
+        late = projected.lateness(threshold) if isinstance(projected, Outlook) else None
+        foreseen = late is not None and late.queued_in_seconds <= HORIZON_LADDER[-1]
+    below = [
+        peak <= limit
+        for peak, limit in ((peak_time, rule.queue_time_threshold), (peak_size, rule.queue_size_threshold))
+        if limit is not None
+    ]
+    calm = (any(below) if rule.breach_when == "all" else all(below)) and not blind
+    return calm, foreseen
 
 
 def _gained(result: Score) -> str:
