@@ -10,13 +10,15 @@ from datetime import timedelta
 
 import boto3
 import pytest
-from support import T0, StackInMoto
+from faults import inject
+from support import T0, StackInMoto, runner_type, snapshot
 
 from queuewatch.adapters.forecast_board import KEY, MAX_BOARD_BYTES, packed, put_board, read_board
 from queuewatch.config.load import parse_config
 from queuewatch.forecast.board import ForecastBoard, RunnerTypeForecast, board_of
 from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.forecast.outlook import NoOutlook, outlook
+from queuewatch.snapshot import Snapshot
 from queuewatch_cli.status import show_status
 
 CONFIG = parse_config(
@@ -99,3 +101,28 @@ def test_a_board_of_5000_runner_types_fits_one_item_and_the_least_pressed_go_fir
     assert sum(f.full_in_seconds is not None for f in kept.forecasts) == 2500
     item = dynamodb.get_item(TableName="state", Key=KEY)["Item"]
     assert len(item["board_z"]["B"]) <= MAX_BOARD_BYTES
+
+
+def forecast_tick(minute: int) -> Snapshot:
+    at = T0 + timedelta(minutes=minute)
+    filling = runner_type("linux.2xlarge").model_copy(update={"forecast": FILLING})
+    calm = runner_type("linux.4xlarge").model_copy(update={"forecast": CALM})
+    return snapshot(at, filling, calm, runner_type("arm64"))
+
+
+def test_the_evaluator_publishes_its_forecasts_each_tick_and_a_failed_write_costs_no_page(stack: StackInMoto) -> None:
+    result = stack.evaluate(forecast_tick(0), CONFIG)
+    assert result.forecast_board is not None and [f.name for f in result.forecast_board.full_soon] == ["linux.2xlarge"]
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    text = show_status(dynamodb, "state", T0 + timedelta(seconds=30), as_json=False)
+    assert "forecasts at 2026-11-21 18:00 UTC (30s ago): 2 runner types forecast, 1 reaching the maximum" in text
+    assert "  no forecast for 1 runner type: its forecast inputs were not read this tick: arm64" in text
+
+    # The board's write fails: the tick's pages and state stand, and the next tick puts the board again.
+    fault = inject(stack.dynamodb, "PutItem", "access-denied", when=lambda call: call["Item"]["pk"]["S"] == "forecast")
+    result = stack.evaluate(forecast_tick(1), CONFIG)
+    assert fault.faulted and result.outcome in ("applied", "unchanged") and "forecast#board" in result.log_failed
+    fault.enabled = False
+    stack.evaluate(forecast_tick(2), CONFIG)
+    board = read_board(dynamodb, "state")
+    assert board is not None and board.at == T0 + timedelta(minutes=2)
