@@ -17,6 +17,7 @@ from support import T0, runner_type, snapshot
 
 from queuewatch.adapters.item_size import ITEM_LIMIT, item_size
 from queuewatch.adapters.state_table import PARTITION, create_table
+from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
 from queuewatch.wire import encode_snapshot
@@ -34,8 +35,9 @@ LONGEST = [
 ]
 
 
-def config_text(names: list[str]) -> str:
-    lines = ["version: 1", "defaults: {rule: {for: 0s, keep_firing_for: 0s, team: ci-infra}}", "runner_types:"]
+def config_text(names: list[str], forecast: bool = False) -> str:
+    rule = "{for: 0s, keep_firing_for: 0s, team: ci-infra" + (", forecast: 10m}" if forecast else "}")
+    lines = ["version: 1", f"defaults: {{rule: {rule}}}", "runner_types:"]
     for i, name in enumerate(names):
         lines.append(f"  - {{name: {name}, queue: {{name: q-{i:04d}}}, team: team-{i % 40:02d}}}")
     lines += ["rules:", "  - {name: jobs-queueing, group_by: all, thresholds: {queue_time: 1m, queue_size: 0}}"]
@@ -66,9 +68,11 @@ def names(request: pytest.FixtureRequest) -> list[str]:
 
 
 @pytest.fixture
-def environment(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, names: list[str]) -> Path:
+def environment(
+    aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, names: list[str], request: pytest.FixtureRequest
+) -> Path:
     config = tmp_path / "fleet.yaml"
-    config.write_text(config_text(names), encoding="utf-8")
+    config.write_text(config_text(names, forecast="forecast" in request.node.name), encoding="utf-8")
     create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic}.items():
@@ -77,10 +81,16 @@ def environment(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name
     return config
 
 
-def tick(module: Any, at: datetime, queueing: bool, names: list[str]) -> dict[str, Any]:
+def tick(
+    module: Any, at: datetime, queueing: bool, names: list[str], forecast: ForecastInputs | None = None
+) -> dict[str, Any]:
     teams = [f"team-{i % 40:02d}" for i in range(FLEET)]
     obs = snapshot(
-        at, *[runner_type(n, 3 * queueing, 900 * queueing, team=t) for n, t in zip(names, teams, strict=True)]
+        at,
+        *[
+            runner_type(n, 3 * queueing, 900 * queueing, team=t).model_copy(update={"forecast": forecast})
+            for n, t in zip(names, teams, strict=True)
+        ],
     )
     record = destination_record(load_event("collect_scheduled.json"), encode_snapshot(obs), at=at)
     module.clock = lambda: at + timedelta(seconds=5)
@@ -142,3 +152,52 @@ def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
             f"\n{FLEET} runner types of {len(names[0])} characters, chat={chat}: "
             f"group item {stored:,} bytes of {ITEM_LIMIT:,}"
         )
+
+
+# Every pool about to fill: each runner type predicted to queue past the threshold, with its evidence.
+FILLING = ForecastInputs(
+    window_seconds=600,
+    arrived=42,
+    run_seconds=2400,
+    startup_seconds=60,
+    running=47,
+    running_seconds=300,
+    runners=47,
+    maximum=50,
+    runners_from="log",
+)
+CALM = ForecastInputs(window_seconds=600, arrived=0, run_seconds=600, maximum=50)  # 5,000 quiet pools, none asking
+
+
+@pytest.mark.parametrize("names", ["names-of-128"], indirect=True)
+def test_five_thousand_runner_types_forecast_in_one_page_and_its_fall_back_fit_every_limit(
+    environment: Path, monkeypatch: pytest.MonkeyPatch, names: list[str]
+) -> None:
+    """The predictive page at its largest: every row carries its forecast and evidence; with the chat topic."""
+    sns = boto3.client("sns", region_name="us-east-1")
+    monkeypatch.setenv("CHAT_TOPIC_ARN", sns.create_topic(Name="chat")["TopicArn"])
+    module = load_handler_module("evaluate")
+    captured = Captured()
+    module.aws.sns("us-east-1").meta.events.register("before-parameter-build.sns.Publish", captured)
+
+    fired = tick(module, T0, queueing=False, names=names, forecast=FILLING)
+    assert len(fired["firing"]) == FLEET and fired["pages_sent"] and not fired["pages_failed"]
+    assert group_item_bytes() <= ITEM_LIMIT
+    resolved = tick(module, T0 + timedelta(minutes=1), queueing=False, names=names, forecast=CALM)
+    assert resolved["firing"] == [] and resolved["pages_sent"] and not resolved["pages_failed"]
+
+    alerts = [json.loads(json.loads(p["Message"])["default"]) for p in captured.publishes if p.get("MessageStructure")]
+    assert [(a["status"], a["forecast"], a["did_not_happen"]) for a in alerts] == [
+        ("firing", True, False),
+        ("resolved", False, True),
+    ]
+    assert all(row["forecast"]["evidence"].startswith("42 jobs arrived") for row in alerts[0]["runner_types"])
+    for publish in captured.publishes:
+        check_subject(publish["Subject"])
+        attributes = sum(len(k) + len(json.dumps(v)) for k, v in publish.get("MessageAttributes", {}).items())
+        assert len(publish["Message"].encode()) + len(publish["Subject"]) + attributes <= SNS_MESSAGE_LIMIT
+    chats = [json.loads(p["Message"]) for p in captured.publishes if not p.get("MessageStructure")]
+    assert len(chats) == 2
+    for body in chats:
+        CHATBOT.validate(body)
+    assert "will queue past 1m" in chats[0]["content"]["description"]

@@ -38,6 +38,46 @@ QueueBody = Literal["alert", "cloudwatch-alarm"]
 SILENCE_LISTED = 10
 
 
+class ForecastFigures(FrozenModel):
+    """A runner type on a predictive page: when its queue is predicted to pass the rule's queue time, how sure,
+    and what the forecast stands on (docs/forecast.md)."""
+
+    queue_time_threshold_seconds: int
+    horizon_seconds: int = Field(description="the rule's forecast: how far ahead a predicted late job pages")
+    crosses_in_seconds: float = Field(description="when the oldest waiting job is predicted to pass the threshold")
+    earliest_in_seconds: float = Field(description="the same at the arrival rate's upper 90% bound")
+    latest_in_seconds: float | None = Field(
+        description="the same at the arrival rate's lower 90% bound; null: not late at that rate"
+    )
+    likely: bool = Field(description="late even at the arrival rate's lower bound; else only possible")
+    wait_seconds: float = Field(description="the predicted queue time of the first job past the threshold")
+    full_in_seconds: float | None = Field(description="when the pool reaches its maximum; null: not in the horizon")
+    runners_left: int
+    maximum: int
+    evidence: str = Field(description="what the forecast stands on: arrivals, runners left, run time, start-up")
+
+    def text(self) -> str:
+        """'will queue past 30m in about 8m (likely; 5m-14m): 42 jobs arrived in 10m, 3 runners left of 50, ...'"""
+        return f"will queue past {format_duration(self.queue_time_threshold_seconds)} {self.when()}: {self.evidence}"
+
+    def when(self) -> str:
+        """'in about 8m (likely; 5m-14m)', or 'in about 8m (possible; from 5m, or not at a lower rate)'."""
+        about = _in(self.crosses_in_seconds)
+        earliest = _in(self.earliest_in_seconds, bare=True)
+        if self.latest_in_seconds is None:
+            return f"{about} (possible; from {earliest}, not at a lower arrival rate)"
+        latest = _in(self.latest_in_seconds, bare=True)
+        return f"{about} (likely; {earliest}-{latest})" if latest != earliest else f"{about} (likely)"
+
+
+def _in(seconds: float, *, bare: bool = False) -> str:
+    """A moment from now, to the minute: 'in about 8m'; under a minute, 'within a minute'."""
+    if seconds < 60:
+        return "now" if bare else "within a minute"
+    text = format_duration(round(seconds / 60) * 60)
+    return text if bare else f"in about {text}"
+
+
 class RunnerTypeFigures(FrozenModel):
     """One runner type in a page, with the numbers that put it there."""
 
@@ -98,6 +138,11 @@ class RunnerTypeFigures(FrozenModel):
         "lines said over the page's window (each kind counted, first and last, one line quoted; the log groups; "
         "a Logs Insights link), or why they could not be read (error, naming the log groups)",
     )
+    forecast: ForecastFigures | None = Field(
+        default=None,
+        description="a rule with `forecast:` whose queue is predicted, not yet seen, past its queue time: when "
+        "and how sure; null where the queue itself breached or the forecast fell back",
+    )
 
     @property
     def place(self) -> str:
@@ -121,12 +166,13 @@ class RunnerTypeFigures(FrozenModel):
         shown = sorted(set(self.shown_by.values()))
         seen = {"jobs": "shown by the jobs", "queue": "shown by the queue", "both": "shown by both"}
         by = f" ({seen[shown[0]] if len(shown) == 1 else 'shown by the jobs and the queue'})" if shown else ""
+        ahead = f"; forecast: {self.forecast.text()}" if self.forecast is not None else ""
         if requests is None:
-            return f"{size}, {age}{by}"
+            return f"{size}, {age}{by}{ahead}"
         noun = "request" if requests == 1 else "requests"
         jobs = self.signals.get(SignalName.JOBS_QUEUED)
         tracked = f"; {jobs:g} jobs tracked" if jobs is not None else ""
-        return f"{size}, {age}{by}; {requests:g} scale-up {noun}{tracked}"
+        return f"{size}, {age}{by}; {requests:g} scale-up {noun}{tracked}{ahead}"
 
 
 class NextWindow(FrozenModel):
@@ -219,6 +265,17 @@ class Alert(FrozenModel):
         description="on a resolve: the dedup keys of the higher-priority pages that cover its runner types; "
         "empty when the queue recovered",
     )
+    forecast: bool = Field(
+        default=False,
+        description="a predictive page (a rule's `forecast:`): every runner type it lists is predicted to queue past "
+        "the rule's queue time, none has yet; the episode's next page after the queue forms is false, the same "
+        "incident",
+    )
+    did_not_happen: bool = Field(
+        default=False,
+        description="on a resolve: the episode stood on forecasts alone, and the forecast fell back before any "
+        "queue formed past the threshold",
+    )
 
     def to_json(self) -> str:
         return self.model_dump_json(exclude_none=False)
@@ -277,7 +334,15 @@ class Alert(FrozenModel):
         if self.status == "resolved":
             if self.superseded_by:
                 return [f"{state} {count} superseded", state]
+            if self.did_not_happen:
+                return [f"{state} {count} did not happen", state]
             return [f"{state} {count} recovered", state]
+        soonest = min(
+            (f.forecast for f in self.runner_types if f.forecast), key=lambda f: f.crosses_in_seconds, default=None
+        )
+        if self.forecast and soonest is not None:
+            past = f"forecast to queue past {format_duration(soonest.queue_time_threshold_seconds)}"
+            return [f"{state} {count} {past} {_in(soonest.crosses_in_seconds)}", f"{state} {count} {past}", state]
         time, size = self.max_queue_time_seconds, self.max_queue_size
         if self.rule in PATH_RULES:  # the job-retry or dead-letter queue's figures, named as such
             held = f"{size:g} {PATH_COUNTED[self.rule]}" if size is not None else None

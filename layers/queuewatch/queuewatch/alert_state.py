@@ -56,6 +56,11 @@ class InstanceState:
     # What holds it back from paging as of the last tick that stepped it: silence ids, `window:<name>`,
     # `github-incident`. Kept so a change of it is a change of state: the alert's history records it once.
     held_by: tuple[str, ...] = ()
+    # The predictive page (evaluate/forecasts.py): `forecast`, its last breach stood on the rule's forecast alone;
+    # `happened`, the plain condition breached since it left OK. A forecast that never happened resolves as
+    # "did not happen"; one that did is the same incident as the queue that formed.
+    forecast: bool = False
+    happened: bool = False
 
     @property
     def key(self) -> InstanceKey:
@@ -114,6 +119,7 @@ class GroupDecision:
     started_at: datetime | None
     members: tuple[str, ...]  # runner types the page lists (for a resolve: the ones last paged)
     superseded: bool = False  # a resolve because a higher-priority page holds back every member still firing
+    forecast_only: bool = False  # the episode stands on forecasts alone so far (GroupRecord.forecast_only)
 
 
 def decide_group(
@@ -221,6 +227,10 @@ class GroupRecord:
     version: int = 0
     outbox: Outbox | None = None
     paged_as: PagedAs | None = None  # None: stored before it was kept, or never paged
+    # The episode stands on forecasts alone so far: it opened on them and no member's plain condition has
+    # breached since. Its resolve says the queue did not happen. False for every episode a plain breach opened
+    # or joined, and for any stored before it was kept: only a forecast episode is ever "did not happen".
+    forecast_only: bool = False
 
     @property
     def key(self) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from queuewatch.demand_paths import SIGNAL_WORDS
 from queuewatch.durations import format_duration
 from queuewatch.signals import CROSS_CHECKED, SIGNAL_ORIGIN, SignalName
 from queuewatch.snapshot import QUALIFIER, RunnerTypeSnapshot, runner_type_key
+
+if TYPE_CHECKING:
+    from queuewatch.forecast.outlook import Lateness, Outlook
 
 HEALTH_RULE = "queuewatch-health"
 """The reserved rule of queuewatch's own page: collection failing, signals missing."""
@@ -112,6 +115,10 @@ class Verdict:
     missing: dict[str, str] = field(default_factory=dict)
     # Per breached signal judged on two (signals.CROSS_CHECKED): which of them is over the threshold.
     shown_by: dict[str, Literal["jobs", "queue", "both"]] = field(default_factory=dict)
+    # A breach that stands on the rule's forecast alone (evaluate/forecasts.py): the first job predicted late,
+    # and the outlook that says so. None: the verdict is the plain one.
+    forecast: Lateness | None = None
+    outlook: Outlook | None = None
 
 
 def judge(rule: Rule, runner_type: RunnerTypeSnapshot) -> Verdict:

@@ -122,6 +122,8 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             team=item.get("team"),
             reason=item.get("reason"),
             held_by=tuple(item.get("held_by", ())),
+            forecast=bool(item.get("forecast", False)),
+            happened=bool(item.get("happened", False)),
         )
     elif kind == "group":
         outbox = None
@@ -150,6 +152,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             version=int(item["version"]),
             outbox=outbox,
             paged_as=_paged_as(item.get("paged_as")),
+            forecast_only=bool(item.get("forecast_only", False)),
         )
     elif kind == "silence":
         state.silences.append(
@@ -288,6 +291,9 @@ def put_instance(
         "team": state.team,
         **({"reason": state.reason} if state.reason else {}),
         **({"held_by": list(state.held_by)} if state.held_by else {}),
+        # Written only where set: an alert of a rule without a forecast keeps its item as it was.
+        **({"forecast": True} if state.forecast else {}),
+        **({"happened": True} if state.happened else {}),
         "version": expected_version + 1,
         "updated_at": _iso(now),
     }
@@ -349,6 +355,7 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
         "version": expected_version + 1,
         "outbox": outbox,
         "paged_as": _paged_as_item(group.paged_as),
+        "forecast_only": True if group.forecast_only else None,
         "updated_at": _iso(now),
         # A group that is over lingers only until its resolve page is out and the TTL passes.
         "expires_at": _ttl(now) if group.status is None else None,

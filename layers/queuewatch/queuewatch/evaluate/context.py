@@ -11,8 +11,11 @@ from queuewatch.alert_state import GroupRecord, InstanceKey, StoredState
 from queuewatch.config import Config
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.evaluate.blindness import shared_requests
+from queuewatch.evaluate.forecasts import outlooks
 from queuewatch.evaluate.holds import HoldInputs, held_by
 from queuewatch.evaluate.slo import slo_rules
+from queuewatch.forecast.launch import LaunchCeilings
+from queuewatch.forecast.outlook import NoOutlook, Outlook
 from queuewatch.github_status import GitHubStatus
 from queuewatch.rules import HEALTH_RULE, Priority, Rule
 from queuewatch.silences import GITHUB_HOLD
@@ -92,6 +95,14 @@ class Context:
         if self.config.defaults.queue_selection_strategy != "all" or self.snapshot is None:
             return None
         return fleet_dropped(self.snapshot.runner_types)
+
+    @cached_property
+    def outlooks(self) -> dict[str, Outlook | NoOutlook]:
+        """Each runner type a forecast rule selects: its outlook over the largest horizon of those rules, computed
+        once a tick (evaluate/forecasts.py)."""
+        if self.snapshot is None:
+            return {}
+        return outlooks(self.config.resolved_rules, self.snapshot.runner_types, self.now, LaunchCeilings())
 
     @cached_property
     def held_by_copies(self) -> dict[str, float | None]:

@@ -69,6 +69,7 @@ def decide_groups(result: Plan) -> None:
         if state.status is Status.FIRING:
             rule = context.rule(state.rule)
             firing[(rule.name, context.group_of(rule, state.runner_type))].add(state.runner_type)
+    plain = _plain_groups(result)
     keys = set(firing) | {(r.rule, r.group) for r in context.state.groups.values()}
     for rule_name, group in sorted(keys):
         rule = context.rule(rule_name)
@@ -93,11 +94,40 @@ def decide_groups(result: Plan) -> None:
             decision = replace(decision, page=PageKind.REPEAT)
         resolving = decision.page is PageKind.RESOLVED
         rule = context.as_paged(rule, record) if resolving else context.github_adjusted(rule, record)
-        planned = _plan_group(context.now, rule, group, record, decision)
+        forecast_only = _forecast_only(rule, record, decision, (rule_name, group) in plain)
+        planned = _plan_group(context.now, rule, group, record, replace(decision, forecast_only=forecast_only))
         if planned is not None:
             result.groups.append(planned)
     # The higher page first, then the close of what it supersedes: the pager never sees the problem unpaged.
     result.groups.sort(key=lambda g: g.decision.superseded)
+
+
+def _plain_groups(result: Plan) -> set[tuple[str, str]]:
+    """The (rule, group)s where an alert's plain condition breached, before this tick's step (an alert that
+    resolves now) or after it; of the rules that forecast, or that hold a forecast episode open (a rule whose
+    `forecast:` was removed mid-episode pages plainly from then on)."""
+    context = result.context
+    watched = {r.name for r in context.rules.values() if r.forecast_horizon is not None}
+    watched |= {record.rule for record in context.state.groups.values() if record.forecast_only}
+    found: set[tuple[str, str]] = set()
+    if not watched:
+        return found
+    before = (change.previous for change in result.instance_changes if change.previous is not None)
+    for state in (*result.instances.values(), *before):
+        if state.rule in watched and (state.happened or not state.forecast):
+            rule = context.rule(state.rule)
+            found.add((rule.name, context.group_of(rule, state.runner_type)))
+    return found
+
+
+def _forecast_only(rule: Rule, record: GroupRecord | None, decision: GroupDecision, plain: bool) -> bool:
+    """An episode opened by forecasts alone stays a forecast episode until a plain breach joins it; one that
+    opened on a plain breach, or was stored before this was kept, never becomes one."""
+    if decision.status is None and decision.page is not PageKind.RESOLVED:
+        return False
+    opening = decision.page is PageKind.NEW and rule.forecast_horizon is not None
+    carried = record is not None and record.status is not None and record.forecast_only
+    return (opening or carried) and not plain
 
 
 def _plan_group(
@@ -117,6 +147,7 @@ def _plan_group(
         version=record.version if record else 0,
         outbox=None if paging else (record.outbox if record else None),  # a due page's outbox: see the stage
         paged_as=record.paged_as if record else None,  # a due page's: see the stage
+        forecast_only=decision.forecast_only,
     )
     if not paging and new == record:
         return None

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from queuewatch.alert import (
     Alert,
+    ForecastFigures,
     NextWindow,
     RunnerTypeFigures,
     dashboard_view_url,
@@ -33,8 +34,9 @@ from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import GroupPlan, Plan
 from queuewatch.evaluate.totals import jobs_total
+from queuewatch.forecast.outlook import Lateness, Outlook
 from queuewatch.github_status import GitHubIncident
-from queuewatch.rules import HEALTH_RULE, Rule
+from queuewatch.rules import HEALTH_RULE, Rule, Verdict
 from queuewatch.signals import RULE_SIGNALS, SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
 from queuewatch.triage import triage
@@ -90,10 +92,15 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
     )
     teams = sorted(({f.team for f in figures} | paged_teams) - {team})
     supersedes, superseded_by, escalation = _escalation(plan, group, stack)
+    # A predictive page: every runner type it names stands on the forecast alone. Once a queue forms, the next
+    # page of the episode reads as the real one; a forecast episode that falls back resolves as not happened.
+    ahead = not resolved and _forecast_only(plan, rule, decision.members)
+    unhappened = resolved and decision.forecast_only and not decision.superseded
     summary = (
         path_summary(rule, figures, resolved, now)
         if rule.path
-        else _summary(rule, figures, resolved and not decision.superseded) + _total_text(total, basis, len(figures))
+        else _summary(rule, figures, resolved and not decision.superseded, ahead=ahead, unhappened=unhappened)
+        + _total_text(total, basis, len(figures))
     )
     summary = f"{escalation}. {summary}" if escalation else summary
     github = plan.context.github
@@ -146,6 +153,39 @@ def build_alert(plan: Plan, group: GroupPlan, stack: Stack) -> Alert:
         superseded_by=superseded_by,
         github_incident=outage,
         blind_spots=QUEUE_ONLY_BLIND if snapshot is not None and snapshot.queue_only else None,
+        forecast=ahead,
+        did_not_happen=unhappened,
+    )
+
+
+def _forecast_only(plan: Plan, rule: Rule, members: Iterable[str]) -> bool:
+    """Every member's alert stands on the forecast alone, as last judged."""
+    if rule.forecast_horizon is None:
+        return False
+    stored = plan.context.state.instances
+    found = [plan.instances.get(key) or stored.get(key) for key in (InstanceKey(rule.name, name) for name in members)]
+    return bool(found) and all(instance is not None and instance.forecast for instance in found)
+
+
+def _forecast_figures(rule: Rule, verdict: Verdict | None) -> ForecastFigures | None:
+    """A member breaching on the forecast alone this tick: when it is predicted to cross, and on what."""
+    if verdict is None or verdict.forecast is None or verdict.outlook is None or rule.forecast_horizon is None:
+        return None
+    late: Lateness = verdict.forecast
+    projected: Outlook = verdict.outlook
+    threshold = late.threshold_seconds
+    return ForecastFigures(
+        queue_time_threshold_seconds=int(threshold),
+        horizon_seconds=rule.forecast_horizon,
+        crosses_in_seconds=late.crosses_in_seconds,
+        earliest_in_seconds=max(0.0, late.earliest_in_seconds + threshold),
+        latest_in_seconds=None if late.latest_in_seconds is None else max(0.0, late.latest_in_seconds + threshold),
+        likely=late.likely,
+        wait_seconds=late.wait_seconds,
+        full_in_seconds=projected.full_in_seconds,
+        runners_left=projected.headroom,
+        maximum=projected.maximum,
+        evidence=projected.evidence(),
     )
 
 
@@ -234,6 +274,7 @@ def _figures(
         oldest_jobs=_jobs(rule, found) if found and not resolved else [],
         jobs_note=dead_letter_note(rule, found, context.snapshot) if found and not resolved else None,
         autoscaler_log=found.autoscaler_log if found and explanation is not None else None,
+        forecast=_forecast_figures(rule, verdict) if not resolved else None,
     )
 
 
@@ -299,7 +340,9 @@ def _slo_summary(plan: Plan, rule: Rule, members: Iterable[str], resolved: bool)
     return f"{head} (jobs starting within {format_duration(rule.queue_time_threshold or 0)}): " + " | ".join(found)
 
 
-def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> str:
+def _summary(
+    rule: Rule, figures: list[RunnerTypeFigures], resolved: bool, *, ahead: bool = False, unhappened: bool = False
+) -> str:
     more = f" and {len(figures) - 5} more" if len(figures) > 5 else ""
     if rule.name == HEALTH_RULE:
         parts = [
@@ -308,8 +351,21 @@ def _summary(rule: Rule, figures: list[RunnerTypeFigures], resolved: bool) -> st
         head = "queuewatch can see again" if resolved else "queuewatch cannot see"
         return f"{head}: " + " | ".join(parts[:5]) + more
     lines = [f"{f.label}: {f.queue_text()}" for f in figures[:5]]
+    count = plural(len(figures), "runner type")
+    if ahead:
+        within = format_duration(rule.forecast_horizon or 0)
+        soon = [f"{f.label} {f.forecast.text()}" if f.forecast else f"{f.label}: {f.queue_text()}" for f in figures[:5]]
+        return (
+            f"Forecast, not yet queueing: {count} where a job queued in the next {within} is predicted to wait "
+            f"past {format_duration(rule.queue_time_threshold or 0)} ({rule.condition()}): " + "; ".join(soon) + more
+        )
+    if unhappened:
+        return (
+            f"Did not happen: the forecast fell back, no queue formed past the threshold; {count} no longer "
+            f"predicted to queue ({rule.condition()}): " + "; ".join(lines) + more
+        )
     verb = "recovered" if resolved else "queueing"
-    return f"{plural(len(figures), 'runner type')} {verb} ({rule.condition()}): " + "; ".join(lines) + more
+    return f"{count} {verb} ({rule.condition()}): " + "; ".join(lines) + more
 
 
 def _held_by(plan: Plan, rule: Rule, runner_type: str) -> str | None:

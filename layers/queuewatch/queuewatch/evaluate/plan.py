@@ -13,6 +13,7 @@ from queuewatch.alert_state import InstanceKey, StoredState
 from queuewatch.config import Config
 from queuewatch.evaluate.blindness import blind_signals, untracked
 from queuewatch.evaluate.context import Context
+from queuewatch.evaluate.forecasts import with_forecast
 from queuewatch.evaluate.groups import decide_groups, mark_superseded
 from queuewatch.evaluate.probes.discovery import step_discovery
 from queuewatch.evaluate.probes.matcher import step_matcher
@@ -57,7 +58,7 @@ def _step_observed(result: Plan) -> set[InstanceKey]:
         missing: dict[str, str] = {}
         verdicts = []
         for rule in context.config.rules_for(runner_type.name):
-            verdict = judge(rule, runner_type)
+            verdict = with_forecast(rule, judge(rule, runner_type), context.outlooks, runner_type.name)
             verdicts.append(verdict)
             result.verdicts[InstanceKey(rule.name, runner_type.name)] = verdict
             missing.update(verdict.missing)

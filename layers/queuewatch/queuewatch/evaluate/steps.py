@@ -70,6 +70,8 @@ def step_instance(result: Plan, rule: Rule, runner_type: str, breached: bool | N
     observed = result.context.by_name.get(runner_type)
     if new is not None and observed is not None and new.team != observed.team:
         new = replace(new, team=observed.team)
+    if new is not None and breached and (rule.forecast_horizon is not None or new.forecast):
+        new = _with_forecast(previous, new, result.verdicts.get(key))
     if new is not None and rule.name == HEALTH_RULE:
         new = replace(new, reason=_reason(result.verdicts.get(key), previous, new))
     if new is not None:
@@ -79,6 +81,17 @@ def step_instance(result: Plan, rule: Rule, runner_type: str, breached: bool | N
     if new != previous:
         result.instance_changes.append(InstanceChange(key, previous, new))
     return key
+
+
+def _with_forecast(previous: InstanceState | None, new: InstanceState, verdict: Verdict | None) -> InstanceState:
+    """A breach marks whether it stands on the forecast alone, and whether the plain condition has breached in
+    the alert's life; a clear or an unknown keeps both as they were, so a forecast that falls back is told apart
+    from a queue that cleared."""
+    forecast = verdict is not None and verdict.forecast is not None
+    happened = (previous is not None and previous.happened) or not forecast
+    if new.forecast == forecast and new.happened == happened:
+        return new
+    return replace(new, forecast=forecast, happened=happened)
 
 
 REASON_LENGTH = 1000  # characters of the monitor's reason kept in the state: status shows it, a page has it all

@@ -12,7 +12,9 @@ CHAT_LISTED = 10  # runner types a chat message lists
 def chat_notification(alert: Alert) -> dict[str, object]:
     """AWS Chatbot's custom notification; every page of one alert threads under its dedup key."""
     firing = alert.status == "firing"
-    icon = ":rotating_light:" if firing else ":white_check_mark:"
+    icon = ":crystal_ball:" if alert.forecast else ":rotating_light:" if firing else ":white_check_mark:"
+    # A predictive page, and a forecast that fell back, say so in the title the channel shows first.
+    said = " (forecast)" if alert.forecast else " (did not happen)" if alert.did_not_happen else ""
     lines = [alert.summary]
     if alert.likely_cause:
         lines += ["", f"*Likely cause:* {alert.likely_cause}"]
@@ -54,7 +56,7 @@ def chat_notification(alert: Alert) -> dict[str, object]:
         "id": alert.notification_id,
         "content": {
             "textType": "client-markdown",
-            "title": f"{icon} {alert.alarm_state} {alert.priority}: {alert.title}",
+            "title": f"{icon} {alert.alarm_state} {alert.priority}{said}: {alert.title}",
             "description": cut("\n".join(lines), CHAT_DESCRIPTION_LIMIT),
             "nextSteps": next_steps,
             "keywords": [alert.priority, alert.severity, alert.team, alert.rule],

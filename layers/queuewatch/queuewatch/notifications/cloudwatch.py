@@ -120,8 +120,10 @@ def alarm_name(alert: Alert) -> str:
 def _state_reason(alert: Alert) -> str:
     if alert.status == "resolved":
         # A superseded page closes while its queue still breaches; its summary opens "Superseded by ...".
-        return alert.summary if alert.superseded_by else f"Recovered: {alert.summary}"
-    reason = f"Threshold crossed: {alert.summary}"
+        # A forecast that fell back says so first ("Did not happen: ..."): nothing recovered.
+        return alert.summary if alert.superseded_by or alert.did_not_happen else f"Recovered: {alert.summary}"
+    # A predictive page crossed no threshold yet: its summary opens "Forecast, not yet queueing".
+    reason = alert.summary if alert.forecast else f"Threshold crossed: {alert.summary}"
     reason += f". Likely cause: {alert.likely_cause}" if alert.likely_cause else ""
     return reason + (f". Not seen here: {alert.blind_spots}" if alert.blind_spots else "")
 

@@ -10,7 +10,8 @@ from queuewatch.wording import plural
 
 
 def email_text(alert: Alert) -> str:
-    lines = [f"{alert.alarm_state}: {alert.title}"]
+    said = " (forecast)" if alert.forecast else " (did not happen)" if alert.did_not_happen else ""
+    lines = [f"{alert.alarm_state}{said}: {alert.title}"]
     since = _when(alert.started_at)
     if alert.status == "resolved":
         until = _when(alert.resolved_at or alert.evaluated_at)
