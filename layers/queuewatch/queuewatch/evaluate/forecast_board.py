@@ -5,7 +5,6 @@ the board, which the next tick puts again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -15,7 +14,6 @@ from queuewatch.adapters.forecast_board import put_board
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.steps import Plan
 from queuewatch.forecast.board import board_of
-from queuewatch.forecast.outlook import NoOutlook, Outlook
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -27,11 +25,11 @@ def publish_forecasts(
     dynamodb: DynamoDBClient,
     table: str,
     planned: Plan,
-    found: Mapping[str, Outlook | NoOutlook],
     result: EvaluationResult,
 ) -> None:
-    """The tick's outlooks (`found`, one per runner type a rule with `forecast:` selects) on the board; nothing
-    without such a rule."""
+    """The tick's outlooks (one per runner type a rule with `forecast:` selects, computed once by the plan) on
+    the board; nothing without such a rule."""
+    found = planned.context.outlooks
     if not found:
         return
     board = board_of(found, planned.context.config.resolved_rules, planned.context.now)
