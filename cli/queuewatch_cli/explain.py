@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from queuewatch.config.forecast import meaning as forecast_meaning
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.config.silent import common_key
 from queuewatch.durations import format_duration
@@ -194,6 +195,7 @@ def _rule(config: Config, spec: RuleSpec, rule: Rule) -> list[str]:
         ("group_by", rule.group_by, "group_by"),
         ("runbook_url", rule.runbook_url or "(none)", "runbook_url"),
         ("dashboard_url", rule.dashboard_url or "(none)", "dashboard_url"),
+        ("forecast", forecast_meaning(rule), "forecast"),
     ]
     lines = [f"rule {rule.name}: match {list(rule.match)}{exclude}"]
     lines += [f"  {key:<16} {value}{_ORIGIN[origins[field]]}" for key, value, field in settings]

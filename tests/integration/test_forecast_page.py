@@ -58,7 +58,7 @@ class Pager:
         self.sent.append({"subject": params.get("Subject"), "alert": json.loads(bodies["default"])})
 
     def tick(self, at: float, inputs: ForecastInputs | None, queue_time: float | None = 0) -> list[dict[str, Any]]:
-        size = None if queue_time is None else (5 if queue_time else 0)
+        size = 5 if queue_time else 0  # read even where the queue's age is not: the forecast can be made
         found = runner_type(NAME, size, queue_time).model_copy(update={"forecast": inputs})
         observation: Snapshot = snapshot(minutes(at), found).model_copy(update={"jobs_tracked": True})
         self.moto.evaluate(observation, self.config)

@@ -38,7 +38,7 @@ CALM = ForecastInputs(window_seconds=600, arrived=1, run_seconds=600, maximum=50
 
 
 def judged(rule: Rule, inputs: ForecastInputs | None, queue_time: float | None = 0) -> tuple[bool | None, bool]:
-    found = runner_type("linux-x64", 0 if queue_time is not None else None, queue_time)
+    found = runner_type("linux-x64", 0, queue_time)  # the jobs waiting read: the forecast can be made
     found = found.model_copy(update={"forecast": inputs})
     verdict = with_forecast(rule, judge(rule, found), outlooks([rule], [found], T0, LaunchCeilings()), found.name)
     return verdict.breached, verdict.forecast is not None

@@ -58,6 +58,19 @@ rules:
   - {name: gpu-queueing, match: ["*-gpu-*"], team: gpu-infra}
 """
 
+FORECASTING = """\
+version: 1
+defaults:
+  rule: {team: ci}
+autoscaler: {prefix: ci}
+runner_types:
+  - {name: linux-x64, queue: {name: ci-linux-x64-queued-builds}}
+  - {name: linux-gpu-a10, queue: {name: ci-linux-gpu-a10-queued-builds}, team: gpu-infra}
+rules:
+  - {name: jobs-queueing, thresholds: {queue_time: 5m}, forecast: 10m}
+  - {name: gpu-queueing, match: ["*-gpu-*"], thresholds: {queue_time: 30m}, priority: P1, team: gpu-infra}
+"""
+
 MEANT = r"did you mean '([^']+)'"
 
 
@@ -145,6 +158,24 @@ MISTAKES = [
     ),
     Mistake("time zone without its _", FLEET, "Europe/Berlin", "America/NewYork", "America/NewYork", r"mean (\S+)\?"),
     Mistake("weeks", FLEET, "10m, team", "10m, window: 4w, team", "4w", r"did you mean (\d+d)\?"),
+    # a forecast that can never page ahead, or that has nothing to read
+    Mistake(
+        "forecast on a rule with no queue_time",
+        FORECASTING,
+        "thresholds: {queue_time: 5m}, forecast: 10m}",
+        "thresholds: {queue_size: 5}, forecast: 10m}",
+        "{queue_size: 5}",
+        r"such as thresholds: (\{[^}]*\})",
+    ),
+    Mistake(
+        "forecast from defaults.rule on a rule with no queue_time",
+        FORECASTING.replace("rule: {team: ci}", "rule: {team: ci, forecast: 10m}"),
+        'gpu-queueing, match: ["*-gpu-*"], thresholds: {queue_time: 30m}',
+        'gpu-queueing, match: ["*-gpu-*"], thresholds: {queue_size: 3}',
+        "{queue_size: 3}",
+        r"write thresholds: (\{[^}]*\})",
+        "warned",
+    ),
 ]
 
 

@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from queuewatch.config.coverage import coverage_findings
+from queuewatch.config.forecast import forecast_findings
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
 from queuewatch.config.lint import cross_checks, label_set_problems, rule_coverage_problems
 from queuewatch.config.messages import translator
@@ -183,7 +184,7 @@ def parse_checked(text: str, source: str = "<config>") -> CheckedConfig:
         ConfigProblem(_render_path(loc), message, _line_of(loc, lines))
         for loc, message in [*rule_coverage_problems(config), *label_set_problems(config)]
     ]
-    findings = [*coverage_findings(config), *silent_findings(config)]
+    findings = [*coverage_findings(config), *silent_findings(config), *forecast_findings(config)]
     across += [
         ConfigProblem(_render_path(f.location), f.message, _line_of(f.location, lines))
         for f in findings
@@ -254,6 +255,14 @@ def _known_keys() -> set[str]:
     return keys | {s.value for s in SignalName}
 
 
+PATH_SETTINGS = ("job_retry", "dead_letter")  # defaults.<these>: the autoscaler's other queues (demand_paths.py)
+_PATH_FORECAST = (
+    "{where} has no forecast: the forecast predicts the build queue's jobs waiting for a runner, while the "
+    "job-retry and dead-letter queues page on what they hold; expected forecast: on a rule with a queue_time "
+    "(rules[].forecast or defaults.rule.forecast), and none here"
+)
+
+
 def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigProblem:
     # Drop pydantic's union-branch labels ("literal['sqs']", "MetricQuery") from the path.
     loc = tuple(
@@ -267,9 +276,12 @@ def _problem(error: Any, lines: Mapping[tuple[str | int, ...], int]) -> ConfigPr
     kind = error["type"]
     if kind == "extra_forbidden":
         unknown = str(loc[-1])
+        if unknown == "forecast" and len(loc) > 1 and loc[-2] in PATH_SETTINGS:
+            return ConfigProblem(_render_path(loc), _PATH_FORECAST.format(where=_render_path(loc[:-1])), line)
         close = difflib.get_close_matches(unknown, sorted(_known_keys()), n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return ConfigProblem(_render_path(loc), f"unknown key {unknown!r}{hint}", line)
+        hint = f"; did you mean {close[0]!r}?" if close and close[0] != unknown else ""
+        elsewhere = "; it is a key elsewhere in the config, not here" if unknown in _known_keys() else ""
+        return ConfigProblem(_render_path(loc), f"unknown key {unknown!r}{hint or elsewhere}", line)
     if kind == "missing":
         return ConfigProblem(_render_path(loc), "required key is missing", line)
     if "[key]" in loc:
