@@ -11,7 +11,7 @@ from forecast_histories import slow_build_up
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.history import HISTORY_SECONDS, JobTimes, PoolCount, forecast_inputs
+from queuewatch.forecast.history import JobTimes, PoolCount, forecast_inputs
 from queuewatch_cli.backtest.forecast import score, with_horizon
 from queuewatch_cli.backtest.forecast_feed import (
     ForecastFeed,
@@ -37,6 +37,8 @@ rules:
     source="t.yaml",
 )
 NAMES = ["linux", "arm", "gpu"]
+TRIAGE = CONFIG.defaults.triage
+WINDOW, HISTORY = TRIAGE.window, TRIAGE.window + TRIAGE.baseline  # what the collector reads
 TARGETS = [WatchedQueue(n, "us-east-1", "1", f"q-{n}", None, CONFIG.signals_for({})) for n in NAMES]
 
 
@@ -45,14 +47,14 @@ def test_each_tick_carries_the_inputs_the_collector_would_read_from_the_same_his
     spans = job_spans(jobs, TARGETS, times=True)
     chosen = forecast_runner_types(CONFIG, NAMES)
     assert chosen == [0, 1]  # the runner types a rule with `forecast:` selects; gpu's rule has none
-    feed = ForecastFeed(spans, NAMES, chosen, maximum_of(CONFIG, None))
+    feed = ForecastFeed(spans, NAMES, chosen, maximum_of(CONFIG, None), window=WINDOW, history=HISTORY)
     times = [t for t in map(JobTimes.of, (j for j in jobs if j.runner_type == "linux")) if t is not None]
     checked, busiest = 0, 0
     for snapshot in JobObservations(CONFIG, TARGETS, [], spans, feed).ticks(T, T + timedelta(hours=4)):
         linux, arm, gpu = snapshot.runner_types
         now = snapshot.collected_at.timestamp()
         # The whole history, read as of the tick: what the collector reads live, job for job.
-        assert linux.forecast == forecast_inputs(times, now, pool=PoolCount(None, 50))
+        assert linux.forecast == forecast_inputs(times, now, pool=PoolCount(None, 50), window=WINDOW, history=HISTORY)
         assert arm.forecast is not None and arm.forecast.arrived == 0 and arm.forecast.maximum is None
         assert gpu.forecast is None
         checked += 1
@@ -64,11 +66,11 @@ def test_each_tick_carries_the_inputs_the_collector_would_read_from_the_same_his
 def test_the_jobs_read_are_those_queued_within_the_history_and_seen_as_of_each_tick() -> None:
     jobs = slow_build_up(T, "linux")
     spans = job_spans(jobs, TARGETS, times=True)
-    feed = ForecastFeed(spans, NAMES, [0], maximum_of(CONFIG, None))
+    feed = ForecastFeed(spans, NAMES, [0], maximum_of(CONFIG, None), window=WINDOW, history=HISTORY)
     at = T + timedelta(hours=2)
     inputs = next(s for s in JobObservations(CONFIG, TARGETS, [], spans, feed).ticks(at, at)).runner_types[0].forecast
     assert inputs is not None
-    read = [j for j in jobs if j.queued_at is not None and at - timedelta(seconds=HISTORY_SECONDS) <= j.queued_at <= at]
+    read = [j for j in jobs if j.queued_at is not None and at - timedelta(seconds=HISTORY) <= j.queued_at <= at]
     running = [j for j in read if j.started_at and j.started_at <= at and j.completed_at and j.completed_at > at]
     assert inputs.running == len(running) > 0
     assert inputs.run_seconds == 40 * 60 and inputs.maximum == 50
@@ -82,7 +84,7 @@ def test_the_maximum_is_the_configs_else_the_one_given_and_counts_come_from_the_
         "counts.csv",
     )
     spans = job_spans(slow_build_up(T, "arm"), TARGETS, times=True)
-    feed = ForecastFeed(spans, NAMES, [1], maximum_of(CONFIG, None), counts)
+    feed = ForecastFeed(spans, NAMES, [1], maximum_of(CONFIG, None), counts, window=WINDOW, history=HISTORY)
     seen = [feed.inputs_at(int((T + timedelta(minutes=m)).timestamp()))[1] for m in (0, 2, 7)]
     assert [(i.runners, i.maximum, i.runners_from, i.runners_age_seconds) for i in seen] == [
         (None, None, None, None),  # before the first count: no maximum read

@@ -1,9 +1,9 @@
 """`backtest --forecast`: each tick's forecast inputs per runner type, as the live collector would read them from
 the same history (queuewatch/forecast/history.py, the definition both share).
 
-The jobs: at each tick, a runner type's jobs queued in the last HISTORY_SECONDS, held in a queue by when they were
-queued (a few hundred per runner type at most), and the shared function reads them as of that tick: a job's later
-start or completion is not seen before it happened.
+The jobs: at each tick, a runner type's jobs queued over the triage's window and baseline (the span the collector
+reads), held in a queue by when they were queued, and the shared function reads them as of that tick: a job's
+later start or completion is not seen before it happened.
 
 The pool: the jobs table does not keep the autoscaler's runner count or its maximum. So:
 - the maximum is the config's runners_maximum_count for the runner type (what `capacity --config` replays),
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from queuewatch.config import Config
 from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.history import HISTORY_SECONDS, JobTimes, PoolCount, forecast_inputs
+from queuewatch.forecast.history import JobTimes, PoolCount, forecast_inputs
 from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch_cli.backtest.jobs import NEVER, JobSpans
 
@@ -111,10 +111,14 @@ class ForecastFeed:
         chosen: list[int],
         maximum: Callable[[str], int | None],
         counts: dict[str, RunnerCounts] | None = None,
+        *,
+        window: int,
+        history: int,
     ) -> None:
         assert len(spans.started) == len(spans), "job_spans(..., times=True) keeps the starts a forecast needs"
         self.spans = spans
         self.chosen = chosen
+        self.window, self.history = window, history
         wanted = set(chosen)
         self.order = sorted(
             (j for j in range(len(spans)) if spans.runner_types[j] in wanted), key=spans.began.__getitem__
@@ -141,9 +145,10 @@ class ForecastFeed:
         found: dict[int, ForecastInputs] = {}
         for index in self.chosen:
             held = self.held[index]
-            while held and held[0].queued < tick - HISTORY_SECONDS:
+            while held and held[0].queued < tick - self.history:
                 held.popleft()
-            found[index] = forecast_inputs(held, float(tick), pool=self._pool(index, tick))
+            pool = self._pool(index, tick)
+            found[index] = forecast_inputs(held, float(tick), window=self.window, history=self.history, pool=pool)
         return found
 
     def _pool(self, index: int, tick: int) -> PoolCount:

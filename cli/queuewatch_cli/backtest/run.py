@@ -245,7 +245,20 @@ def _job_ticks(
     )
 
     def observations() -> JobObservations:
-        feed = ForecastFeed(spans, names, chosen, maximum, pools.counts) if pools is not None else None
+        triage = config.defaults.triage  # the collector reads the triage's window and baseline
+        feed = (
+            ForecastFeed(
+                spans,
+                names,
+                chosen,
+                maximum,
+                pools.counts,
+                window=triage.window,
+                history=triage.window + triage.baseline,
+            )
+            if pools is not None
+            else None
+        )
         return JobObservations(config, targets, discovery, spans, feed)
 
     if records is None:
