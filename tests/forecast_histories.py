@@ -69,10 +69,10 @@ def slow_build_up(start: datetime, runner_type: str, *, maximum: int = 50) -> li
 
 
 def bursts(start: datetime, runner_type: str, *, maximum: int = 50, hours: int = 8) -> list[JobRecord]:
-    """Jobs that run 10 minutes, one every 5 minutes, and every two hours a burst of 60 jobs in 5 minutes that the
+    """Jobs that run 10 minutes, one every 5 minutes, and every two hours a burst of 90 jobs in 5 minutes that the
     pool of 50 clears by itself within minutes: no job waits long, however the burst looks at its start."""
 
     def rate(minute: float) -> float:
-        return 0.2 + (12.0 if minute % 120 < 5 else 0.0)
+        return 0.2 + (18.0 if minute % 120 < 5 else 0.0)
 
     return served(start, arrivals(rate, hours * 60), runner_type, maximum=maximum, run=10 * 60, startup=60)

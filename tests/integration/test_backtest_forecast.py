@@ -104,7 +104,7 @@ def test_a_slow_build_up_is_paged_ten_minutes_before_the_plain_rule_and_the_page
     assert page.forecast and "linux.2xlarge forecast to queue past 30m in " in page.subject
     [ahead] = [figures.forecast.text() for figures in page.runner_types if figures.forecast]
     assert ahead.startswith("will queue past 30m in about "), ahead
-    assert re.search(r": \d+ jobs arrived in 10m, \d+ runners? left of 50, jobs run about 40m", ahead), ahead
+    assert re.search(r": \d+ jobs arrived in 15m, \d+ runners? left of 50, jobs run about 40m", ahead), ahead
 
 
 def test_bursts_that_clear_by_themselves_page_within_the_budget_at_the_horizon_suggest_chooses(
