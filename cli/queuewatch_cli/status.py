@@ -39,6 +39,7 @@ from queuewatch.wording import moment as said_at
 from queuewatch.wording import plural
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
+from queuewatch_cli.status_forecast import forecast_document, forecast_lines, read_forecasts
 from queuewatch_cli.unrouted import last_day, unrouted_lines
 from queuewatch_cli.windows import status_window_lines
 
@@ -447,9 +448,10 @@ def show_status(
                 path_figures[rule], path_note = latest_figures(cloudwatch, namespace, stack, on_path, now, metrics)
                 note = note or path_note
     view = build_view(state, now, figures, note, config, path_figures)
+    board, board_note = read_forecasts(client, table)
     if as_json:
-        return json.dumps(status_document(view), indent=2)
-    return "\n".join(text_lines(view, table, now))
+        return json.dumps({**status_document(view), "forecast": forecast_document(board, board_note)}, indent=2)
+    return "\n".join([*text_lines(view, table, now), *forecast_lines(board, now, board_note)])
 
 
 def _window_lines(target: Target, config: Config | None, client: Any, now: datetime) -> list[str]:

@@ -15,6 +15,7 @@ from queuewatch.adapters.github_status import read_github_status
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
+from queuewatch.forecast.metrics import record_forecasts
 from queuewatch.settings import EvaluateSettings, cached_config
 from queuewatch.snapshot import Snapshot
 from queuewatch.telemetry import record_tick
@@ -66,6 +67,14 @@ def lambda_handler(record: DestinationRecord, context: LambdaContext) -> dict[st
     )
     snapshot = observation if isinstance(observation, Snapshot) else None
     record_tick(metrics, snapshot, result, settings.runner_type_metrics, stack=settings.stack_name)
+    alerting = {key.runner_type for key in (*result.firing, *result.pending)}
+    record_forecasts(
+        result.forecast_board,
+        metrics.namespace,
+        settings.runner_type_metrics,
+        stack=settings.stack_name,
+        alerting=alerting,
+    )
     log = logger.error if result.pages_failed else logger.info
     log(
         "evaluated",

@@ -77,7 +77,7 @@ def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: 
 
     text = show_status(dynamodb, "state", minutes(3.5), as_json=False)  # no CloudWatch client: no figures
 
-    assert calls == ["Query"]
+    assert calls == ["Query", "GetItem"]  # the state partition, and the forecasts' board beside it
     assert "alerts last changed: 2026-11-21 18:03 UTC (30s ago)" in text
     alerts = text.split("alerts pending or firing: ")[1].split("active silences")[0]
     # The team silence holds back rocm's alerts, never queuewatch's own page about rocm.gpu's signals.

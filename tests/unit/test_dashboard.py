@@ -18,6 +18,8 @@ from support import T0, load_template, runner_type, snapshot
 from queuewatch.alert_state import InstanceKey
 from queuewatch.config.load import load_config
 from queuewatch.evaluate import EvaluationResult
+from queuewatch.forecast.board import ForecastBoard, RunnerTypeForecast
+from queuewatch.forecast.metrics import record_forecasts
 from queuewatch.telemetry import record_job, record_tick
 from queuewatch.track.stage import TrackResult
 from queuewatch_cli.build import draw_thresholds
@@ -86,7 +88,7 @@ STAT = re.compile(r"^(Maximum|Minimum|Average|Sum|SampleCount|p\d{1,2}(\.\d+)?)$
 SEARCH_CALL = re.compile(r"SEARCH\('(?P<term>[^']*)', '(?P<stat>[^']+)', (?P<period>\d+)\)")
 SCHEMA = re.compile(r"^\{(?P<parts>[^{}]+)\}")
 TERM = re.compile(r'(?P<key>\w+)="(?P<value>[^"]*)"')
-EXPRESSION = re.compile(r"^(SORT\(|FILL\(|SEARCH\(|, |\d+\)|0\)|MAX|DESC|\)|\s)+")
+EXPRESSION = re.compile(r"^(SORT\(|FILL\(|SEARCH\(|, |\d+\)|0\)|MAX|MIN|DESC|ASC|\)|\s)+")
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +168,7 @@ def test_each_metric_entry_is_a_metric_or_a_well_formed_expression(body: dict[st
                 # Only SORT, FILL and SEARCH around the search term; a SORT keeps a bounded number.
                 outside = SEARCH_CALL.sub("", expression)
                 assert EXPRESSION.fullmatch(outside), outside
-                kept = re.search(r"DESC, (\d+)\)$", expression)
+                kept = re.search(r"(?:DESC|ASC), (\d+)\)$", expression)
                 total += int(kept.group(1)) if kept else SEARCH_SERIES
                 for call in SEARCH_CALL.finditer(expression):
                     assert STAT.match(call.group("stat")) and int(call.group("period")) % 60 == 0
@@ -195,6 +197,9 @@ def emitted_metrics(
     )
     record_tick(metrics, tick, result, "queued", stack=STACK)
     metrics.flush_metrics()
+    filling = RunnerTypeForecast(name="linux.2xlarge", horizon_seconds=600, runners_left=3, maximum=50,
+                                 full_in_seconds=360)  # fmt: skip
+    record_forecasts(ForecastBoard(at=T0, forecasts=[filling]), "Queuewatch", stack=STACK)
     job = TrackResult(outcome="applied", action="in_progress", job_id=1, status="in_progress",
                       runner_type="linux.2xlarge", queue_seconds=42.0)  # fmt: skip
     record_job(job, "Queuewatch", stack=STACK)
@@ -250,7 +255,8 @@ def test_every_metric_the_dashboard_graphs_is_one_the_functions_emit(
             graphed.add(metric)
     # What the issue asks the dashboard to show, by the names telemetry.py gives them.
     assert {"QueueTime", "QueueSize", "JobQueueTime", "AlertsFiring", "RunnerTypesDegraded", "PagesSent",
-            "PagesFailed", "Heartbeat", "JobEventsRefused"} <= graphed  # fmt: skip
+            "PagesFailed", "Heartbeat", "JobEventsRefused", "ForecastHeadroom", "RunnerTypesFullSoon",
+            "RunnerTypesForecastLate", "RunnerTypesWithoutForecast"} <= graphed  # fmt: skip
 
 
 def test_per_runner_type_metrics_are_per_stack(

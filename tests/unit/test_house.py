@@ -49,6 +49,7 @@ CORE = [
     "autoscaler",
     "matcher",
     "track.matching",
+    "forecast.history",
 ]
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")

@@ -43,3 +43,24 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     backtest.add_argument(
         "--incidents", metavar="FILE", help="--suggest: incidents to page, one a line: START [END] [RUNNER_TYPE,...]"
     )
+    backtest.add_argument(
+        "--forecast",
+        nargs="?",
+        const="config",
+        metavar="HORIZON",
+        help="replay each rule with its forecast beside the same rule without it (the tracked jobs): the warning "
+        "gained per incident, the forecast pages that did not happen; HORIZON (such as 10m) tries it on every rule "
+        "with a queue_time threshold",
+    )
+    backtest.add_argument(
+        "--max",
+        type=int,
+        metavar="N",
+        help="--forecast: the autoscaler's maximum runners for runner types whose config gives no "
+        "runners_maximum_count",
+    )
+    backtest.add_argument(
+        "--runner-counts",
+        metavar="FILE",
+        help="--forecast: the scale-up's Current runners counts, CSV with columns time,runner_type,runners,maximum",
+    )

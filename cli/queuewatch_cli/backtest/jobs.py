@@ -17,8 +17,9 @@ import math
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
@@ -26,6 +27,9 @@ from queuewatch.jobs import QUEUED_LIMIT, JobRecord, github_hosted
 from queuewatch.runner_names import RunnerTypeNames
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
+
+if TYPE_CHECKING:
+    from queuewatch_cli.backtest.forecast_feed import ForecastFeed
 
 TICK = 60
 NEVER = 2**62  # a job still waiting when its history was read
@@ -55,12 +59,16 @@ class JobSpans:
     unmatched: int = 0  # no watched runner type serves them
     hosted: int = 0  # for GitHub's own hosted runners: no runner type of this fleet's should
     first_queued: int | None = None  # epoch seconds: the earliest job of a watched runner type read
+    # With a forecast (forecast_feed.py): each job's start and completion, epoch seconds (NEVER: none), else empty.
+    started: array[int] = field(default_factory=lambda: array("q"))
+    completed: array[int] = field(default_factory=lambda: array("q"))
 
     def __len__(self) -> int:
         return len(self.began)
 
 
-def job_spans(jobs: Iterable[JobRecord], targets: list[WatchedQueue]) -> JobSpans:
+def job_spans(jobs: Iterable[JobRecord], targets: list[WatchedQueue], times: bool = False) -> JobSpans:
+    """The jobs' waits; with `times`, their starts and completions too (16 bytes a job more), for a forecast."""
     index = {target.runner_type: i for i, target in enumerate(targets)}
     names = RunnerTypeNames(index)  # the live collector's resolver: a discovered name's jobs whatever its case
     spans = JobSpans(array("i"), array("q"), array("q"))
@@ -85,6 +93,9 @@ def job_spans(jobs: Iterable[JobRecord], targets: list[WatchedQueue]) -> JobSpan
         # Lost past GitHub's limit: the collector stops counting it the moment it is older than that.
         limit = int((began + QUEUED_LIMIT).timestamp()) + 1
         spans.ended.append(min(limit, math.ceil(ended.timestamp()) if ended is not None else NEVER))
+        if times:
+            spans.started.append(int(job.started_at.timestamp()) if job.started_at else NEVER)
+            spans.completed.append(int(job.completed_at.timestamp()) if job.completed_at else NEVER)
     return spans
 
 
@@ -92,12 +103,18 @@ class JobObservations:
     """The ticks of a range as Snapshots, rebuilt from the jobs' waits."""
 
     def __init__(
-        self, config: Config, targets: list[WatchedQueue], discovery: list[DiscoveryResult], spans: JobSpans
+        self,
+        config: Config,
+        targets: list[WatchedQueue],
+        discovery: list[DiscoveryResult],
+        spans: JobSpans,
+        forecast: ForecastFeed | None = None,
     ) -> None:
         self.config = config
         self.targets = targets
         self.discovery = discovery
         self.spans = spans
+        self.forecast = forecast  # each forecast runner type's inputs at each tick, as the collector reads them
 
     def ticks(self, start: datetime, end: datetime) -> Iterator[Snapshot]:
         """A Snapshot for every minute from start to end (whole minutes), in order: at each tick, the jobs
@@ -140,10 +157,14 @@ class JobObservations:
                     shown[where] = figures
                     current[where] = self._observed(where, count[where], None if oldest is None else tick - oldest)
             now = datetime.fromtimestamp(tick, UTC)
+            observed = list(current)
+            if self.forecast is not None:
+                for where, inputs in self.forecast.inputs_at(tick).items():
+                    observed[where] = observed[where].model_copy(update={"forecast": inputs})
             yield Snapshot.model_construct(
                 snapshot_id=f"backtest-{now:%Y%m%dT%H%M}",
                 collected_at=now,
-                runner_types=list(current),
+                runner_types=observed,
                 discovery=self.discovery,
                 triage_window_seconds=triage.window,
                 baseline_seconds=triage.baseline,

@@ -35,6 +35,14 @@ from queuewatch.jobs import QUEUED_LIMIT, JobRecord
 from queuewatch.signals import JOBS_SOURCE
 from queuewatch.snapshot import DiscoveryResult, Snapshot
 from queuewatch.wording import moment
+from queuewatch_cli.backtest.forecast import ForecastReplays, forecast_lines, with_horizon
+from queuewatch_cli.backtest.forecast_feed import (
+    ForecastFeed,
+    RunnerCounts,
+    forecast_runner_types,
+    maximum_of,
+    read_runner_counts,
+)
 from queuewatch_cli.backtest.history import TICK, ChunkRead, Observations, coarser_parts, plan_history
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
@@ -46,6 +54,7 @@ from queuewatch_cli.plotting import plot_problem
 
 PLACEHOLDER_ACCOUNT = "000000000000"  # where the caller's account cannot be read: history is read by queue name
 JOBS, CLOUDWATCH = "jobs", "cloudwatch"
+FORECAST_AS_CONFIGURED = "config"  # --forecast with no horizon: each rule's own
 UNANSWERED = (ReadTimeoutError, ConnectTimeoutError, ConnectionClosedError, EndpointConnectionError)
 
 
@@ -55,6 +64,15 @@ class Extent:
 
     held_from: datetime | None = None  # None: from --from (or not known: CloudWatch answers for its range)
     jobs: list[JobRecord] | None = None  # the tracked jobs read (None: CloudWatch's history), for --suggest's SLOs
+    unforecast: list[str] = field(default_factory=list)  # forecast runner types with no maximum: no forecast
+
+
+@dataclass(frozen=True)
+class PoolSource:
+    """--forecast: where the replay's runner counts and maximums come from (forecast_feed.py)."""
+
+    maximum: int | None = None  # --max: for runner types whose config gives no runners_maximum_count
+    counts: dict[str, RunnerCounts] = field(default_factory=dict)  # --runner-counts: the scale-up's own counts
 
 
 @dataclass
@@ -129,10 +147,12 @@ def history_source(
     jobs_table: str | None = None,
     notes: list[str],
     extent: Extent | None = None,
+    pools: PoolSource | None = None,
 ) -> Callable[[], Iterator[Snapshot]]:
     """The history's observations, one a minute from start to end, each call from the first (backtest replays
     them once, --suggest once per pass): the tracked jobs are read here, once, and rebuilt at each call;
-    CloudWatch is read at each call."""
+    CloudWatch is read at each call. With `pools` (--forecast, the tracked jobs only), each forecast runner
+    type's inputs ride on its observation, as the live collector's do."""
     if end <= start:
         raise QueuewatchError(f"--to {moment(end)} is not after --from {moment(start)}")
     if end > now:
@@ -144,7 +164,10 @@ def history_source(
         # Replayed, it would page the monitor for the whole range: a failure of today's listing, not of the history.
         raise QueuewatchError(f"discovery of {failed.pattern} in {failed.region}: listing the queues: {failed.error}")
     if jobs_table is not None:
-        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes, extent or Extent())
+        extent = extent if extent is not None else Extent()
+        return _job_ticks(config, clients, jobs_table, targets, discovery, start, end, notes, extent, pools)
+    if pools is not None:
+        raise QueuewatchError("--forecast replays the tracked jobs: --stack NAME or --jobs-table TABLE")
     return lambda: _cloudwatch_ticks(config, clients, targets, discovery, start, end, now, progress, notes)
 
 
@@ -181,6 +204,7 @@ def _job_ticks(
     end: datetime,
     notes: list[str],
     extent: Extent,
+    pools: PoolSource | None = None,
 ) -> Callable[[], Iterator[Snapshot]]:
     # A job queued up to GitHub's limit before the first tick may still wait at it. Every runner type's jobs:
     # those this config does not watch are counted, a sign that it names runner types otherwise than the stack.
@@ -191,7 +215,7 @@ def _job_ticks(
         # The SLO replay and --suggest's objective need the records themselves; without SLOs the spans alone,
         # three compact arrays, are held (a fortnight at 50,000 jobs a day held as records takes over 1 GB).
         records = list(history) if config.slos else None
-        spans = job_spans(history if records is None else records, targets)
+        spans = job_spans(history if records is None else records, targets, times=pools is not None)
     except UNANSWERED:
         raise  # the endpoint did not answer: the command's failure says so (failures.py), not a bad request
     except (ClientError, BotoCoreError) as error:  # a history with holes would replay as idle queues: stop
@@ -213,11 +237,33 @@ def _job_ticks(
         )
     # Before the history's first job no job waits: the ticks there would be idle ones, so they are not replayed.
     first_tick = extent.held_from or start
-    if records is None:
-        return lambda: JobObservations(config, targets, discovery, spans).ticks(first_tick, end)
-    return lambda: _with_slos(
-        config, records, JobObservations(config, targets, discovery, spans).ticks(first_tick, end)
+    names = [target.runner_type for target in targets]
+    chosen = forecast_runner_types(config, names) if pools is not None else []
+    maximum = maximum_of(config, pools.maximum if pools else None)
+    extent.unforecast = (
+        [names[i] for i in chosen if maximum(names[i]) is None and names[i] not in pools.counts] if pools else []
     )
+
+    def observations() -> JobObservations:
+        triage = config.defaults.triage  # the collector reads the triage's window and baseline
+        feed = (
+            ForecastFeed(
+                spans,
+                names,
+                chosen,
+                maximum,
+                pools.counts,
+                window=triage.window,
+                history=triage.window + triage.baseline,
+            )
+            if pools is not None
+            else None
+        )
+        return JobObservations(config, targets, discovery, spans, feed)
+
+    if records is None:
+        return lambda: observations().ticks(first_tick, end)
+    return lambda: _with_slos(config, records, observations().ticks(first_tick, end))
 
 
 def _with_slos(config: Config, records: list[JobRecord], ticks: Iterator[Snapshot]) -> Iterator[Snapshot]:
@@ -288,21 +334,11 @@ def run_backtest(
         end = parse_moment(args.end, now, "--to")
         if args.region:
             configs = [(path, _in_region(config, args.region)) for path, config in configs]
+        pools = _pools(args)
         if getattr(args, "suggest", False):
-            from queuewatch_cli.backtest.suggest import HeldTicks, run_suggest
-
-            config = configs[0][1]
-            notes: list[str] = []
-            extent = Extent()
-            source = history_source(
-                config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes, extent=extent
-            )
-            minutes = int((end - start).total_seconds() // 60) + 1
-            # CloudWatch is read at each call: read once and held, while small. The jobs are held already.
-            ticks = source if jobs_table is not None else HeldTicks(source, minutes)
-            for note in notes:
-                out(f"note: {note}")
-            return run_suggest(args, config, ticks, start, end, out, held_from=extent.held_from, jobs=extent.jobs)
+            return _suggest(args, configs[0][1], clients, start, end, now, jobs_table, pools, out)
+        if pools is not None:
+            return _run_forecast(args, configs, clients, start, end, now, jobs_table, pools, out)
         if getattr(args, "budget", None) or getattr(args, "incidents", None):
             raise QueuewatchError("--budget and --incidents go with --suggest")
         outcomes = [
@@ -337,6 +373,101 @@ def run_backtest(
     if args.plot and outcomes[0].timeline is not None:
         outcomes[0].timeline.draw(args.plot, outcomes[1].timeline if len(outcomes) == 2 else None)
         out(f"timeline written to {args.plot}")
+    return 0
+
+
+def _suggest(
+    args: argparse.Namespace,
+    config: Config,
+    clients: AwsClients,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    jobs_table: str | None,
+    pools: PoolSource | None,
+    out: Callable[[str], None],
+) -> int:
+    """--suggest: thresholds for a page budget; with --forecast, the horizon."""
+    from queuewatch_cli.backtest.suggest import HeldTicks, run_suggest
+
+    notes: list[str] = []
+    extent = Extent()
+    if pools is not None:
+        from queuewatch_cli.backtest.suggest_horizon import HORIZON_LADDER, run_horizon_suggest
+
+        if args.compare:
+            raise QueuewatchError("--suggest replays one config: drop --compare")
+        # Every rule with a queue_time threshold is tried with a forecast: its runner types need the inputs.
+        config = with_horizon(config, HORIZON_LADDER[-1])
+        forecast = history_source(
+            config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes, extent=extent, pools=pools
+        )
+        for note in notes:
+            out(f"note: {note}")
+        return run_horizon_suggest(args, config, forecast, start, end, out, held_from=extent.held_from)
+    source = history_source(config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes, extent=extent)
+    minutes = int((end - start).total_seconds() // 60) + 1
+    # CloudWatch is read at each call: read once and held, while small. The jobs are held already.
+    ticks = source if jobs_table is not None else HeldTicks(source, minutes)
+    for note in notes:
+        out(f"note: {note}")
+    return run_suggest(args, config, ticks, start, end, out, held_from=extent.held_from, jobs=extent.jobs)
+
+
+def _pools(args: argparse.Namespace) -> PoolSource | None:
+    """--forecast's pool options; None without --forecast (and then neither --max nor --runner-counts)."""
+    maximum, counts = getattr(args, "max", None), getattr(args, "runner_counts", None)
+    if not getattr(args, "forecast", None):
+        if maximum is not None or counts:
+            raise QueuewatchError("--max and --runner-counts go with --forecast")
+        return None
+    if maximum is not None and maximum < 1:
+        raise QueuewatchError(f"--max: found {maximum}, expected the autoscaler's maximum runners, 1 or more")
+    return PoolSource(maximum, read_runner_counts(counts) if counts else {})
+
+
+def forecast_config(config: Config, given: str) -> Config:
+    """--forecast: the config's own horizons (`config`), or HORIZON tried on every rule with a queue_time."""
+    if given == FORECAST_AS_CONFIGURED:
+        return config
+    try:
+        horizon = parse_duration(given)
+        return with_horizon(config, horizon)
+    except ValueError as error:
+        raise QueuewatchError(
+            f"--forecast: found {given!r}, expected a horizon from 1m to 1h such as 10m ({error})"
+        ) from None
+
+
+def _run_forecast(
+    args: argparse.Namespace,
+    configs: list[tuple[str, Config]],
+    clients: AwsClients,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    jobs_table: str | None,
+    pools: PoolSource,
+    out: Callable[[str], None],
+) -> int:
+    if len(configs) > 1:
+        raise QueuewatchError("--forecast replays one config beside itself without the forecast: drop --compare")
+    if jobs_table is None:
+        raise QueuewatchError("--forecast replays the tracked jobs: --stack NAME or --jobs-table TABLE")
+    path, config = configs[0]
+    config = forecast_config(config, args.forecast)
+    replays = ForecastReplays.of(config)
+    notes: list[str] = []
+    extent = Extent()
+    ticks = history_source(
+        config, clients, start, end, now=now, jobs_table=jobs_table, notes=notes, extent=extent, pools=pools
+    )
+    replays.run(ticks())
+    out(f"replayed: {_described(JOBS, jobs_table)}")
+    for note in notes:
+        out(f"note: {note}")
+    out("\n".join(report(path, replays.forecast.episodes, start, end)))
+    out("\n".join(forecast_lines(replays.scores(end), start, end, extent.unforecast)))
     return 0
 
 

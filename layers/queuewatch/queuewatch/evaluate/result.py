@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AwareDatetime, BaseModel, Field, PlainSerializer
 
 from queuewatch.alert_state import InstanceKey
+from queuewatch.forecast.board import ForecastBoard
 
 Instance = Annotated[InstanceKey, PlainSerializer(str, return_type=str)]  # "rule#runner_type" in JSON
 
@@ -25,3 +26,5 @@ class EvaluationResult(BaseModel):
     deferred: list[str] = Field(default_factory=list, description="groups left to the next tick: out of time")
     writes: int = 0
     read_units: float = 0.0
+    # The tick's forecasts (evaluate/forecast_board.py), for its metrics; not part of the returned document.
+    forecast_board: ForecastBoard | None = Field(default=None, exclude=True)

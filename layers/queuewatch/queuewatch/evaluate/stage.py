@@ -45,6 +45,7 @@ from queuewatch.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, 
 from queuewatch.config import Config
 from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
+from queuewatch.evaluate.forecast_board import publish_forecasts
 from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.plan import plan
 from queuewatch.evaluate.result import EvaluationResult
@@ -96,6 +97,7 @@ def evaluate(
 
     planned = plan(config, state, observation, now, github)
     memory.judged(now)
+    publish_forecasts(dynamodb, stack.table, planned, result)  # for status and the dashboard
     result.firing = planned.with_status(Status.FIRING)
     result.pending = planned.with_status(Status.PENDING)
     result.degraded = sorted(planned.degraded)
