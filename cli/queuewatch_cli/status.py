@@ -451,7 +451,9 @@ def show_status(
     board, board_note = read_forecasts(client, table)
     if as_json:
         return json.dumps({**status_document(view), "forecast": forecast_document(board, board_note)}, indent=2)
-    return "\n".join([*text_lines(view, table, now), *forecast_lines(board, now, board_note)])
+    forecasting = config is None or any(rule.forecast_horizon is not None for rule in config.resolved_rules)
+    shown = forecast_lines(board, now, board_note) if board is not None or forecasting else []
+    return "\n".join([*text_lines(view, table, now), *shown])
 
 
 def _window_lines(target: Target, config: Config | None, client: Any, now: datetime) -> list[str]:

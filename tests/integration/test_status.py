@@ -90,8 +90,11 @@ def test_status_shows_alerts_silences_the_last_tick_and_degraded_signals(stack: 
     assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC" in alerts
     assert "active silences: 1\n  s-rocm  by alice until 2026-11-21 19:00 UTC" in text and "s-old" not in text
     assert "team=rocm" in text and "rocm migration" in text
-    degraded = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
-    assert degraded == (  # what it cannot see, and why, under it
+    degraded_text = text.split("degraded signals (the queuewatch-health rule's instances): ")[1]
+    degraded_text, _, forecasts = degraded_text.partition("\nforecasts: ")
+    # without the config, status cannot tell whether a rule forecasts: it says none were published
+    assert forecasts.startswith("none published")
+    assert degraded_text == (  # what it cannot see, and why, under it
         "1\n  rocm.gpu: firing since 2026-11-21 18:02 UTC\n"
         "    queue_size: GetQueueAttributes failed: QueueDoesNotExist; queue_time: GetQueueAttributes failed: "
         "QueueDoesNotExist"
@@ -234,6 +237,7 @@ def test_a_pending_alert_says_when_it_fires_if_nothing_changes(stack: StackInMot
         "    linux.4xlarge: pending since 2026-11-21 18:03 UTC, fires at 2026-11-21 18:05 UTC (in 1m) "
         "if nothing changes" in text
     )
+    assert "forecasts:" not in text  # the config has no forecast rule: nothing to say of forecasts
     unknown = show_status(stack.dynamodb, "state", minutes(3.5), as_json=False)  # no config: no pending period
     assert "    linux.4xlarge: pending since 2026-11-21 18:03 UTC\n" in unknown
 

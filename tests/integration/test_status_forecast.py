@@ -34,7 +34,7 @@ rules:
     source="test.yaml",
 )
 FILLING = ForecastInputs(window_seconds=600, arrived=42, run_seconds=2400, startup_seconds=60, running=47,
-                         running_seconds=600, runners=47, maximum=50, runners_from="log")  # fmt: skip
+                         running_seconds=60, runners=47, maximum=50, runners_from="log")  # fmt: skip
 CALM = ForecastInputs(window_seconds=600, arrived=3, run_seconds=600, running=5, running_seconds=60, maximum=50)
 
 
