@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
@@ -151,6 +152,7 @@ def measure(size: int) -> dict[str, Any]:
     targets = _targets(size)
     index_of = {t.runner_type: i for i, t in enumerate(targets)}
     spans = Spans(NOW, 60, WINDOW, BASELINE)
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)  # the stack's clients take the function's region
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         create_jobs_table(dynamodb, TABLE)
