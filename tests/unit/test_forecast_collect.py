@@ -132,3 +132,13 @@ def test_a_metric_count_is_taken_where_the_config_names_one_and_the_tick_read_it
         name="linux", region="us-east-1", queue_name="q", signals={SignalName.TOTAL_RUNNERS: Reading.of(30)}
     )
     assert count_from_metrics(bare, T0) is None
+
+
+def test_the_bounds_the_performance_doc_states_are_the_collectors() -> None:
+    from queuewatch.collect.autoscaler_log import MAX_COUNTS_PER_TICK
+    from queuewatch_cli.localrun import REPO_ROOT
+
+    doc = (REPO_ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    section = doc.split("## The forecast a tick", 1)[1].split("\n## ", 1)[0]
+    assert f"at most {MAX_COUNTS_PER_TICK} runner types a tick" in section
+    assert f"older than {STALE_COUNT_SECONDS // 60} minutes" in section
