@@ -37,7 +37,7 @@ from moto import mock_aws
 from bench.counting import CallLog, counting_session
 from bench.fleet import item_bytes
 from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job, queued_jobs, record_from
+from queuewatch.adapters.job_store import _attributes, create_jobs_table, queued_jobs, record_from
 from queuewatch.autoscaler_log import LogRow, latest_counts
 from queuewatch.collect.autoscaler_log import logs_query, read_runner_counts
 from queuewatch.collect.forecast import demand_from_history, forecast_inputs
@@ -47,7 +47,7 @@ from queuewatch.collect.queues import WatchedQueue
 from queuewatch.collect.readings import Spans
 from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.forecast.outlook import Outlook, outlook
-from queuewatch.jobs import BUCKET, PROGRESS, QUEUED_AT, JobRecord, history_buckets
+from queuewatch.jobs import BUCKET, JOB_PREFIX, PROGRESS, QUEUED_AT, JobRecord, history_buckets
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
 
 REGION = "us-east-1"
@@ -104,6 +104,14 @@ def fleet_jobs(size: int) -> list[JobRecord]:
     return jobs
 
 
+def _put_jobs(dynamodb: Any, jobs: list[JobRecord]) -> None:
+    """The jobs as the track stage stores them (job_store's item layout), 25 a batch: seeding, not measured."""
+    items = [{"pk": {"S": f"{JOB_PREFIX}{job.job_id}"}, **_attributes(job)} for job in jobs]
+    for first in range(0, len(items), 25):
+        batch = [{"PutRequest": {"Item": item}} for item in items[first : first + 25]]
+        dynamodb.batch_write_item(RequestItems={TABLE: batch})
+
+
 def _targets(size: int) -> list[WatchedQueue]:
     return [
         WatchedQueue(
@@ -156,8 +164,7 @@ def measure(size: int) -> dict[str, Any]:
     with mock_aws():
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         create_jobs_table(dynamodb, TABLE)
-        for job in jobs:
-            put_job(dynamodb, TABLE, job, "bench")
+        _put_jobs(dynamodb, jobs)
         logs = boto3.client("logs", region_name=REGION)
         _seed_lines(logs, jobs)
         queued = list(queued_jobs(dynamodb, TABLE))
@@ -195,6 +202,12 @@ def measure(size: int) -> dict[str, Any]:
         }
         collect_cpu = time.process_time() - cpu
     outlook_cpu, outlooks, late = _outlooks(inputs, queued)
+    # the worst case: a count for every runner type (a `max_runners` metric each), a run time for each
+    every = {
+        name: found.model_copy(update={"maximum": MAXIMUM, "run_seconds": found.run_seconds or 600.0})
+        for name, found in inputs.items()
+    }
+    every_cpu, _, _ = _outlooks(every, queued)
     return {
         "runner_types": size,
         "jobs_in_span": len(jobs),
@@ -209,6 +222,7 @@ def measure(size: int) -> dict[str, Any]:
         "collect_cpu_seconds": round(collect_cpu, 3),
         "outlook_cpu_seconds": round(outlook_cpu, 3),
         "outlooks": outlooks,
+        "outlook_cpu_every_seconds": round(every_cpu, 3),
         "late": late,
         "error": read.error,
     }
@@ -235,7 +249,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for row in rows:
         queries = row["calls"].get("dynamodb.Query", 0)
-        fits = row["collect_cpu_seconds"] <= COLLECT_MARGIN_S and row["outlook_cpu_seconds"] <= EVALUATE_MARGIN_S
+        worst = max(row["outlook_cpu_seconds"], row.get("outlook_cpu_every_seconds", 0.0))
+        fits = row["collect_cpu_seconds"] <= COLLECT_MARGIN_S and worst <= EVALUATE_MARGIN_S
         out.append(
             f"{'PASS' if fits and not row['error'] else 'FAIL'}  {row['runner_types']:>5,} runner types: "
             f"{queries} Query page(s), {row['read_units']:.1f} read units, {row['jobs_returned']:,} jobs returned; "
@@ -243,7 +258,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
             f"{row['counts_read']} counts read ({row['counts_past_bound']} past the bound); "
             f"the collector's added CPU {row['collect_cpu_seconds'] * 1000:.0f} ms "
             f"(margin {COLLECT_MARGIN_S * 1000:.0f} ms); the forecast's CPU {row['outlook_cpu_seconds'] * 1000:.0f} ms "
-            f"for {row['outlooks']:,} outlooks, {row['late']} late (margin {EVALUATE_MARGIN_S:.2f} s); "
+            f"for {row['outlooks']:,} outlooks, {row['late']} late, {worst * 1000:.0f} ms with one for every runner "
+            f"type (margin {EVALUATE_MARGIN_S:.2f} s); "
             f"{row['wall_seconds_moto'] * 1000:.0f} ms wall (moto in-process)"
         )
     return out
