@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from bench.forecast_cost import forecast_section
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from bench.words_cost import words_section
 from queuewatch_cli.build import TemplateLoader
@@ -374,6 +375,7 @@ def render(results: dict[str, Any]) -> str:
     add("")
     out += tracking_section()
     out += words_section()
+    out += forecast_section()
     return "\n".join(out)
 
 

@@ -11,6 +11,7 @@ import pytest
 from support import T0, runner_type, snapshot
 
 from queuewatch import wire as wire_module
+from queuewatch.forecast.inputs import ForecastInputs
 from queuewatch.snapshot import Snapshot
 from queuewatch.wire import COMPRESS_ABOVE_BYTES, MAX_PAYLOAD_BYTES, SnapshotTooLarge, decode_snapshot, encode_snapshot
 
@@ -92,3 +93,44 @@ def test_a_payload_that_expands_without_bound_is_rejected(monkeypatch: pytest.Mo
     monkeypatch.setattr(wire_module, "MAX_DECODED_BYTES", 100_000)
     with pytest.raises(ValueError, match="expands past"):
         decode_snapshot(payload)
+
+
+def with_forecast_inputs(fleet_snapshot: Snapshot, seed: int = 11) -> Snapshot:
+    """Every runner type under a forecast rule, as the collector fills them (collect/forecast.py): most idle
+    (no job in the window, no count read), a tenth busy, a hundredth at their maximum; figures as varied as
+    production's, so compression gains nothing from repetition it would not meet."""
+    rng = random.Random(seed)
+    types = []
+    for found in fleet_snapshot.runner_types:
+        roll = rng.random()
+        if roll < 0.89:
+            ran = rng.random() < 0.3  # a job an idle pool ran in the history read: its run time is known
+            inputs = ForecastInputs(
+                window_seconds=900, arrived=0, run_seconds=round(rng.uniform(60, 3600), 1) if ran else None
+            )
+        else:
+            maximum = rng.randint(10, 400)
+            inputs = ForecastInputs(
+                window_seconds=900,
+                arrived=rng.randint(1, 120),
+                run_seconds=round(rng.uniform(60, 7200), 1),
+                startup_seconds=round(rng.uniform(20, 300), 1),
+                running=rng.randint(1, maximum),
+                running_seconds=round(rng.uniform(10, 3600), 1),
+                runners=maximum if roll > 0.99 else rng.randint(0, maximum),
+                maximum=maximum,
+                runners_from="log",
+                runners_age_seconds=round(rng.uniform(0, 400), 1),
+            )
+        types.append(found.model_copy(update={"forecast": inputs}))
+    return fleet_snapshot.model_copy(update={"runner_types": types})
+
+
+def test_5000_runner_types_all_under_forecast_rules_fit_the_payload_bound() -> None:
+    plain = fleet(5000)
+    forecast = with_forecast_inputs(plain)
+    before = len(json.dumps(encode_snapshot(plain)))
+    after = len(json.dumps(encode_snapshot(forecast)))
+    # measured: 80 KB before, 120 KB after (docs/performance.md): a quarter of the bound at most for the inputs
+    assert after - before < MAX_PAYLOAD_BYTES // 4 and after < MAX_PAYLOAD_BYTES * 0.6, (before, after)
+    assert decode_snapshot(json.loads(json.dumps(encode_snapshot(forecast)))) == forecast

@@ -283,22 +283,47 @@ def _message(fields: dict[str, Any]) -> str:
     return message if isinstance(message, str) else ""
 
 
-def _latest_counts(rows: list[LogRow]) -> dict[str, tuple[int | None, int | None]]:
-    """Per log group, the latest `Current runners` count read (both wordings)."""
-    out: dict[str, tuple[datetime, int | None, int | None]] = {}
+@dataclass(frozen=True)
+class RunnerCountLine:
+    """The latest `Current runners` line of one scale-up log group: the runners it counted, its maximum, when."""
+
+    at: datetime
+    current: int | None
+    maximum: int | None
+
+
+def latest_counts(rows: Iterable[LogRow]) -> dict[str, RunnerCountLine]:
+    """Per log group, the latest `Current runners` count read, in either wording.
+
+    Upstream's scale-up (lambdas/functions/control-plane/src/scale-runners/scale-up.ts) writes it each time it
+    handles a batch of jobs, before judging the maximum:
+    - v6.x (v6.0.0 to v6.10.1): per job, `Current runners: <n> of <m>` in the message's text, no fields, and
+      only when a maximum is set (`runners_maximum_count` -1 writes none); the figures are read from the text;
+    - v7.x (v7.0.0 to v7.11.0): per owner group of the batch, the message `Current runners` with the fields
+      `currentRunners` and `maximumRunners` (-1: no maximum, and currentRunners 0, not counted).
+    Both count the runners of the job's owner (an org, or a repository with repository-level runners): a
+    fleet whose runner type serves several owners has one count per owner, and the latest line read is one of
+    them. The query's rows group lines by message, so v7's rows are one per log group (its latest line) and
+    v6's one per distinct count: the latest row wins."""
+    out: dict[str, RunnerCountLine] = {}
     for row in rows:
         fields = _fields(row.line)
         message = _message(fields)
         old = _CURRENT_V6.match(message)
         if old:
-            count: tuple[int | None, int | None] = (int(old[1]), int(old[2]))
+            line = RunnerCountLine(row.last_at, int(old[1]), int(old[2]))
         elif message == "Current runners":
-            count = (_int(fields.get("currentRunners")), _int(fields.get("maximumRunners")))
+            line = RunnerCountLine(row.last_at, _int(fields.get("currentRunners")), _int(fields.get("maximumRunners")))
         else:
             continue
-        if row.log_group not in out or row.last_at > out[row.log_group][0]:
-            out[row.log_group] = (row.last_at, *count)
-    return {group: (current, maximum) for group, (_, current, maximum) in out.items()}
+        if row.log_group not in out or row.last_at > out[row.log_group].at:
+            out[row.log_group] = line
+    return out
+
+
+def _latest_counts(rows: list[LogRow]) -> dict[str, tuple[int | None, int | None]]:
+    """Per log group, the latest `Current runners` count read (both wordings)."""
+    return {group: (line.current, line.maximum) for group, line in latest_counts(rows).items()}
 
 
 def _said(fields: dict[str, Any]) -> list[_Said]:

@@ -25,15 +25,18 @@ from queuewatch.autoscaler_log import (
     MAX_READ_PER_TICK,
     AutoscalerLog,
     LogRow,
+    RunnerCountLine,
     classify,
     function_base,
     insights_url,
+    latest_counts,
     log_groups,
 )
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.signals import SignalName
 from queuewatch.snapshot import RunnerTypeSnapshot, runner_type_key
 
+MAX_COUNTS_PER_TICK = 200  # forecast runner types whose count is read a tick: 4 queries of 50 scale-up log groups
 MAX_WINDOW = timedelta(hours=3)  # what a query scans, and so what it costs, stays bounded
 WAIT_SECONDS = 5.0  # per query: beside the second metric round, within the collector's 10 s a tick
 
@@ -92,6 +95,55 @@ def read_autoscaler_logs(
             for index, log in future.result().items():
                 url = insights_url(region, log.log_groups, log.since, now)
                 out[index] = log.model_copy(update={"query_url": url})
+    return out, past
+
+
+def read_runner_counts(
+    targets: list[WatchedQueue],
+    wanted: list[int],
+    *,
+    prefix: str | None,
+    window_seconds: int,
+    now: datetime,
+    query: Query,
+) -> tuple[dict[int, RunnerCountLine | str], int]:
+    """The latest `Current runners` line in each wanted runner type's scale-up log group over the window (the
+    forecast's count, autoscaler_log.latest_counts): the first MAX_COUNTS_PER_TICK of `wanted` (the caller puts
+    the busiest first), 50 log groups a query, the same query as the breach's words. Per index: the line, or
+    why it could not be read; absent when its log group wrote no count in the window (nothing scaled up). And
+    how many were past the bound: those get no count this tick."""
+    out: dict[int, RunnerCountLine | str] = {}
+    if prefix is None:
+        return out, 0
+    since = now - timedelta(seconds=window_seconds)
+    items: list[_Wanted] = []
+    for index in wanted:
+        target = targets[index]
+        base = function_base(target.queue_name, prefix, runner_type_key(target.runner_type))
+        if base is None or target.foreign:
+            continue
+        items.append(_Wanted(index, log_groups(base)[:1], since))
+    past = max(0, len(items) - MAX_COUNTS_PER_TICK)
+    by_region: dict[str, list[_Wanted]] = defaultdict(list)
+    for item in items[:MAX_COUNTS_PER_TICK]:
+        by_region[targets[item.index].region].append(item)
+    chunks = [(region, chunk) for region, chunk_items in by_region.items() for chunk in _chunks(chunk_items)]
+    if not chunks:
+        return out, past
+
+    def read(region: str, chunk: list[_Wanted]) -> dict[int, RunnerCountLine | str]:
+        try:
+            rows = query(region, [item.groups[0] for item in chunk], since, now)
+        except LogsUnread as error:
+            if len(chunk) == 1:
+                return {chunk[0].index: str(error)[:512]}
+            return {i: line for item in chunk for i, line in read(region, [item]).items()}
+        counts = latest_counts(rows)
+        return {item.index: counts[item.groups[0]] for item in chunk if item.groups[0] in counts}
+
+    with ThreadPoolExecutor(max_workers=min(len(chunks), 8), thread_name_prefix="counts") as pool:
+        for found in pool.map(lambda pair: read(*pair), chunks):
+            out.update(found)
     return out, past
 
 

@@ -15,7 +15,9 @@ arrivals and run times come from the jobs' history (collect/history.py) unless t
 config names a source for them: one paged Query per day and history shard they hash
 to, beside the second round. With `autoscaler.prefix` in the config, the breaching runner
 types' scale-up and job-retry log lines too (collect/autoscaler_log.py): one Logs Insights
-query per region for at most 25 of them, also beside the second round.
+query per region for at most 25 of them, also beside the second round. For the runner types a rule with
+`forecast:` selects, their history and the busy ones' `Current runners` count (collect/forecast_read.py), started
+beside the first round: each carries its ForecastInputs.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from queuewatch.adapters.errors import describe
 from queuewatch.adapters.heartbeats import read_beats
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sqs import QueueDepth
-from queuewatch.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog
-from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs
+from queuewatch.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog, RunnerCountLine
+from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs, read_runner_counts
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
+from queuewatch.collect.forecast import forecast_runner_types, with_forecast
+from queuewatch.collect.forecast_read import ForecastRead, read_forecast
 from queuewatch.collect.history import from_history, history_missing, history_readings, history_span
 from queuewatch.collect.jobs import JobCensus, census, keep_listed_for_the_longest_waits, with_jobs
 from queuewatch.collect.paths import aged_paths, read_paths, with_paths
@@ -73,6 +77,12 @@ def collect(
         quiet_floor = config.monitor.job_source_quiet_after or 0
         beats_future = pool.submit(read_beats, clients.dynamodb(), jobs_table, now, quiet_floor) if jobs_table else None
         targets, discovery = resolve_queues(config, clients, account_id, pool)
+        forecasting = _forecasting(config, targets) if jobs_table else {}
+        forecast_future = (
+            _start_forecast(clients, jobs_table, targets, forecasting, spans, jobs_future, config, read_logs, pool)
+            if jobs_table and forecasting
+            else None
+        )
         # A queue whose size comes from a metric (a fork's shared queue) is not read at all.
         sized_by_queue = [i for i, t in enumerate(targets) if t.signals.get(SignalName.QUEUE_SIZE) == SQS_SOURCE]
         depth_futures = {
@@ -112,8 +122,11 @@ def collect(
             wanted = {targets[i].runner_type: from_history(targets[i].signals) for i in breaching} if jobs_table else {}
             wanted = {name: signals for name, signals in wanted.items() if signals}
             queued_now = jobs_future.result() if jobs_future and not jobs_future.exception() else None
+            read_already = forecast_future is not None and set(wanted) <= set(forecasting)
             history = (
-                pool.submit(_history, clients, jobs_table, wanted, spans, queued_now) if jobs_table and wanted else None
+                pool.submit(_history, clients, jobs_table, wanted, spans, queued_now)
+                if jobs_table and wanted and not read_already
+                else None
             )
             words = pool.submit(
                 read_autoscaler_logs,
@@ -126,13 +139,29 @@ def collect(
                 query=read_logs or logs_query(clients.logs),
             )
             evidence = _read_metrics(clients, metric_requests(targets, evidence_for=breaching), spans, pool)
-            from_jobs = history.result() if history else {}
+            if history:
+                from_jobs = history.result()
+            elif forecast_future is not None and wanted and read_already:
+                read = forecast_future.result()
+                from_jobs = (
+                    history_missing(wanted, read.error)
+                    if read.error
+                    else history_readings(read.jobs, wanted, spans.now, spans.window, spans.baseline)
+                )
+            else:
+                from_jobs = {}
             said, unread_logs = _said(words, targets, breaching, now)
             for index in breaching:  # only these gained series: the others stand as the first round read them
                 found = reading(index, judged.get(index, []) + evidence.get(index, []))
                 extra = from_jobs.get(found.name)
                 found = found.model_copy(update={"signals": {**found.signals, **extra}}) if extra else found
                 runner_types[index] = found.model_copy(update={"autoscaler_log": said.get(index)})
+        forecast = forecast_future.result() if forecast_future else None
+        if forecast is not None and forecast.error is None:
+            for index in forecast.index_of.values():
+                runner_types[index] = with_forecast(
+                    runner_types[index], forecast.demand, forecast.counts.get(index), now, triage.window
+                )
         slos = (
             slo_readings(config, clients.dynamodb(), slo_table, _queued_or_reason(jobs_future), now)
             if slo_table and jobs_future and config.slos
@@ -214,6 +243,36 @@ def _history(
         return history_readings(jobs, wanted, spans.now, spans.window, spans.baseline)
     except Exception as error:  # noqa: BLE001 - a failed read degrades the evidence it would give, nothing else
         return history_missing(wanted, describe(error))
+
+
+def _forecasting(config: Config, targets: list[WatchedQueue]) -> dict[str, int]:
+    """The runner types a rule with `forecast:` selects, by name, with their index. A copy of a key in another
+    region is not one: jobs are routed to the key, and its plain identity carries them."""
+    names = forecast_runner_types(config, (t.runner_type for t in targets))
+    return {t.runner_type: i for i, t in enumerate(targets) if t.runner_type in names and not t.is_copy}
+
+
+def _start_forecast(
+    clients: AwsClients,
+    table: str,
+    targets: list[WatchedQueue],
+    index_of: dict[str, int],
+    spans: Spans,
+    queued: Future[list[JobRecord]] | None,
+    config: Config,
+    read_logs: Query | None,
+    pool: ThreadPoolExecutor,
+) -> Future[ForecastRead]:
+    """The forecast's reads (collect/forecast_read.py), started beside the first round."""
+    prefix = config.autoscaler.prefix if config.autoscaler else None
+    query = read_logs or logs_query(clients.logs)
+
+    def read_counts(order: list[int]) -> tuple[dict[int, RunnerCountLine | str], int]:
+        return read_runner_counts(
+            targets, order, prefix=prefix, window_seconds=spans.window, now=spans.now, query=query
+        )
+
+    return pool.submit(read_forecast, clients, table, index_of, spans, queued, read_counts)
 
 
 def _queued_or_reason(future: Future[list[JobRecord]]) -> list[JobRecord] | str:
