@@ -1,13 +1,17 @@
-"""SLOs at scale: the AWS calls a tick makes for the SLOs' burn rates, at 10 and 5,000 runner types and at a
-light and a heavy job volume, with a verdict: one Query of the counters per SLO, one page each, whatever the
-fleet and the volume (the design: counters per SLO per 5-minute bucket, adapters/slo_counters.py).
+"""SLOs at scale: the AWS calls, items read and read units a tick spends on the SLOs' burn rates, at 10 and
+5,000 runner types and at a light and a heavy job volume, with a verdict: a fixed handful of Queries per SLO
+(the hours, the legacy buckets, the windows' edge minutes), each one page, whatever the fleet and the volume
+(the design: counters per SLO per minute and per hour, adapters/slo_counters.py).
 
 Run: .venv/bin/python -m bench.slo_calls [--fleets 10,5000]. On an in-process moto: each SLO's counters are
-filled for every bucket of its longest burn window (3 days, the most items a read can meet), the jobs
-queued now are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the
+filled for every minute and hour of its longest burn window (3 days, the most items a read can meet), the
+jobs queued now are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the
 step `collect()` runs with tracking and SLOs on) reads them; the evaluator then judges the readings
-(evaluate/slo.py `judge_slos`), which must call nothing. The rest of a tick (queues, metrics, the jobs
-census) is bench/run.py's and bench/track.py's; the figures here are the SLOs' share of it.
+(evaluate/slo.py `judge_slos`), which must call nothing. Beside it, the same span read as the other layouts
+would: 5-minute buckets (the layout before minutes, one Query) and minutes alone (one Query). Read units are
+DynamoDB's for an eventually consistent Query: half a unit per 4 KB read, rounded up per call, with the item
+sizes reckoned by DynamoDB's rules. The rest of a tick (queues, metrics, the jobs census) is bench/run.py's and
+bench/track.py's; the figures here are the SLOs' share of it.
 """
 
 from __future__ import annotations
@@ -20,14 +24,25 @@ from typing import Any
 from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
-from queuewatch.adapters.slo_counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table
+from queuewatch.adapters.slo_counters import (
+    COUNTER_PREFIX,
+    EXPIRES_AT,
+    HOUR_SUFFIX,
+    LEGACY,
+    MINUTE_SORT,
+    create_slo_table,
+    read_items,
+    sort_key,
+)
 from queuewatch.collect.slo import slo_readings
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import BUCKET, bucket_start
+from queuewatch.slo import HOUR, LEGACY_BUCKET, MINUTE, floor_to
 from queuewatch.snapshot import Snapshot
 
+BEFORE = "-before"  # the partition holding an SLO's counts as 5-minute buckets
+QUERIES_PER_SLO = 4  # the hours with the legacy buckets, and at most three spans of edge minutes (the defaults)
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-slos"
 NOW = datetime(2026, 11, 25, 12, 2, tzinfo=UTC)
@@ -47,28 +62,61 @@ def fleet_config(size: int) -> str:
     return f"version: 1\ndefaults: {{rule: {{team: ci-infra}}}}\nrunner_types:\n{runner_types}{rules}{SLOS}"
 
 
-def fill_counters(dynamodb: Any, slo_names: list[str], jobs_per_day: int, span: timedelta) -> int:
-    """Every 5-minute bucket of `span` for each SLO, holding its share of the day's jobs (2% late)."""
-    per_bucket = max(1, round(jobs_per_day * BUCKET / 86400))
+def fill_counters(dynamodb: Any, slo_names: list[str], jobs_per_day: int, span: timedelta) -> dict[str, int]:
+    """Every minute and hour of `span` for each SLO (2% late), and the same jobs in 5-minute buckets (the
+    layout before minutes) in a partition of its own, `<name>-before`, so each layout's read is measured apart."""
     expires = str(int((NOW + timedelta(days=30)).timestamp()))
     items = []
-    first, bucket = bucket_start(NOW - span), timedelta(seconds=BUCKET)
-    for name in slo_names:
-        at = first
+    filled = {}
+    for kind, seconds in ((MINUTE_SORT, MINUTE), (HOUR_SUFFIX, HOUR), (LEGACY, LEGACY_BUCKET)):
+        per_item = max(1, round(jobs_per_day * seconds / 86400))
+        good, bad = per_item - per_item // 50, per_item // 50
+        at, step, count = floor_to(NOW - span, seconds), timedelta(seconds=seconds), 0
         while at <= NOW:
-            good, bad = per_bucket - per_bucket // 50, per_bucket // 50
-            item = {
-                "pk": {"S": f"{COUNTER_PREFIX}{name}"},
-                "sk": {"S": at.isoformat()},
-                "good": {"N": str(good)},
-                "bad": {"N": str(bad)},
-                EXPIRES_AT: {"N": expires},
-            }
-            items.append({"PutRequest": {"Item": item}})
-            at += bucket
+            for name in slo_names:
+                item = {
+                    "pk": {"S": f"{COUNTER_PREFIX}{name}{BEFORE if kind == LEGACY else ''}"},
+                    "sk": {"S": sort_key(kind, at)},
+                    "good": {"N": str(good)},
+                    "bad": {"N": str(bad)},
+                    EXPIRES_AT: {"N": expires},
+                }
+                items.append({"PutRequest": {"Item": item}})
+            at, count = at + step, count + 1
+        filled[kind or "legacy"] = count
     for start in range(0, len(items), 25):
         dynamodb.batch_write_item(RequestItems={TABLE: items[start : start + 25]})
-    return len(items) // len(slo_names)
+    return filled
+
+
+class ReadLog:
+    """Each Query's items and read units (eventually consistent: half a unit per 4 KB, rounded up per call)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.units = 0.0
+
+    def on_query(self, parsed: dict[str, Any], **_: Any) -> None:
+        size = sum(item_size(item) for item in parsed.get("Items", []))
+        self.items += len(parsed.get("Items", []))
+        self.units += max(1, -(-size // 4096)) * 0.5
+
+    def take(self) -> tuple[int, float]:
+        taken = self.items, self.units
+        self.items, self.units = 0, 0.0
+        return taken
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """An item's size by DynamoDB's rules: each name's bytes, a string's bytes, a number's digits halved and one."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode())
+        if "S" in value:
+            size += len(value["S"].encode())
+        elif "N" in value:
+            size += (len(value["N"].lstrip("-").replace(".", "")) + 1) // 2 + 1
+    return size
 
 
 def queued_jobs(names: list[str], count: int) -> list[JobRecord]:
@@ -103,17 +151,31 @@ def measure(size: int, volume: str) -> dict[str, Any]:
     jobs_per_day, queued_count = VOLUMES[volume]
     config = parse_config(fleet_config(size))
     with mock_aws():
-        log = CallLog()
-        dynamodb = counting_session(log).client("dynamodb", region_name=REGION)
+        log, reads = CallLog(), ReadLog()
+        session = counting_session(log)
+        session.events.register("after-call.dynamodb.Query", reads.on_query)
+        dynamodb = session.client("dynamodb", region_name=REGION)
         create_slo_table(dynamodb, TABLE)
         span = timedelta(seconds=max(slo.longest_burn_window for slo in config.resolved_slos))
-        buckets = fill_counters(dynamodb, [slo.name for slo in config.resolved_slos], jobs_per_day, span)
+        names = [slo.name for slo in config.resolved_slos]
+        buckets = fill_counters(dynamodb, names, jobs_per_day, span)
         queued = queued_jobs([r.name for r in config.runner_types], queued_count)
+        layouts = {}
+        for layout, suffix, kind, first in (
+            ("5-minute buckets", BEFORE, LEGACY, floor_to(NOW - span, LEGACY_BUCKET)),
+            ("minutes alone", "", MINUTE_SORT, NOW - span),
+        ):
+            reads.take()
+            for name in names:
+                read_items(dynamodb, TABLE, f"{name}{suffix}", kind, first, NOW)
+            layouts[layout] = reads.take()
         log.take()
+        reads.take()
         started = time.perf_counter()
         readings = slo_readings(config, dynamodb, TABLE, queued, NOW)
         seconds = time.perf_counter() - started
         calls, attempts, _ = log.take()
+        layouts["minutes and hours"] = reads.take()
         snapshot = Snapshot(snapshot_id="bench", collected_at=NOW, runner_types=[], slos=readings)
         judged, blind = judge_slos(config, snapshot)
         judge_calls, _, _ = log.take()
@@ -122,7 +184,8 @@ def measure(size: int, volume: str) -> dict[str, Any]:
         "volume": volume,
         "queued": queued_count,
         "slos": len(config.resolved_slos),
-        "buckets_per_slo": buckets,
+        "filled_per_slo": buckets,
+        "read_per_slo": {k: (items / len(names), units / len(names)) for k, (items, units) in layouts.items()},
         "calls": dict(calls),
         "attempts": attempts,
         "seconds": seconds,
@@ -134,19 +197,24 @@ def measure(size: int, volume: str) -> dict[str, Any]:
 
 
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per row: PASS when the SLO step made one Query per SLO in one page and the judge none."""
+    """One line per row, and one per layout read: PASS when the SLO step made at most QUERIES_PER_SLO Queries per
+    SLO, each in one page, read fewer items than 5-minute buckets did, and the judge called nothing."""
     out = []
     for row in rows:
         queries = row["calls"].get("dynamodb.Query", 0)
         others = sum(n for name, n in row["calls"].items() if name != "dynamodb.Query")
-        fixed = queries == row["slos"] and row["attempts"] == row["slos"] and others == 0
+        fixed = queries <= QUERIES_PER_SLO * row["slos"] and row["attempts"] == queries and others == 0
+        read = row["read_per_slo"]
+        cheaper = read["minutes and hours"][0] < read["5-minute buckets"][0]
         clean = row["judge_calls"] == 0 and not row["blind"] and not row["errors"]
         out.append(
-            f"{'PASS' if fixed and clean else 'FAIL'}  {row['runner_types']:>5,} runner types, {row['volume']:>15}, "
-            f"{row['queued']:>5,} queued: {queries} Query call(s) for {row['slos']} SLOs "
-            f"({row['buckets_per_slo']} buckets each), {row['attempts']} HTTP request(s), {others} other call(s); "
-            f"the evaluator's judge {row['judge_calls']} call(s); {row['seconds'] * 1000:.0f} ms wall (moto in-process)"
+            f"{'PASS' if fixed and cheaper and clean else 'FAIL'}  {row['runner_types']:>5,} runner types, "
+            f"{row['volume']:>15}, {row['queued']:>5,} queued: {queries} Query call(s) for {row['slos']} SLOs, "
+            f"{row['attempts']} HTTP request(s), {others} other call(s); the evaluator's judge "
+            f"{row['judge_calls']} call(s); {row['seconds'] * 1000:.0f} ms wall (moto in-process)"
         )
+        for layout, (items, units) in read.items():
+            out.append(f"        {layout:>17}: {items:,.0f} items, {units:.1f} read units per SLO a tick")
     return out
 
 
@@ -160,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print("  " + line)
     failed = [line for line in lines if line.startswith("FAIL")]
-    print(f"verdict: {'FAIL' if failed else 'PASS'}: calls per tick for the SLOs do not grow with the fleet or volume")
+    print(
+        f"verdict: {'FAIL' if failed else 'PASS'}: calls and items per tick for the SLOs do not grow with the fleet "
+        "or volume, and minutes with hours read fewer items than 5-minute buckets"
+    )
     return 1 if failed else 0
 
 

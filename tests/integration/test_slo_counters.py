@@ -1,5 +1,6 @@
-"""The SLOs' counters on moto: the track stage counts each started job once, good or bad, in the bucket of
-the moment it was decided, whatever the events' order, their repeats, or a retry after a failed count."""
+"""The SLOs' counters on moto: the track stage counts each started job once, good or bad, in the minute (and
+the hour) of the moment it was decided, whatever the events' order, their repeats, or a retry after a failed
+count."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from botocore.client import BaseClient
 from faults import inject
 
 from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.slo_counters import create_slo_table, read_counts
+from queuewatch.adapters.slo_counters import HOUR_SUFFIX, LEGACY, MINUTE_SORT, create_slo_table, read_items
 from queuewatch.config.load import parse_config
-from queuewatch.slo import Counts, bucket_start
+from queuewatch.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
@@ -63,7 +64,19 @@ def apply(dynamodb: Any, *events: WorkflowJobEvent) -> None:
 
 
 def counts(dynamodb: Any, slo: str) -> dict[datetime, Counts]:
-    return read_counts(dynamodb, SLOS, slo, QUEUED - timedelta(days=1), QUEUED + timedelta(days=1))
+    """The SLO's counts by minute; its hours must hold the same jobs."""
+    start, last = QUEUED - timedelta(days=1), QUEUED + timedelta(days=1)
+    minutes = read_items(dynamodb, SLOS, slo, MINUTE_SORT, start, last)
+    by_hour: dict[datetime, Counts] = {}
+    for minute, counted in minutes.items():
+        by_hour[floor_to(minute, HOUR)] = by_hour.get(floor_to(minute, HOUR), Counts()) + counted
+    assert by_hour == read_items(dynamodb, SLOS, slo, HOUR_SUFFIX, start, last)
+    assert not read_items(dynamodb, SLOS, slo, LEGACY, start, last)  # nothing in the legacy layout
+    return minutes
+
+
+def bucket_start(moment: datetime) -> datetime:
+    return floor_to(moment, MINUTE)
 
 
 def test_a_job_counts_once_whatever_the_order_and_repeats_of_its_events(dynamodb: Any) -> None:
@@ -120,7 +133,7 @@ def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> No
 
 
 @pytest.mark.parametrize(("runner_types", "jobs"), [(5, 10), (40, 300)])
-def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_and_volume(
+def test_the_collector_reads_each_slos_counters_in_four_queries_whatever_the_fleet_and_volume(
     dynamodb: Any, runner_types: int, jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from queuewatch.adapters.clients import AwsClients
@@ -140,8 +153,8 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     )
     now = QUEUED + timedelta(days=2)
     keep = now + timedelta(days=30)
-    for number in range(jobs):  # spread over the last three days, for both SLOs
-        at = now - timedelta(minutes=7 * number % (3 * 1440))
+    for number in range(jobs):  # spread over the three days' whole minutes before now's, for both SLOs
+        at = now - timedelta(minutes=1 + 7 * number % (3 * 1440 - 1))
         count_job(
             dynamodb,
             SLOS,
@@ -162,7 +175,9 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     snap = collect(
         config, clients, now=now, account_id="123456789012", snapshot_id="s", jobs_table=JOBS, slo_table=SLOS
     )
-    assert queries.count(SLOS) == 2  # one per SLO
+    # Per SLO: the hours (with any legacy buckets), and the edge minutes of the default pairs' windows at
+    # 16:06, in three spans: 3 days back (16:06 to 17:00), 6 hours back (10:06 to 11:00), the last hour.
+    assert queries.count(SLOS) == 2 * 4
     fast, slow = snap.slos
     assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
     assert slow.window(259200).bad == jobs  # type: ignore[union-attr]
@@ -188,7 +203,9 @@ def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dyna
     assert the_hour(QUEUED + timedelta(minutes=1)) == {"linux-fast": (0, 0), "everything": (0, 0)}
     assert the_hour(QUEUED + timedelta(minutes=5)) == {"linux-fast": (0, 1), "everything": (0, 0)}
     track(event("in_progress", 7, started), router, dynamodb, JOBS, started, slo_table=SLOS)
-    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (1, 0)}
+    # Started at the tick's own minute: counted from the next tick, whose window holds that whole minute.
+    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (0, 0)}
+    assert the_hour(started + timedelta(minutes=1)) == {"linux-fast": (0, 1), "everything": (1, 0)}
     later = started + timedelta(minutes=20)
     for again in (event("in_progress", 7, started), event("queued", 7, None), event("completed", 7, started)):
         track(again, router, dynamodb, JOBS, later, slo_table=SLOS)
