@@ -24,7 +24,7 @@ from queuewatch.config.load import load_config
 from queuewatch.digest.stage import fired_alerts
 from queuewatch.jobs import JobRecord
 from queuewatch.slo import Tally
-from queuewatch.slo_summary import lines, report_windows, spenders, summarize
+from queuewatch.slo_summary import lines, longest_window, spenders, summarize
 from queuewatch_cli.stacks import Target, UsageError, boto_client, targets
 
 
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
     _find_tables(args)
     dynamodb = boto_client("dynamodb", args.region)
     queued = list(queued_jobs(dynamodb, args.jobs_table))
-    counted = [read_tally(dynamodb, args.slo_table, slo.name, report_windows(slo), now) for slo in config.resolved_slos]
+    counted = [read_tally(dynamodb, args.slo_table, slo.name, longest_window(slo), now) for slo in config.resolved_slos]
     summaries = [
         summarize(slo, config, counts, queued, now) for slo, counts in zip(config.resolved_slos, counted, strict=True)
     ]
@@ -167,7 +167,7 @@ def budget_lines(dynamodb: Any, target: Target, config: Config, now: datetime) -
             summarize(
                 slo,
                 config,
-                read_tally(dynamodb, target.slo_table, slo.name, report_windows(slo), now),
+                read_tally(dynamodb, target.slo_table, slo.name, longest_window(slo), now),
                 queued,
                 now,
             )

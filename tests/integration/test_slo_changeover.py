@@ -68,7 +68,7 @@ def test_old_buckets_and_new_minutes_count_each_job_once_across_the_changeover(d
     assert not count_now(dynamodb, 3, "bad", DEPLOYED - timedelta(seconds=30))
 
     now = DEPLOYED + timedelta(minutes=45)  # 12:48:40
-    tally = read_tally(dynamodb, TABLE, "builds", [300, 1800, 3600, 6 * 3600], now)
+    tally = read_tally(dynamodb, TABLE, "builds", 6 * 3600, now)
     assert tally.legacy == {
         bucket_start(DEPLOYED - timedelta(minutes=50)): Counts(good=1),
         bucket_start(DEPLOYED - timedelta(minutes=7)): Counts(bad=1),
@@ -87,10 +87,10 @@ def test_old_buckets_stop_counting_once_they_leave_the_longest_window(dynamodb: 
     assert count_now(dynamodb, 2, "good", DEPLOYED + timedelta(minutes=10))
     three_days = 3 * 86400
     inside = DEPLOYED + timedelta(days=3) - timedelta(minutes=3)
-    assert read_tally(dynamodb, TABLE, "builds", [300, three_days], inside).window(inside, three_days) == Counts(1, 1)
+    assert read_tally(dynamodb, TABLE, "builds", three_days, inside).window(inside, three_days) == Counts(1, 1)
     # The old bucket (12:00) still overlaps the 3-day window until the window's start passes 12:05.
     gone = datetime(2026, 11, 24, 12, 5, tzinfo=UTC)
-    tally = read_tally(dynamodb, TABLE, "builds", [300, three_days], gone)
+    tally = read_tally(dynamodb, TABLE, "builds", three_days, gone)
     assert tally.window(gone, three_days) == Counts(good=1)
     later = gone + timedelta(hours=1)  # past the hour the read starts from: not even read
-    assert read_tally(dynamodb, TABLE, "builds", [300, three_days], later).legacy == {}
+    assert read_tally(dynamodb, TABLE, "builds", three_days, later).legacy == {}

@@ -14,7 +14,7 @@ from botocore.client import BaseClient
 from faults import inject
 
 from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.slo_counters import HOUR_SUFFIX, LEGACY, MINUTE_SORT, create_slo_table, read_items
+from queuewatch.adapters.slo_counters import create_slo_table, read_tally
 from queuewatch.config.load import parse_config
 from queuewatch.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
@@ -65,14 +65,13 @@ def apply(dynamodb: Any, *events: WorkflowJobEvent) -> None:
 
 def counts(dynamodb: Any, slo: str) -> dict[datetime, Counts]:
     """The SLO's counts by minute; its hours must hold the same jobs."""
-    start, last = QUEUED - timedelta(days=1), QUEUED + timedelta(days=1)
-    minutes = read_items(dynamodb, SLOS, slo, MINUTE_SORT, start, last)
+    tally = read_tally(dynamodb, SLOS, slo, 2 * 86400, QUEUED + timedelta(days=1))
     by_hour: dict[datetime, Counts] = {}
-    for minute, counted in minutes.items():
+    for minute, counted in tally.minutes.items():
         by_hour[floor_to(minute, HOUR)] = by_hour.get(floor_to(minute, HOUR), Counts()) + counted
-    assert by_hour == read_items(dynamodb, SLOS, slo, HOUR_SUFFIX, start, last)
-    assert not read_items(dynamodb, SLOS, slo, LEGACY, start, last)  # nothing in the legacy layout
-    return minutes
+    assert by_hour == tally.hours
+    assert not tally.legacy  # nothing in the layout of earlier releases
+    return tally.minutes
 
 
 def bucket_start(moment: datetime) -> datetime:
@@ -133,7 +132,7 @@ def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> No
 
 
 @pytest.mark.parametrize(("runner_types", "jobs"), [(5, 10), (40, 300)])
-def test_the_collector_reads_each_slos_counters_in_four_queries_whatever_the_fleet_and_volume(
+def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_and_volume(
     dynamodb: Any, runner_types: int, jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from queuewatch.adapters.clients import AwsClients
@@ -175,9 +174,7 @@ def test_the_collector_reads_each_slos_counters_in_four_queries_whatever_the_fle
     snap = collect(
         config, clients, now=now, account_id="123456789012", snapshot_id="s", jobs_table=JOBS, slo_table=SLOS
     )
-    # Per SLO: the hours (with any legacy buckets), and the edge minutes of the default pairs' windows at
-    # 16:06, in three spans: 3 days back (16:06 to 17:00), 6 hours back (10:06 to 11:00), the last hour.
-    assert queries.count(SLOS) == 2 * 4
+    assert queries.count(SLOS) == 2  # one per SLO: its hours, each with its minutes
     fast, slow = snap.slos
     assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
     assert slow.window(259200).bad == jobs  # type: ignore[union-attr]

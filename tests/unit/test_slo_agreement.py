@@ -55,12 +55,13 @@ def steady(per_day: int, runner_types: list[str], start: datetime, end: datetime
 
 
 # The independent computation: the conventions of docs/alerts.md, from the jobs alone.
-def floor5(moment: datetime) -> datetime:
-    return moment.replace(minute=moment.minute - moment.minute % 5, second=0, microsecond=0)
+def floor_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
 
 
 def expected_counts(jobs: list[JobRecord], now: datetime, seconds: int, threshold: timedelta = T) -> Counts:
-    first = floor5(now - timedelta(seconds=seconds))
+    end = floor_minute(now)  # the window: the whole minutes ending at now's minute
+    first = end - timedelta(seconds=seconds)
     good = bad = 0
     for j in jobs:
         assert j.queued_at is not None
@@ -74,7 +75,7 @@ def expected_counts(jobs: list[JobRecord], now: datetime, seconds: int, threshol
             is_good, moment = False, turned_bad  # still waiting past the threshold
         else:
             continue
-        if first <= moment <= now:
+        if first <= moment < end:
             good, bad = good + is_good, bad + (not is_good)
     return Counts(good, bad)
 

@@ -17,7 +17,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import Counts, Tally, bucket_start, minute_spans, outcome_of
+from queuewatch.slo import Counts, Tally, bucket_start, outcome_of
 from queuewatch.snapshot import Snapshot
 
 START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
@@ -172,18 +172,6 @@ def test_every_window_agrees_with_the_oracle_minute_by_minute() -> None:
         found = live.windows(now)
         assert found == {m: oracle_window(jobs, now, m) for m in found}, now
         assert set(found) == {5, 7, 30, 60, 97, 360}
-
-
-def test_the_edge_minutes_read_are_only_the_windows_ragged_ends() -> None:
-    now = datetime(2026, 11, 20, 10, 37, 20, tzinfo=UTC)
-    at = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
-    spans = minute_spans(now, [300, 1800, 3600, 6 * 3600, 3 * 86400])
-    assert spans == [
-        (at - timedelta(days=3, minutes=-37), at - timedelta(days=3, minutes=-60)),
-        (at - timedelta(hours=6, minutes=-37), at - timedelta(hours=5)),
-        (at - timedelta(minutes=23), at + timedelta(minutes=37)),
-    ]
-    assert sum((end - start) // timedelta(minutes=1) for start, end in spans) == 23 + 23 + 60
 
 
 def steady_with(bad_minutes: set[int], minutes: int) -> list[Job]:

@@ -10,9 +10,9 @@ evaluator, the report and the backtest):
   whether it has started since or still waits (a waiting job's badness is known then, so an outage in
   which nothing starts burns budget while it lasts). A job cancelled before it started is bad if it was
   cancelled after that moment, and counted nowhere if cancelled sooner.
-- Counts are kept per minute of that moment, and per hour (a `Tally`). A window of W seconds (whole
-  minutes) at `now` holds exactly the W/60 whole minutes ending at now's minute, [m - W, m) where m is the
-  start of now's minute: each whole hour inside it from its hour's count, its ragged edges from minutes.
+- Counts are kept per hour of that moment, and per minute within the hour (a `Tally`). A window of W
+  seconds (whole minutes) at `now` holds exactly the W/60 whole minutes ending at now's minute, [m - W, m)
+  where m is the start of now's minute: each whole hour inside it by its total, its ragged edges by minute.
   Counts written before minutes existed are in LEGACY_BUCKET-second buckets; a window holds those that
   overlap (now - W, now], as it always did, so the changeover counts each job once, at 5-minute precision
   until the last of them leaves the window.
@@ -155,27 +155,6 @@ def window_span(now: datetime, seconds: int) -> tuple[datetime, datetime]:
     """The exact window of `seconds` at `now`: [start, end), the whole minutes ending at now's minute."""
     end = floor_to(now, MINUTE)
     return end - timedelta(seconds=seconds), end
-
-
-def minute_spans(now: datetime, windows: Iterable[int]) -> list[tuple[datetime, datetime]]:
-    """The minutes the windows need counted one by one, as merged [start, end) spans: each window's ragged
-    edges, the part of its first and last hour it covers in part; its whole hours come from hour counts."""
-    edges: list[tuple[datetime, datetime]] = []
-    for seconds in windows:
-        start, end = window_span(now, seconds)
-        first_whole = floor_to(start + timedelta(seconds=HOUR - 1), HOUR)
-        last_whole = floor_to(end, HOUR)
-        if first_whole >= last_whole:  # no whole hour inside: every minute of it
-            edges.append((start, end))
-            continue
-        edges += [(start, first_whole), (last_whole, end)]
-    merged: list[tuple[datetime, datetime]] = []
-    for start, end in sorted(e for e in edges if e[0] < e[1]):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
 
 
 @dataclass(frozen=True)

@@ -77,13 +77,13 @@ def spenders(
     return by_type.most_common(top), by_hour.most_common(top)
 
 
-def report_windows(slo: Slo) -> list[int]:
-    """The windows a summary counts: the SLO's own and its burn windows."""
-    return sorted({slo.window, *(s for a in slo.burn_alerts for s in (a.long_window, a.short_window))})
+def longest_window(slo: Slo) -> int:
+    """The longest window a summary counts: the SLO's own, or a longer burn window."""
+    return max(slo.window, slo.longest_burn_window)
 
 
 def summarize(slo: Slo, config: Config, counted: Tally, queued: list[JobRecord], now: datetime) -> SloSummary:
-    """One SLO now, from its counters over the window (adapters/slo_counters.py `read_tally` of `report_windows`)
+    """One SLO now, from its counters over the window (adapters/slo_counters.py `read_tally` of `longest_window`)
     and the jobs queued now."""
     tally = counted.copy()
     add_waiting(tally, slo, config, queued, now)

@@ -1,16 +1,16 @@
-"""The SLO counters table: good and bad jobs per SLO per minute and per hour (queuewatch/slo.py says which).
+"""The SLO counters table: good and bad jobs per SLO per hour, and per minute within it (queuewatch/slo.py says
+which).
 
-These kinds of item, in one table keyed `pk` (S) and `sk` (S):
+Two kinds of item, in one table keyed `pk` (S) and `sk` (S):
 
-- a minute's counter: `pk = slo#<slo name>`, `sk = m#<minute start, ISO-8601 UTC>`, `good` and `bad` (N);
-- an hour's counter: `sk = <hour start>#h`, the same jobs again, summed by hour. Both are kept a little past
-  the SLO's longest window. A window reads its whole hours and only the minutes of its ragged edges
-  (queuewatch/slo.py `minute_spans`): a few Queries of the SLO's partition, whatever the fleet and the job
-  volume, their items fixed by the windows (the default pairs: 73 hours, and at most 106 minutes in three
-  spans: four Queries).
-- a legacy counter: `sk = <5-minute bucket start>`, written before minutes and hours; its key sorts among
-  the hours', so the hours' Query reads it too until it leaves every window (a job's mark says which layout
-  counted it, so none counts twice).
+- an hour's counter: `pk = slo#<slo name>`, `sk = <hour start, ISO-8601 UTC>#h`, its jobs `good` and `bad`
+  (N), and the same jobs by minute: `g<MM>` and `b<MM>` for the minute MM of the hour (under 1 KB even with
+  every minute counted, so one write unit, as the 5-minute buckets were). Kept a little past the SLO's longest
+  window. Every window of an SLO is one Query of its partition, whatever the fleet and the job volume: the
+  hours from the longest window's first (3 days: 73 items, about 50 KB at every minute counted, one page),
+  whole hours counted by their totals, the windows' ragged edges by their minutes.
+- a legacy counter: `sk = <5-minute bucket start>`, `good` and `bad`, written by releases before the minutes;
+  its key sorts among the hours' by time, so the same Query reads it until it leaves every window.
 - a job's mark: `pk = counted#<job id>`, `sk = -`, written in the same transaction as the job's counts, on
   the condition that it does not exist. A job is counted once however many times its events arrive, in
   whatever order, and whether Lambda or botocore retries the write (a retried transaction finds the mark
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
 
-from queuewatch.slo import HOUR, MINUTE, Counts, Tally, floor_to, minute_spans
+from queuewatch.slo import HOUR, MINUTE, Counts, Tally, floor_to
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -37,10 +37,8 @@ COUNTER_PREFIX = "slo#"
 MARK_PREFIX = "counted#"
 MARK_SORT = "-"
 EXPIRES_AT = "expires_at"
-MINUTE_SORT = "m#"  # before the minute's start: minutes sort apart, so a span of them is read alone
 HOUR_SUFFIX = "#h"  # after the hour's start: hours sort among the legacy buckets, read with them in one Query
-LEGACY = ""  # a legacy bucket's key is its start alone
-MAX_TRANSACTION = 100  # DynamoDB's items per transaction: the mark and a minute and an hour for 49 SLOs
+MAX_TRANSACTION = 100  # DynamoDB's items per transaction: the mark and 99 SLOs
 
 
 @dataclass(frozen=True)
@@ -57,9 +55,8 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
 
 
-def sort_key(kind: str, start: datetime) -> str:
-    """A counter's sort key: `m#<minute>`, `<hour>#h`, or `<bucket>` for a legacy bucket."""
-    return f"{MINUTE_SORT}{_iso(start)}" if kind == MINUTE_SORT else f"{_iso(start)}{kind}"
+def hour_key(start: datetime) -> str:
+    return f"{_iso(start)}{HOUR_SUFFIX}"
 
 
 def count_job(
@@ -69,8 +66,8 @@ def count_job(
     already. `mark_until` is when the job's mark may expire: after any event of the job can still arrive."""
     if not contributions:
         return False
-    if 1 + 2 * len(contributions) > MAX_TRANSACTION:
-        raise ValueError(f"job {job_id}: {len(contributions)} SLOs, expected at most {(MAX_TRANSACTION - 1) // 2}")
+    if len(contributions) >= MAX_TRANSACTION:
+        raise ValueError(f"job {job_id}: {len(contributions)} SLOs, expected at most {MAX_TRANSACTION - 1}")
     items: list[dict[str, Any]] = [
         {
             "Put": {
@@ -84,19 +81,22 @@ def count_job(
             }
         }
     ]
-    for contribution, kind, seconds in (
-        (c, k, s) for c in contributions for k, s in ((MINUTE_SORT, MINUTE), (HOUR_SUFFIX, HOUR))
-    ):
+    for contribution in contributions:
+        minute = f"{contribution.outcome[0]}{contribution.at.astimezone(UTC).minute:02d}"
         items.append(
             {
                 "Update": {
                     "TableName": table,
                     "Key": {
                         "pk": {"S": f"{COUNTER_PREFIX}{contribution.slo}"},
-                        "sk": {"S": sort_key(kind, floor_to(contribution.at, seconds))},
+                        "sk": {"S": hour_key(floor_to(contribution.at, HOUR))},
                     },
-                    "UpdateExpression": "ADD #outcome :one SET #expires = :expires",
-                    "ExpressionAttributeNames": {"#outcome": contribution.outcome, "#expires": EXPIRES_AT},
+                    "UpdateExpression": "ADD #outcome :one, #minute :one SET #expires = :expires",
+                    "ExpressionAttributeNames": {
+                        "#outcome": contribution.outcome,
+                        "#minute": minute,
+                        "#expires": EXPIRES_AT,
+                    },
                     "ExpressionAttributeValues": {
                         ":one": {"N": "1"},
                         ":expires": {"N": str(int(contribution.keep_until.timestamp()))},
@@ -127,40 +127,26 @@ def request_token(job_id: int, items: Sequence[dict[str, Any]]) -> str:
     return f"{job_id}-{digest}"[:36]
 
 
-def read_tally(client: DynamoDBClient, table: str, slo: str, windows: Sequence[int], now: datetime) -> Tally:
-    """What the SLO's windows of these lengths at `now` need: the hours and the legacy buckets from the longest
-    window's first hour (one Query: their keys sort together by time), and the minutes of the windows' ragged
-    edges (one Query per merged span of them)."""
-    first = floor_to(now - timedelta(seconds=max(windows, default=0)), HOUR)
+def read_tally(client: DynamoDBClient, table: str, slo: str, longest: int, now: datetime) -> Tally:
+    """The SLO's counts for any window up to `longest` seconds at `now`: one paged Query of its partition,
+    from the hour holding the window's start (the hours with their minutes, and any legacy buckets)."""
     tally = Tally()
-    for item in _query(client, table, slo, _iso(first), f"{_iso(now)}{HOUR_SUFFIX}"):
+    first = floor_to(now - timedelta(seconds=longest), HOUR)
+    for item in _query(client, table, slo, _iso(first), hour_key(now)):
         key = item["sk"]["S"]
-        spans = tally.hours if key.endswith(HOUR_SUFFIX) else tally.legacy
-        spans[datetime.fromisoformat(key.removesuffix(HOUR_SUFFIX)).astimezone(UTC)] = _counts(item)
-    for start, end in minute_spans(now, windows):
-        tally.minutes |= read_items(client, table, slo, MINUTE_SORT, start, end - timedelta(seconds=MINUTE))
+        start = datetime.fromisoformat(key.removesuffix(HOUR_SUFFIX)).astimezone(UTC)
+        if not key.endswith(HOUR_SUFFIX):
+            tally.legacy[start] = _counts(item, "good", "bad")
+            continue
+        tally.hours[start] = _counts(item, "good", "bad")
+        for minute in {int(name[1:]) for name in item if name[:1] in "gb" and name[1:].isdigit()}:
+            at = start + timedelta(seconds=minute * MINUTE)
+            tally.minutes[at] = _counts(item, f"g{minute:02d}", f"b{minute:02d}")
     return tally
 
 
-def read_items(
-    client: DynamoDBClient, table: str, slo: str, kind: str, start: datetime, last: datetime
-) -> dict[datetime, Counts]:
-    """The counters of one kind (MINUTE_SORT, HOUR_SUFFIX or LEGACY) starting in [start, last], by start."""
-    low, high = sort_key(kind, start), sort_key(kind, last)
-    if kind != MINUTE_SORT:
-        high = f"{_iso(last)}{HOUR_SUFFIX}"  # hours and legacy buckets share a range: each is kept by its kind
-    counts: dict[datetime, Counts] = {}
-    for item in _query(client, table, slo, low, high):
-        key = item["sk"]["S"]
-        if kind != MINUTE_SORT and key.endswith(HOUR_SUFFIX) != (kind == HOUR_SUFFIX):
-            continue
-        at = datetime.fromisoformat(key.removeprefix(MINUTE_SORT).removesuffix(HOUR_SUFFIX)).astimezone(UTC)
-        counts[at] = _counts(item)
-    return counts
-
-
-def _counts(item: dict[str, Any]) -> Counts:
-    return Counts(int(item.get("good", {}).get("N", "0")), int(item.get("bad", {}).get("N", "0")))
+def _counts(item: dict[str, Any], good: str, bad: str) -> Counts:
+    return Counts(int(item.get(good, {}).get("N", "0")), int(item.get(bad, {}).get("N", "0")))
 
 
 def _query(client: DynamoDBClient, table: str, slo: str, start: str, end: str) -> Iterator[dict[str, Any]]:

@@ -55,7 +55,7 @@ def slo_readings(
             readings.append(SloReading(name=slo.name, error=f"queued jobs: {queued}"[:512]))
             continue
         try:
-            counted = read_tally(dynamodb, table, slo.name, burn_windows(slo), now)
+            counted = read_tally(dynamodb, table, slo.name, slo.longest_burn_window, now)
         except Exception as error:  # noqa: BLE001 - one SLO's failed read degrades that SLO alone
             readings.append(SloReading(name=slo.name, error=f"counters: {describe(error)}"[:512]))
             continue
