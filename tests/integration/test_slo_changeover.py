@@ -94,3 +94,28 @@ def test_old_buckets_stop_counting_once_they_leave_the_longest_window(dynamodb: 
     assert tally.window(gone, three_days) == Counts(good=1)
     later = gone + timedelta(hours=1)  # past the hour the read starts from: not even read
     assert read_tally(dynamodb, TABLE, "builds", three_days, later).legacy == {}
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """DynamoDB's size of an item: each name's bytes, a string's bytes, a number's digits halved, and one."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode())
+        size += len(value["S"].encode()) if "S" in value else (len(value["N"]) + 1) // 2 + 1
+    return size
+
+
+def test_an_hour_with_every_minute_counted_stays_one_write_unit(dynamodb: Any) -> None:
+    """An hour's item holds its minutes: with a job of each outcome in every minute, under the longest SLO
+    name, and every count at 4 digits (9,999 jobs of one outcome in a minute), it stays under 1 KB."""
+    name = "s" * 63
+    hour = datetime(2026, 11, 21, 13, 0, tzinfo=UTC)
+    for number in range(120):
+        at = hour + timedelta(minutes=number // 2, seconds=1)
+        contribution = Contribution(name, "good" if number % 2 else "bad", at, KEEP)
+        assert count_job(dynamodb, TABLE, number, [contribution], KEEP)
+    [item] = dynamodb.scan(TableName=TABLE, FilterExpression="begins_with(pk, :slo)",
+                           ExpressionAttributeValues={":slo": {"S": COUNTER_PREFIX}})["Items"]  # fmt: skip
+    assert len(item) == 2 + 2 + 120 + 1  # keys, the hour's totals, its minutes, the expiry
+    worst = {k: ({"N": "9999"} if k not in ("pk", "sk", EXPIRES_AT) and "N" in v else v) for k, v in item.items()}
+    assert item_size(worst) < 1024
