@@ -451,10 +451,10 @@ def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
 
 
 # Queue-time SLOs (slo_lines): adapters/slo_counters.py's writes and collect/slo.py's reads.
-SLO_ITEMS_PER_JOB = 2  # a job's mark and one counter per SLO that counts it, in one transaction
+SLO_ITEMS_PER_JOB = 2  # a job's mark and one hour's counter per SLO that counts it, in one transaction
 SLO_MARK_DAYS = 14 + 1  # a mark is kept the jobs' history and a day (track/slo.py)
-SLO_BUCKETS_READ = 3 * 288 + 1  # the longest burn window (3d) in 5-minute buckets, read by one Query a tick
-SLO_COUNTER_BYTES = 80  # a counter item as DynamoDB sizes it: keys, good, bad, expiry
+SLO_HOURS_READ = 3 * 24 + 1  # the longest burn window (3d) in hours, read by one Query a tick
+SLO_COUNTER_BYTES = 700  # an hour's item with every minute counted (bench/slo_calls.py): keys, totals, minutes
 SLO_MARK_BYTES = 60
 SLO_CALL_S = 0.015  # one TransactWriteItems round trip in the track function, one Query in the collector
 COLLECT_MEMORY_MB = 1769  # template.yaml, CollectFunction
@@ -468,7 +468,7 @@ def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, 
     days = 730 / 24
     jobs = figures["jobs_per_day"] * days
     write_units = jobs * 2 * (1 + slos)
-    read_units = slos * max(0.5, SLO_BUCKETS_READ * SLO_COUNTER_BYTES / 4096 * 0.5)
+    read_units = slos * max(0.5, SLO_HOURS_READ * SLO_COUNTER_BYTES / 4096 * 0.5)
     marks_gb = figures["jobs_per_day"] * SLO_MARK_DAYS * (SLO_MARK_BYTES + ITEM_OVERHEAD_BYTES) / 1e9
     track_s, collect_s = jobs * SLO_CALL_S, TICKS_PER_MONTH * slos * SLO_CALL_S
     gb_seconds = track_s * TRACK_MEMORY_MB / 1024 + collect_s * COLLECT_MEMORY_MB / 1024
@@ -485,7 +485,7 @@ def slo_lines(figures: dict[str, Any], slos: int = 1) -> list[tuple[str, float, 
         (
             "SLO counters: the collector's reads",
             TICKS_PER_MONTH * read_units * PRICES["dynamodb_read"].usd,
-            f"one Query of {SLO_BUCKETS_READ} buckets per SLO a tick",
+            f"one Query of {SLO_HOURS_READ} hours (each with its minutes) per SLO a tick",
         ),
         ("SLO counters: storage", marks_gb * PRICES["dynamodb_storage"].usd, f"{marks_gb:.2f} GB of marks"),
         (

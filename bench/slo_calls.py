@@ -1,13 +1,17 @@
-"""SLOs at scale: the AWS calls a tick makes for the SLOs' burn rates, at 10 and 5,000 runner types and at a
-light and a heavy job volume, with a verdict: one Query of the counters per SLO, one page each, whatever the
-fleet and the volume (the design: counters per SLO per 5-minute bucket, adapters/slo_counters.py).
+"""SLOs at scale: the AWS calls, items read and read units a tick spends on the SLOs' burn rates, at 10 and
+5,000 runner types and at a light and a heavy job volume, with a verdict: one Query of the counters per SLO,
+one page each, whatever the fleet and the volume (the design: a counter per SLO per hour holding its minutes,
+adapters/slo_counters.py).
 
 Run: .venv/bin/python -m bench.slo_calls [--fleets 10,5000]. On an in-process moto: each SLO's counters are
-filled for every bucket of its longest burn window (3 days, the most items a read can meet), the jobs
-queued now are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the
-step `collect()` runs with tracking and SLOs on) reads them; the evaluator then judges the readings
-(evaluate/slo.py `judge_slos`), which must call nothing. The rest of a tick (queues, metrics, the jobs
-census) is bench/run.py's and bench/track.py's; the figures here are the SLOs' share of it.
+filled for every minute of its longest burn window (3 days, the most a read can meet), the jobs queued now
+are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the step `collect()`
+runs with tracking and SLOs on) reads them; the evaluator then judges the readings (evaluate/slo.py
+`judge_slos`), which must call nothing. Beside it, the same jobs read as two other layouts would hold them:
+5-minute buckets (the layout before minutes) and an item per minute, one Query each. Read units are
+DynamoDB's for an eventually consistent Query: half a unit per 4 KB read, rounded up per call, with the item
+sizes reckoned by DynamoDB's rules. The rest of a tick (queues, metrics, the jobs census) is bench/run.py's and
+bench/track.py's; the figures here are the SLOs' share of it.
 """
 
 from __future__ import annotations
@@ -20,12 +24,12 @@ from typing import Any
 from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
-from queuewatch.adapters.slo_counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table
+from queuewatch.adapters.slo_counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table, hour_key
 from queuewatch.collect.slo import slo_readings
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import BUCKET, bucket_start
+from queuewatch.slo import HOUR, LEGACY_BUCKET, MINUTE, floor_to
 from queuewatch.snapshot import Snapshot
 
 REGION = "us-east-1"
@@ -47,28 +51,75 @@ def fleet_config(size: int) -> str:
     return f"version: 1\ndefaults: {{rule: {{team: ci-infra}}}}\nrunner_types:\n{runner_types}{rules}{SLOS}"
 
 
-def fill_counters(dynamodb: Any, slo_names: list[str], jobs_per_day: int, span: timedelta) -> int:
-    """Every 5-minute bucket of `span` for each SLO, holding its share of the day's jobs (2% late)."""
-    per_bucket = max(1, round(jobs_per_day * BUCKET / 86400))
-    expires = str(int((NOW + timedelta(days=30)).timestamp()))
-    items = []
-    first, bucket = bucket_start(NOW - span), timedelta(seconds=BUCKET)
-    for name in slo_names:
-        at = first
+def fill_counters(dynamodb: Any, slo_names: list[str], jobs_per_day: int, span: timedelta) -> dict[str, int]:
+    """Every minute of `span` for each SLO (2% late) as this release keeps it, an hour's item holding its
+    minutes; and the same jobs as the other layouts would (5-minute buckets, an item per minute), each in a
+    partition of its own (`<name>-5m`, `<name>-1m`) so each read is measured apart."""
+    expires = {EXPIRES_AT: {"N": str(int((NOW + timedelta(days=30)).timestamp()))}}
+    per_minute = max(1, round(jobs_per_day / 1440))
+
+    good, bad = per_minute - per_minute // 50, per_minute // 50
+    items, filled = [], {}
+    for layout, suffix, seconds in (("hours", "", HOUR), ("5-minute buckets", "-5m", LEGACY_BUCKET),
+                                    ("minute items", "-1m", MINUTE)):  # fmt: skip
+        at, step, count = floor_to(NOW - span, seconds), timedelta(seconds=seconds), 0
+        minutes = seconds // MINUTE
         while at <= NOW:
-            good, bad = per_bucket - per_bucket // 50, per_bucket // 50
-            item = {
-                "pk": {"S": f"{COUNTER_PREFIX}{name}"},
-                "sk": {"S": at.isoformat()},
-                "good": {"N": str(good)},
-                "bad": {"N": str(bad)},
-                EXPIRES_AT: {"N": expires},
-            }
-            items.append({"PutRequest": {"Item": item}})
-            at += bucket
+            item: dict[str, Any] = {"good": {"N": str(good * minutes)}, "bad": {"N": str(bad * minutes)}, **expires}
+            if layout == "hours":
+                for minute in range(60):
+                    item |= {f"g{minute:02d}": {"N": str(good)}, f"b{minute:02d}": {"N": str(bad)}}
+            for name in slo_names:
+                key = hour_key(at) if layout == "hours" else at.isoformat()
+                full = {"pk": {"S": f"{COUNTER_PREFIX}{name}{suffix}"}, "sk": {"S": key}, **item}
+                items.append({"PutRequest": {"Item": full}})
+            at, count = at + step, count + 1
+        filled[layout] = count
     for start in range(0, len(items), 25):
         dynamodb.batch_write_item(RequestItems={TABLE: items[start : start + 25]})
-    return len(items) // len(slo_names)
+    return filled
+
+
+def query_all(dynamodb: Any, pk: str, low: str, high: str) -> int:
+    """One paged Query of a partition's range, as the layouts before would read it: the items read."""
+    read = 0
+    for page in dynamodb.get_paginator("query").paginate(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+        ExpressionAttributeValues={":pk": {"S": pk}, ":low": {"S": low}, ":high": {"S": high}},
+    ):
+        read += len(page.get("Items", []))
+    return read
+
+
+class ReadLog:
+    """Each Query's items and read units (eventually consistent: half a unit per 4 KB, rounded up per call)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.units = 0.0
+
+    def on_query(self, parsed: dict[str, Any], **_: Any) -> None:
+        size = sum(item_size(item) for item in parsed.get("Items", []))
+        self.items += len(parsed.get("Items", []))
+        self.units += max(1, -(-size // 4096)) * 0.5
+
+    def take(self) -> tuple[int, float]:
+        taken = self.items, self.units
+        self.items, self.units = 0, 0.0
+        return taken
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """An item's size by DynamoDB's rules: each name's bytes, a string's bytes, a number's digits halved and one."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode())
+        if "S" in value:
+            size += len(value["S"].encode())
+        elif "N" in value:
+            size += (len(value["N"].lstrip("-").replace(".", "")) + 1) // 2 + 1
+    return size
 
 
 def queued_jobs(names: list[str], count: int) -> list[JobRecord]:
@@ -103,17 +154,31 @@ def measure(size: int, volume: str) -> dict[str, Any]:
     jobs_per_day, queued_count = VOLUMES[volume]
     config = parse_config(fleet_config(size))
     with mock_aws():
-        log = CallLog()
-        dynamodb = counting_session(log).client("dynamodb", region_name=REGION)
+        log, reads = CallLog(), ReadLog()
+        session = counting_session(log)
+        session.events.register("after-call.dynamodb.Query", reads.on_query)
+        dynamodb = session.client("dynamodb", region_name=REGION)
         create_slo_table(dynamodb, TABLE)
         span = timedelta(seconds=max(slo.longest_burn_window for slo in config.resolved_slos))
-        buckets = fill_counters(dynamodb, [slo.name for slo in config.resolved_slos], jobs_per_day, span)
+        names = [slo.name for slo in config.resolved_slos]
+        buckets = fill_counters(dynamodb, names, jobs_per_day, span)
         queued = queued_jobs([r.name for r in config.runner_types], queued_count)
+        layouts = {}
+        for layout, suffix, first in (
+            ("5-minute buckets", "-5m", floor_to(NOW - span, LEGACY_BUCKET)),
+            ("minute items", "-1m", NOW - span),
+        ):
+            reads.take()
+            for name in names:
+                query_all(dynamodb, f"{COUNTER_PREFIX}{name}{suffix}", first.isoformat(), NOW.isoformat())
+            layouts[layout] = reads.take()
         log.take()
+        reads.take()
         started = time.perf_counter()
         readings = slo_readings(config, dynamodb, TABLE, queued, NOW)
         seconds = time.perf_counter() - started
         calls, attempts, _ = log.take()
+        layouts["hours with minutes"] = reads.take()
         snapshot = Snapshot(snapshot_id="bench", collected_at=NOW, runner_types=[], slos=readings)
         judged, blind = judge_slos(config, snapshot)
         judge_calls, _, _ = log.take()
@@ -122,7 +187,8 @@ def measure(size: int, volume: str) -> dict[str, Any]:
         "volume": volume,
         "queued": queued_count,
         "slos": len(config.resolved_slos),
-        "buckets_per_slo": buckets,
+        "filled_per_slo": buckets,
+        "read_per_slo": {k: (items / len(names), units / len(names)) for k, (items, units) in layouts.items()},
         "calls": dict(calls),
         "attempts": attempts,
         "seconds": seconds,
@@ -134,19 +200,24 @@ def measure(size: int, volume: str) -> dict[str, Any]:
 
 
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per row: PASS when the SLO step made one Query per SLO in one page and the judge none."""
+    """One line per row, and one per layout read: PASS when the SLO step made one Query per SLO in one page, read
+    no more read units than 5-minute buckets would, and the judge called nothing."""
     out = []
     for row in rows:
         queries = row["calls"].get("dynamodb.Query", 0)
         others = sum(n for name, n in row["calls"].items() if name != "dynamodb.Query")
         fixed = queries == row["slos"] and row["attempts"] == row["slos"] and others == 0
+        read = row["read_per_slo"]
+        cheaper = read["hours with minutes"][1] <= read["5-minute buckets"][1]
         clean = row["judge_calls"] == 0 and not row["blind"] and not row["errors"]
         out.append(
-            f"{'PASS' if fixed and clean else 'FAIL'}  {row['runner_types']:>5,} runner types, {row['volume']:>15}, "
-            f"{row['queued']:>5,} queued: {queries} Query call(s) for {row['slos']} SLOs "
-            f"({row['buckets_per_slo']} buckets each), {row['attempts']} HTTP request(s), {others} other call(s); "
-            f"the evaluator's judge {row['judge_calls']} call(s); {row['seconds'] * 1000:.0f} ms wall (moto in-process)"
+            f"{'PASS' if fixed and cheaper and clean else 'FAIL'}  {row['runner_types']:>5,} runner types, "
+            f"{row['volume']:>15}, {row['queued']:>5,} queued: {queries} Query call(s) for {row['slos']} SLOs, "
+            f"{row['attempts']} HTTP request(s), {others} other call(s); the evaluator's judge "
+            f"{row['judge_calls']} call(s); {row['seconds'] * 1000:.0f} ms wall (moto in-process)"
         )
+        for layout, (items, units) in read.items():
+            out.append(f"        {layout:>17}: {items:,.0f} items, {units:.1f} read units per SLO a tick")
     return out
 
 
@@ -160,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     for line in lines:
         print("  " + line)
     failed = [line for line in lines if line.startswith("FAIL")]
-    print(f"verdict: {'FAIL' if failed else 'PASS'}: calls per tick for the SLOs do not grow with the fleet or volume")
+    print(
+        f"verdict: {'FAIL' if failed else 'PASS'}: calls and items per tick for the SLOs do not grow with the fleet "
+        "or volume, and hours with their minutes read no more than 5-minute buckets did"
+    )
     return 1 if failed else 0
 
 

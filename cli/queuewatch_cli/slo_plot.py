@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from queuewatch.digest.message import Fired
 from queuewatch.evaluate.slo import is_ticket
-from queuewatch.slo import BUCKET, Counts, Slo, window_buckets_start, window_counts
+from queuewatch.slo import LEGACY_BUCKET, Counts, Slo, window_buckets_start, window_counts
 from queuewatch.wording import moment
 from queuewatch_cli.plotting import inside_frame, span_held
 
@@ -46,7 +46,7 @@ def burn_down(
     spent = 0
     for at in counted:
         spent += buckets[at].bad
-        points.append((min(at + timedelta(seconds=BUCKET), now), (allowed - spent) / allowed))
+        points.append((min(at + timedelta(seconds=LEGACY_BUCKET), now), (allowed - spent) / allowed))
     shown = tuple(f for f in fired if start <= f.page_at <= now)
     return BurnDown(slo.name, tuple(points), shown, alerts_read, window, days)
 

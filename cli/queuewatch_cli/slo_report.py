@@ -17,14 +17,14 @@ from botocore.exceptions import ClientError
 from queuewatch.adapters.errors import describe
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sent_log import read_entries
-from queuewatch.adapters.slo_counters import read_counts
-from queuewatch.collect.slo import waiting_buckets
+from queuewatch.adapters.slo_counters import read_tally
+from queuewatch.collect.slo import add_waiting
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.digest.stage import fired_alerts
 from queuewatch.jobs import JobRecord
-from queuewatch.slo import Counts, window_buckets_start
-from queuewatch.slo_summary import lines, spenders, summarize
+from queuewatch.slo import Tally
+from queuewatch.slo_summary import lines, longest_window, spenders, summarize
 from queuewatch_cli.stacks import Target, UsageError, boto_client, targets
 
 
@@ -81,10 +81,7 @@ def run(args: argparse.Namespace, now: datetime | None = None, out: Callable[[st
     _find_tables(args)
     dynamodb = boto_client("dynamodb", args.region)
     queued = list(queued_jobs(dynamodb, args.jobs_table))
-    counted = [
-        read_counts(dynamodb, args.slo_table, slo.name, window_buckets_start(now, slo.window), now)
-        for slo in config.resolved_slos
-    ]
+    counted = [read_tally(dynamodb, args.slo_table, slo.name, longest_window(slo), now) for slo in config.resolved_slos]
     summaries = [
         summarize(slo, config, counts, queued, now) for slo, counts in zip(config.resolved_slos, counted, strict=True)
     ]
@@ -133,7 +130,7 @@ def plot(
     args: argparse.Namespace,
     config: Config,
     dynamodb: Any,
-    counted: list[dict[datetime, Counts]],
+    counted: list[Tally],
     queued: list[JobRecord],
     now: datetime,
 ) -> None:
@@ -148,10 +145,9 @@ def plot(
         entries = read_entries(dynamodb, args.state_table, now - timedelta(seconds=longest), now)
     charts = []
     for slo, counts in zip(slos, counted, strict=True):
-        buckets = dict(counts)
-        for start, waiting in waiting_buckets(slo, config, queued, now).items():
-            buckets[start] = buckets.get(start, Counts()) + waiting
-        charts.append(burn_down(slo, buckets, now, fired_alerts(entries, slo.name), bool(args.state_table)))
+        tally = counts.copy()
+        add_waiting(tally, slo, config, queued, now)
+        charts.append(burn_down(slo, tally.coarse(), now, fired_alerts(entries, slo.name), bool(args.state_table)))
     draw(charts, args.plot)
 
 
@@ -171,7 +167,7 @@ def budget_lines(dynamodb: Any, target: Target, config: Config, now: datetime) -
             summarize(
                 slo,
                 config,
-                read_counts(dynamodb, target.slo_table, slo.name, window_buckets_start(now, slo.window), now),
+                read_tally(dynamodb, target.slo_table, slo.name, longest_window(slo), now),
                 queued,
                 now,
             )

@@ -1,5 +1,6 @@
-"""The SLOs' counters on moto: the track stage counts each started job once, good or bad, in the bucket of
-the moment it was decided, whatever the events' order, their repeats, or a retry after a failed count."""
+"""The SLOs' counters on moto: the track stage counts each started job once, good or bad, in the minute (and
+the hour) of the moment it was decided, whatever the events' order, their repeats, or a retry after a failed
+count."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from botocore.client import BaseClient
 from faults import inject
 
 from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.slo_counters import create_slo_table, read_counts
+from queuewatch.adapters.slo_counters import create_slo_table, read_tally
 from queuewatch.config.load import parse_config
-from queuewatch.slo import Counts, bucket_start
+from queuewatch.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
@@ -63,7 +64,18 @@ def apply(dynamodb: Any, *events: WorkflowJobEvent) -> None:
 
 
 def counts(dynamodb: Any, slo: str) -> dict[datetime, Counts]:
-    return read_counts(dynamodb, SLOS, slo, QUEUED - timedelta(days=1), QUEUED + timedelta(days=1))
+    """The SLO's counts by minute; its hours must hold the same jobs."""
+    tally = read_tally(dynamodb, SLOS, slo, 2 * 86400, QUEUED + timedelta(days=1))
+    by_hour: dict[datetime, Counts] = {}
+    for minute, counted in tally.minutes.items():
+        by_hour[floor_to(minute, HOUR)] = by_hour.get(floor_to(minute, HOUR), Counts()) + counted
+    assert by_hour == tally.hours
+    assert not tally.legacy  # nothing in the layout of earlier releases
+    return tally.minutes
+
+
+def bucket_start(moment: datetime) -> datetime:
+    return floor_to(moment, MINUTE)
 
 
 def test_a_job_counts_once_whatever_the_order_and_repeats_of_its_events(dynamodb: Any) -> None:
@@ -140,8 +152,8 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     )
     now = QUEUED + timedelta(days=2)
     keep = now + timedelta(days=30)
-    for number in range(jobs):  # spread over the last three days, for both SLOs
-        at = now - timedelta(minutes=7 * number % (3 * 1440))
+    for number in range(jobs):  # spread over the three days' whole minutes before now's, for both SLOs
+        at = now - timedelta(minutes=1 + 7 * number % (3 * 1440 - 1))
         count_job(
             dynamodb,
             SLOS,
@@ -162,7 +174,7 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     snap = collect(
         config, clients, now=now, account_id="123456789012", snapshot_id="s", jobs_table=JOBS, slo_table=SLOS
     )
-    assert queries.count(SLOS) == 2  # one per SLO
+    assert queries.count(SLOS) == 2  # one per SLO: its hours, each with its minutes
     fast, slow = snap.slos
     assert fast.window(259200) is not None and fast.window(259200).good == jobs  # type: ignore[union-attr]
     assert slow.window(259200).bad == jobs  # type: ignore[union-attr]
@@ -188,7 +200,9 @@ def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dyna
     assert the_hour(QUEUED + timedelta(minutes=1)) == {"linux-fast": (0, 0), "everything": (0, 0)}
     assert the_hour(QUEUED + timedelta(minutes=5)) == {"linux-fast": (0, 1), "everything": (0, 0)}
     track(event("in_progress", 7, started), router, dynamodb, JOBS, started, slo_table=SLOS)
-    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (1, 0)}
+    # Started at the tick's own minute: counted from the next tick, whose window holds that whole minute.
+    assert the_hour(started) == {"linux-fast": (0, 1), "everything": (0, 0)}
+    assert the_hour(started + timedelta(minutes=1)) == {"linux-fast": (0, 1), "everything": (1, 0)}
     later = started + timedelta(minutes=20)
     for again in (event("in_progress", 7, started), event("queued", 7, None), event("completed", 7, started)):
         track(again, router, dynamodb, JOBS, later, slo_table=SLOS)

@@ -55,12 +55,13 @@ def steady(per_day: int, runner_types: list[str], start: datetime, end: datetime
 
 
 # The independent computation: the conventions of docs/alerts.md, from the jobs alone.
-def floor5(moment: datetime) -> datetime:
-    return moment.replace(minute=moment.minute - moment.minute % 5, second=0, microsecond=0)
+def floor_minute(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
 
 
 def expected_counts(jobs: list[JobRecord], now: datetime, seconds: int, threshold: timedelta = T) -> Counts:
-    first = floor5(now - timedelta(seconds=seconds))
+    end = floor_minute(now)  # the window: the whole minutes ending at now's minute
+    first = end - timedelta(seconds=seconds)
     good = bad = 0
     for j in jobs:
         assert j.queued_at is not None
@@ -74,7 +75,7 @@ def expected_counts(jobs: list[JobRecord], now: datetime, seconds: int, threshol
             is_good, moment = False, turned_bad  # still waiting past the threshold
         else:
             continue
-        if first <= moment <= now:
+        if first <= moment < end:
             good, bad = good + is_good, bad + (not is_good)
     return Counts(good, bad)
 
@@ -221,27 +222,29 @@ def test_a_history_shorter_than_the_window_budgets_the_jobs_it_holds() -> None:
 
 
 @pytest.mark.parametrize("offset", [timedelta(0), timedelta(minutes=2, seconds=30)])
-def test_the_window_edges_hold_the_buckets_that_overlap_the_window(offset: timedelta) -> None:
-    # A tick on a bucket's turn (10:00:00) and one inside a bucket (10:02:30), with jobs decided on the edges.
+def test_the_window_edges_are_the_whole_minutes_ending_at_the_ticks_minute(offset: timedelta) -> None:
+    # A tick on a minute's turn (10:00:00) and one inside a minute (10:02:30), with jobs decided on the edges.
     now = DAY0 + timedelta(hours=10) + offset
-    hour_ago = DAY0 + timedelta(hours=9)  # the first bucket of the hour's window, at either tick
+    end = floor_minute(now)  # the window ends where the tick's minute starts
+    start = end - timedelta(hours=1)
+    second = timedelta(seconds=1)
     jobs = [
-        job(1, "linux-a", hour_ago - timedelta(seconds=30), timedelta(seconds=30)),  # good at 09:00:00: in
-        job(2, "linux-a", hour_ago - timedelta(seconds=31), timedelta(seconds=30)),  # good at 08:59:59: out
-        job(3, "linux-a", now - timedelta(seconds=10), timedelta(seconds=10)),  # good at the tick itself: in
-        job(4, "linux-a", now - T, None),  # waiting, bad at the tick itself: in
-        job(5, "linux-a", now - T + timedelta(seconds=1), None),  # waiting, good for one more second: nowhere
-        job(6, "linux-a", now - timedelta(minutes=3), timedelta(minutes=3)),  # started late at the tick: bad
-        job(7, "linux-a", now + timedelta(seconds=1), timedelta(seconds=1)),  # after the tick: nowhere
+        job(1, "linux-a", start - timedelta(seconds=30), timedelta(seconds=30)),  # good at the first second: in
+        job(2, "linux-a", start - timedelta(seconds=31), timedelta(seconds=30)),  # good a second sooner: out
+        job(3, "linux-a", end - timedelta(seconds=11), timedelta(seconds=10)),  # good at the last second: in
+        job(4, "linux-a", end - timedelta(seconds=10), timedelta(seconds=10)),  # good in the tick's minute: next tick
+        job(5, "linux-a", end - second - T, None),  # waiting, bad at the last second: in
+        job(6, "linux-a", now - T, None),  # waiting, bad in the tick's minute: next tick
+        job(7, "linux-a", now + second, second),  # after the tick: nowhere
     ]
-    assert expected_counts(jobs, now, 3600) == Counts(good=2, bad=2)
-    assert expected_counts(jobs, now, 300) == Counts(good=1, bad=2)
+    assert expected_counts(jobs, now, 3600) == Counts(good=2, bad=1)
+    assert expected_counts(jobs, now, 300) == Counts(good=1, bad=1)
     assert agree(jobs, HEAD + LINUX, now, now, timedelta(minutes=1)) == []
 
 
 def test_a_job_that_waited_past_the_threshold_then_started_counts_bad_once() -> None:
     # Waiting, it is the collector's; started, the track stage's counter holds it: one bad job either way,
-    # in the bucket of the moment it turned bad, at every tick across its start.
+    # in the minute it turned bad, from the tick after that minute, at every tick across its start.
     queued = DAY0 + timedelta(hours=10, minutes=1)
     jobs = [job(1, "linux-a", queued, timedelta(minutes=9))]
     config = parse_config(HEAD + LINUX)
@@ -249,4 +252,4 @@ def test_a_job_that_waited_past_the_threshold_then_started_counts_bad_once() -> 
         [reading] = snapshot.slos
         hour = reading.window(3600)
         assert hour is not None
-        assert (hour.good, hour.bad) == ((0, 1) if now >= queued + T else (0, 0)), now
+        assert (hour.good, hour.bad) == ((0, 1) if now >= queued + T + timedelta(minutes=1) else (0, 0)), now

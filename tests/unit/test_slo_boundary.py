@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from queuewatch.config.load import parse_config
-from queuewatch.slo import outcome_of, waiting_outcome
+from queuewatch.slo import Tally, outcome_of, waiting_outcome
 from queuewatch.slo_summary import lines, summarize
 from queuewatch_cli.explain import explain
 
@@ -46,5 +46,5 @@ def test_check_configs_explain_and_the_slo_report_say_the_boundary() -> None:
     config = parse_config(CONFIG, source="t.yaml")
     assert f"slo linux-fast: {SAID} at 2m, is late" in explain(config)
     [slo] = config.resolved_slos
-    report = lines(summarize(slo, config, {}, [], QUEUED))
+    report = lines(summarize(slo, config, Tally(), [], QUEUED))
     assert report[1] == f"  {SAID} at 2m, is late"

@@ -16,7 +16,7 @@ from queuewatch.config import Config
 from queuewatch.evaluate import plan
 from queuewatch.evaluate.slo import is_slo_rule
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.slo import Counts, bucket_start
+from queuewatch.slo import Counts, Tally
 from queuewatch.snapshot import SloReading, Snapshot
 from queuewatch.track.slo import contributions
 from queuewatch_cli.backtest.replay import apply
@@ -53,7 +53,7 @@ class SloCounters:
         self.config = config
         self.ordered = sorted((j for j in jobs if j.queued_at is not None), key=lambda j: j.queued_at or _EPOCH)
         self.queued_times = [job.queued_at or _EPOCH for job in self.ordered]
-        self.counted = {slo.name: dict[datetime, Counts]() for slo in config.resolved_slos}
+        self.counted = {slo.name: Tally() for slo in config.resolved_slos}
         self.pending = sorted(
             (arrival, index) for index, job in enumerate(self.ordered) if (arrival := _arrival(job)) is not None
         )
@@ -64,10 +64,8 @@ class SloCounters:
         while self.next_pending < len(self.pending) and self.pending[self.next_pending][0] <= now:
             job = self.ordered[self.pending[self.next_pending][1]]
             for contribution in contributions(job, self.config):
-                buckets = self.counted[contribution.slo]
-                at = bucket_start(contribution.at)
                 outcome = Counts(good=1) if contribution.outcome == "good" else Counts(bad=1)
-                buckets[at] = buckets.get(at, Counts()) + outcome
+                self.counted[contribution.slo].add(contribution.at, outcome)
             self.next_pending += 1
         # Only a day back: a job queued past GitHub's limit is lost, not waiting (collect/jobs.py).
         first, last = bisect_left(self.queued_times, now - QUEUED_LIMIT), bisect_right(self.queued_times, now)

@@ -10,9 +10,12 @@ evaluator, the report and the backtest):
   whether it has started since or still waits (a waiting job's badness is known then, so an outage in
   which nothing starts burns budget while it lasts). A job cancelled before it started is bad if it was
   cancelled after that moment, and counted nowhere if cancelled sooner.
-- Counts are kept in BUCKET-second buckets of that moment. A window of W seconds ending at `now` holds
-  the buckets that overlap (now - W, now]: between W and W + BUCKET of jobs, so a window never empties
-  at a bucket's turn.
+- Counts are kept per hour of that moment, and per minute within the hour (a `Tally`). A window of W
+  seconds (whole minutes) at `now` holds exactly the W/60 whole minutes ending at now's minute, [m - W, m)
+  where m is the start of now's minute: each whole hour inside it by its total, its ragged edges by minute.
+  Counts written before minutes existed are in LEGACY_BUCKET-second buckets; a window holds those that
+  overlap (now - W, now], as it always did, so the changeover counts each job once, at 5-minute precision
+  until the last of them leaves the window.
 - A burn rate is the window's bad fraction over the budget's (1 - objective): 1 spends the budget exactly
   over the SLO's window. A window with no counted jobs burns at 0.
 """
@@ -21,15 +24,19 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from queuewatch.durations import format_duration
 from queuewatch.rules import Priority
 
-BUCKET = 300
-"""Seconds per counter bucket: the shortest window (5m) spans two of them."""
+MINUTE = 60
+"""Seconds per minute count: a window's edges are exact to it."""
+HOUR = 3600
+"""Seconds per hour count: a window reads its whole hours from these, its edges from minutes."""
+LEGACY_BUCKET = 300
+"""Seconds per bucket of the counts written before minutes and hours: read, never written."""
 
 Notify = Literal["page", "ticket"]
 
@@ -128,15 +135,26 @@ def waiting_outcome(queued_at: datetime, now: datetime, threshold: int) -> tuple
     return ("bad", turned_bad) if now >= turned_bad else None
 
 
-def bucket_start(moment: datetime) -> datetime:
-    """The start of the bucket that holds `moment`."""
+def floor_to(moment: datetime, seconds: int) -> datetime:
+    """The start of the `seconds`-long span (minute, hour, legacy bucket) that holds `moment`."""
     epoch = int(moment.timestamp())
-    return datetime.fromtimestamp(epoch - epoch % BUCKET, UTC)
+    return datetime.fromtimestamp(epoch - epoch % seconds, UTC)
+
+
+def bucket_start(moment: datetime) -> datetime:
+    """The start of the legacy 5-minute bucket that holds `moment` (the reports' buckets)."""
+    return floor_to(moment, LEGACY_BUCKET)
 
 
 def window_buckets_start(now: datetime, seconds: int) -> datetime:
-    """The first bucket of the window of `seconds` ending at `now`: the one holding now - seconds."""
+    """The first legacy bucket of the window of `seconds` ending at `now`: the one holding now - seconds."""
     return bucket_start(now - timedelta(seconds=seconds))
+
+
+def window_span(now: datetime, seconds: int) -> tuple[datetime, datetime]:
+    """The exact window of `seconds` at `now`: [start, end), the whole minutes ending at now's minute."""
+    end = floor_to(now, MINUTE)
+    return end - timedelta(seconds=seconds), end
 
 
 @dataclass(frozen=True)
@@ -153,13 +171,60 @@ class Counts:
 
 
 def window_counts(buckets: Mapping[datetime, Counts], now: datetime, seconds: int) -> Counts:
-    """The jobs counted in the window of `seconds` ending at `now` (the buckets overlapping it)."""
+    """The jobs counted in legacy buckets overlapping the window of `seconds` ending at `now`."""
     first = window_buckets_start(now, seconds)
     total = Counts()
     for start, counts in buckets.items():
         if first <= start <= now:
             total += counts
     return total
+
+
+@dataclass
+class Tally:
+    """One SLO's counts as read: per minute and per hour of the moment each job was decided (the same jobs
+    in both), and the legacy 5-minute buckets written before minutes existed (other jobs: each job's mark
+    says it was counted once, by one layout)."""
+
+    minutes: dict[datetime, Counts] = field(default_factory=dict)
+    hours: dict[datetime, Counts] = field(default_factory=dict)
+    legacy: dict[datetime, Counts] = field(default_factory=dict)
+
+    def add(self, moment: datetime, counts: Counts) -> None:
+        """Count jobs decided at `moment` (the collector's waiting jobs), in its minute and its hour."""
+        for spans, seconds in ((self.minutes, MINUTE), (self.hours, HOUR)):
+            at = floor_to(moment, seconds)
+            spans[at] = spans.get(at, Counts()) + counts
+
+    def window(self, now: datetime, seconds: int) -> Counts:
+        """The jobs decided in the window of `seconds` at `now`: exact to the minute for minutes and hours,
+        the overlapping buckets for legacy counts."""
+        start, end = window_span(now, seconds)
+        total = window_counts(self.legacy, now, seconds)
+        for hour, counts in self.hours.items():
+            if start <= hour and hour + timedelta(seconds=HOUR) <= end:
+                total += counts
+        for minute, counts in self.minutes.items():
+            hour = floor_to(minute, HOUR)
+            whole = start <= hour and hour + timedelta(seconds=HOUR) <= end
+            if start <= minute < end and not whole:
+                total += counts
+        return total
+
+    def coarse(self) -> dict[datetime, Counts]:
+        """The legacy buckets and the hours, by start: a chart's points, an hour's precision."""
+        merged = dict(self.legacy)
+        for hour, counts in self.hours.items():
+            merged[hour] = merged.get(hour, Counts()) + counts
+        return merged
+
+    def first_counted(self, since: datetime) -> datetime | None:
+        """The start of the first minute (or legacy bucket) from `since` holding a counted job."""
+        starts = (at for spans in (self.minutes, self.legacy) for at, c in spans.items() if c.total and at >= since)
+        return min(starts, default=None)
+
+    def copy(self) -> Tally:
+        return Tally(dict(self.minutes), dict(self.hours), dict(self.legacy))
 
 
 def burn_rate(counts: Counts, slo: Slo) -> float:
@@ -194,15 +259,10 @@ def judge_pair(slo: Slo, alert: BurnAlert, long: Counts, short: Counts) -> PairV
     )
 
 
-def judge_slo(slo: Slo, buckets: Mapping[datetime, Counts], now: datetime) -> list[PairVerdict]:
-    """Every burn alert of the SLO on the counted buckets (the started jobs' and the waiting ones')."""
+def judge_slo(slo: Slo, tally: Tally, now: datetime) -> list[PairVerdict]:
+    """Every burn alert of the SLO on its tally (the started jobs' and the waiting ones')."""
     return [
-        judge_pair(
-            slo,
-            alert,
-            window_counts(buckets, now, alert.long_window),
-            window_counts(buckets, now, alert.short_window),
-        )
+        judge_pair(slo, alert, tally.window(now, alert.long_window), tally.window(now, alert.short_window))
         for alert in slo.burn_alerts
     ]
 

@@ -9,19 +9,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from queuewatch.collect.slo import reading_of, waiting_buckets
+from queuewatch.collect.slo import add_waiting, reading_of
 from queuewatch.config import Config
 from queuewatch.jobs import JobRecord
 from queuewatch.slo import (
     Counts,
     Slo,
+    Tally,
     boundary,
     budget_left,
     judge_pair,
     outcome_of,
     waiting_outcome,
-    window_buckets_start,
-    window_counts,
+    window_span,
 )
 from queuewatch.wording import moment
 
@@ -77,14 +77,17 @@ def spenders(
     return by_type.most_common(top), by_hour.most_common(top)
 
 
-def summarize(
-    slo: Slo, config: Config, counted: dict[datetime, Counts], queued: list[JobRecord], now: datetime
-) -> SloSummary:
-    """One SLO now, from its counters over the window and the jobs queued now."""
-    buckets = dict(counted)
-    for start, waiting in waiting_buckets(slo, config, queued, now).items():
-        buckets[start] = buckets.get(start, Counts()) + waiting
-    total = window_counts(buckets, now, slo.window)
+def longest_window(slo: Slo) -> int:
+    """The longest window a summary counts: the SLO's own, or a longer burn window."""
+    return max(slo.window, slo.longest_burn_window)
+
+
+def summarize(slo: Slo, config: Config, counted: Tally, queued: list[JobRecord], now: datetime) -> SloSummary:
+    """One SLO now, from its counters over the window (adapters/slo_counters.py `read_tally` of `longest_window`)
+    and the jobs queued now."""
+    tally = counted.copy()
+    add_waiting(tally, slo, config, queued, now)
+    total = tally.window(now, slo.window)
     left_jobs, left_fraction = budget_left(total, slo)
     reading = reading_of(slo, config, counted, queued, now)
     pairs = []
@@ -101,9 +104,7 @@ def summarize(
                 alert.name, alert.notify, alert.factor, pair.long_burn, pair.short_burn, pair.long.total, pair.firing
             )
         )
-    first = min(
-        (at for at, c in buckets.items() if c.total and at >= window_buckets_start(now, slo.window)), default=None
-    )
+    first = tally.first_counted(window_span(now, slo.window)[0])
     return SloSummary(
         name=slo.name,
         objective=slo.objective,

@@ -1,11 +1,16 @@
-"""The SLO counters table: good and bad jobs per SLO per 5-minute bucket (queuewatch/slo.py says which).
+"""The SLO counters table: good and bad jobs per SLO per hour, and per minute within it (queuewatch/slo.py says
+which).
 
 Two kinds of item, in one table keyed `pk` (S) and `sk` (S):
 
-- a counter: `pk = slo#<slo name>`, `sk = <bucket start, ISO-8601 UTC>`, `good` and `bad` (N), kept a
-  little past the SLO's longest window. A read of any span of one SLO is one Query of its partition,
-  whatever the fleet and the job volume: the item count is fixed by the span (3 days: 864 items, about
-  60 KB, one page).
+- an hour's counter: `pk = slo#<slo name>`, `sk = <hour start, ISO-8601 UTC>#h`, its jobs `good` and `bad`
+  (N), and the same jobs by minute: `g<MM>` and `b<MM>` for the minute MM of the hour (under 1 KB even with
+  every minute counted, so one write unit, as the 5-minute buckets were). Kept a little past the SLO's longest
+  window. Every window of an SLO is one Query of its partition, whatever the fleet and the job volume: the
+  hours from the longest window's first (3 days: 73 items, about 50 KB at every minute counted, one page),
+  whole hours counted by their totals, the windows' ragged edges by their minutes.
+- a legacy counter: `sk = <5-minute bucket start>`, `good` and `bad`, written by releases before the minutes;
+  its key sorts among the hours' by time, so the same Query reads it until it leaves every window.
 - a job's mark: `pk = counted#<job id>`, `sk = -`, written in the same transaction as the job's counts, on
   the condition that it does not exist. A job is counted once however many times its events arrive, in
   whatever order, and whether Lambda or botocore retries the write (a retried transaction finds the mark
@@ -18,12 +23,12 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
 
-from queuewatch.slo import Counts, bucket_start
+from queuewatch.slo import HOUR, MINUTE, Counts, Tally, floor_to
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -32,6 +37,7 @@ COUNTER_PREFIX = "slo#"
 MARK_PREFIX = "counted#"
 MARK_SORT = "-"
 EXPIRES_AT = "expires_at"
+HOUR_SUFFIX = "#h"  # after the hour's start: hours sort among the legacy buckets, read with them in one Query
 MAX_TRANSACTION = 100  # DynamoDB's items per transaction: the mark and 99 SLOs
 
 
@@ -47,6 +53,10 @@ class Contribution:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat()
+
+
+def hour_key(start: datetime) -> str:
+    return f"{_iso(start)}{HOUR_SUFFIX}"
 
 
 def count_job(
@@ -72,16 +82,21 @@ def count_job(
         }
     ]
     for contribution in contributions:
+        minute = f"{contribution.outcome[0]}{contribution.at.astimezone(UTC).minute:02d}"
         items.append(
             {
                 "Update": {
                     "TableName": table,
                     "Key": {
                         "pk": {"S": f"{COUNTER_PREFIX}{contribution.slo}"},
-                        "sk": {"S": _iso(bucket_start(contribution.at))},
+                        "sk": {"S": hour_key(floor_to(contribution.at, HOUR))},
                     },
-                    "UpdateExpression": "ADD #outcome :one SET #expires = :expires",
-                    "ExpressionAttributeNames": {"#outcome": contribution.outcome, "#expires": EXPIRES_AT},
+                    "UpdateExpression": "ADD #outcome :one, #minute :one SET #expires = :expires",
+                    "ExpressionAttributeNames": {
+                        "#outcome": contribution.outcome,
+                        "#minute": minute,
+                        "#expires": EXPIRES_AT,
+                    },
                     "ExpressionAttributeValues": {
                         ":one": {"N": "1"},
                         ":expires": {"N": str(int(contribution.keep_until.timestamp()))},
@@ -112,25 +127,34 @@ def request_token(job_id: int, items: Sequence[dict[str, Any]]) -> str:
     return f"{job_id}-{digest}"[:36]
 
 
-def read_counts(client: DynamoDBClient, table: str, slo: str, start: datetime, end: datetime) -> dict[datetime, Counts]:
-    """The SLO's counts per bucket starting in [start, end]: one paged Query of its partition."""
-    counts: dict[datetime, Counts] = {}
-    for item in _query(client, table, slo, start, end):
-        at = datetime.fromisoformat(item["sk"]["S"]).astimezone(UTC)
-        counts[at] = Counts(int(item.get("good", {}).get("N", "0")), int(item.get("bad", {}).get("N", "0")))
-    return counts
+def read_tally(client: DynamoDBClient, table: str, slo: str, longest: int, now: datetime) -> Tally:
+    """The SLO's counts for any window up to `longest` seconds at `now`: one paged Query of its partition,
+    from the hour holding the window's start (the hours with their minutes, and any legacy buckets)."""
+    tally = Tally()
+    first = floor_to(now - timedelta(seconds=longest), HOUR)
+    for item in _query(client, table, slo, _iso(first), hour_key(now)):
+        key = item["sk"]["S"]
+        start = datetime.fromisoformat(key.removesuffix(HOUR_SUFFIX)).astimezone(UTC)
+        if not key.endswith(HOUR_SUFFIX):
+            tally.legacy[start] = _counts(item, "good", "bad")
+            continue
+        tally.hours[start] = _counts(item, "good", "bad")
+        for minute in {int(name[1:]) for name in item if name[:1] in "gb" and name[1:].isdigit()}:
+            at = start + timedelta(seconds=minute * MINUTE)
+            tally.minutes[at] = _counts(item, f"g{minute:02d}", f"b{minute:02d}")
+    return tally
 
 
-def _query(client: DynamoDBClient, table: str, slo: str, start: datetime, end: datetime) -> Iterator[dict[str, Any]]:
+def _counts(item: dict[str, Any], good: str, bad: str) -> Counts:
+    return Counts(int(item.get(good, {}).get("N", "0")), int(item.get(bad, {}).get("N", "0")))
+
+
+def _query(client: DynamoDBClient, table: str, slo: str, start: str, end: str) -> Iterator[dict[str, Any]]:
     paginator = client.get_paginator("query")
     for page in paginator.paginate(
         TableName=table,
         KeyConditionExpression="pk = :pk AND sk BETWEEN :start AND :end",
-        ExpressionAttributeValues={
-            ":pk": {"S": f"{COUNTER_PREFIX}{slo}"},
-            ":start": {"S": _iso(start)},
-            ":end": {"S": _iso(end)},
-        },
+        ExpressionAttributeValues={":pk": {"S": f"{COUNTER_PREFIX}{slo}"}, ":start": {"S": start}, ":end": {"S": end}},
     ):
         yield from page.get("Items", [])
 

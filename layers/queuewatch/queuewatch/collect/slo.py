@@ -1,30 +1,28 @@
-"""The collector's part of the SLOs: each SLO's burn windows, from its counters (one Query per SLO, whatever
+"""The collector's part of the SLOs: each SLO's burn windows, from its counters (a few Queries per SLO, whatever
 the fleet and the job volume: adapters/slo_counters.py) and from the jobs still waiting, which it has in
 hand (the census's Query). A job waiting past the threshold is bad from queued_at + threshold; once it
-starts, the track stage's counter holds it in that same bucket, so it is counted once either way."""
+starts, the track stage's counters hold it in that same minute, so it is counted once either way."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from queuewatch.adapters.errors import describe
-from queuewatch.adapters.slo_counters import read_counts
+from queuewatch.adapters.slo_counters import read_tally
 from queuewatch.config import Config
 from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.slo import Counts, Slo, bucket_start, waiting_outcome, window_buckets_start, window_counts
+from queuewatch.slo import Counts, Slo, Tally, waiting_outcome
 from queuewatch.snapshot import SloReading, SloWindowCount
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-def waiting_buckets(slo: Slo, config: Config, queued: Iterable[JobRecord], now: datetime) -> dict[datetime, Counts]:
-    """The SLO's jobs still waiting past its threshold, by the bucket of the moment each turned bad. A job
-    queued past GitHub's limit is lost, not waiting (collect/jobs.py), and counts here no more."""
-    buckets: dict[datetime, Counts] = defaultdict(Counts)
+def add_waiting(tally: Tally, slo: Slo, config: Config, queued: Iterable[JobRecord], now: datetime) -> None:
+    """Count the SLO's jobs still waiting past its threshold, at the moment each turned bad. A job queued past
+    GitHub's limit is lost, not waiting (collect/jobs.py), and counts here no more."""
     for job in queued:
         if job.queued_at is None or now - job.queued_at > QUEUED_LIMIT:
             continue
@@ -32,8 +30,7 @@ def waiting_buckets(slo: Slo, config: Config, queued: Iterable[JobRecord], now: 
             continue
         decided = waiting_outcome(job.queued_at, now, slo.queue_time_under)
         if decided is not None:
-            buckets[bucket_start(decided[1])] += Counts(bad=1)
-    return dict(buckets)
+            tally.add(decided[1], Counts(bad=1))
 
 
 def oldest_waiting(slo: Slo, config: Config, queued: Iterable[JobRecord], now: datetime) -> float | None:
@@ -58,7 +55,7 @@ def slo_readings(
             readings.append(SloReading(name=slo.name, error=f"queued jobs: {queued}"[:512]))
             continue
         try:
-            counted = read_counts(dynamodb, table, slo.name, window_buckets_start(now, slo.longest_burn_window), now)
+            counted = read_tally(dynamodb, table, slo.name, slo.longest_burn_window, now)
         except Exception as error:  # noqa: BLE001 - one SLO's failed read degrades that SLO alone
             readings.append(SloReading(name=slo.name, error=f"counters: {describe(error)}"[:512]))
             continue
@@ -66,14 +63,15 @@ def slo_readings(
     return readings
 
 
-def reading_of(
-    slo: Slo, config: Config, counted: dict[datetime, Counts], queued: Iterable[JobRecord], now: datetime
-) -> SloReading:
+def burn_windows(slo: Slo) -> list[int]:
+    """The lengths of the SLO's burn windows, each once."""
+    return sorted({s for a in slo.burn_alerts for s in (a.long_window, a.short_window)})
+
+
+def reading_of(slo: Slo, config: Config, counted: Tally, queued: Iterable[JobRecord], now: datetime) -> SloReading:
     """The SLO's windows from its counters (the started jobs) and the jobs queued now."""
     queued = list(queued)
-    buckets = dict(counted)
-    for start, waiting in waiting_buckets(slo, config, queued, now).items():
-        buckets[start] = buckets.get(start, Counts()) + waiting
-    spans = sorted({s for a in slo.burn_alerts for s in (a.long_window, a.short_window)})
-    windows = [SloWindowCount(seconds=s, **vars(window_counts(buckets, now, s))) for s in spans]
+    tally = counted.copy()
+    add_waiting(tally, slo, config, queued, now)
+    windows = [SloWindowCount(seconds=s, **vars(tally.window(now, s))) for s in burn_windows(slo)]
     return SloReading(name=slo.name, windows=windows, oldest_waiting_seconds=oldest_waiting(slo, config, queued, now))

@@ -12,7 +12,7 @@ from queuewatch.durations import Duration, within
 from queuewatch.frozen import FrozenModel
 from queuewatch.jobs import QUEUED_LIMIT
 from queuewatch.rules import Priority
-from queuewatch.slo import BUCKET, DEFAULT_BURN_ALERTS, BurnAlert, Slo
+from queuewatch.slo import DEFAULT_BURN_ALERTS, MINUTE, BurnAlert, Slo
 
 _DAY = 86400
 MAX_WINDOW = 90 * _DAY  # the jobs' history keeps at most 90 days (JobHistoryDays)
@@ -46,8 +46,18 @@ SloWindow = Annotated[
     Duration,
     AfterValidator(within(_DAY, MAX_WINDOW, "whole days, at most what the jobs' history keeps (JobHistoryDays, 90)")),
 ]
+
+
+def _whole_minutes(seconds: int) -> int:
+    if seconds % MINUTE:
+        raise ValueError(f"found {seconds}s, expected whole minutes such as 5m: windows are counted by the minute")
+    return seconds
+
+
 BurnWindow = Annotated[
-    Duration, AfterValidator(within(BUCKET, 7 * _DAY, "counters are kept in 5-minute buckets, at most a week back"))
+    Duration,
+    AfterValidator(within(MINUTE, 7 * _DAY, "windows are counted by the minute, at most a week back")),
+    AfterValidator(_whole_minutes),
 ]
 
 

@@ -12,14 +12,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from queuewatch.adapters.job_store import queued_jobs, read_history
 from queuewatch.adapters.sent_log import SENT, SentEntry, read_entries
-from queuewatch.adapters.slo_counters import read_counts
+from queuewatch.adapters.slo_counters import read_tally
 from queuewatch.adapters.sns import publish
 from queuewatch.config import Config
 from queuewatch.digest.message import Fired, SloWeek, TeamDigest, team_digest
 from queuewatch.errors import QueuewatchError
 from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
-from queuewatch.slo import window_buckets_start
-from queuewatch.slo_summary import spenders, summarize
+from queuewatch.slo_summary import longest_window, spenders, summarize
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -65,7 +64,7 @@ def build_digests(
     entries = read_entries(dynamodb, tables.state_table, now - SPAN, now)
     by_team: dict[str, list[SloWeek]] = defaultdict(list)
     for slo in slos:
-        counted = read_counts(dynamodb, tables.slo_table, slo.name, window_buckets_start(now, slo.window), now)
+        counted = read_tally(dynamodb, tables.slo_table, slo.name, longest_window(slo), now)
         summary = summarize(slo, config, counted, queued, now)
         since = max(now - SPAN, now - timedelta(seconds=slo.window))
         by_type, by_hour = spenders(slo, config, history, now, since, TOP)
