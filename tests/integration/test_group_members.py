@@ -1,5 +1,4 @@
-"""A group's members are stored compressed, so 5,000 names of 128 characters fit the item; items written before
-hold them as a list, and still load after a deploy."""
+"""A group's members are stored compressed, so 5,000 names of 128 characters fit the item."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import boto3
 from support import T0
 
 from queuewatch.adapters.item_size import ITEM_LIMIT
-from queuewatch.adapters.state_table import PARTITION, create_table, group_item_size, load_state, put_group
+from queuewatch.adapters.state_table import create_table, group_item_size, load_state, put_group
 from queuewatch.alert_state import GroupRecord, GroupStatus
 
 NAMES = tuple(("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:118] + f".pool-{i:04d}" for i in range(5000))
@@ -21,22 +20,3 @@ def test_five_thousand_long_names_fit_the_item_and_read_back_in_order(aws: None)
     assert group_item_size(record, T0) < ITEM_LIMIT // 10
     put_group(dynamodb, "state", record, 0, T0)
     assert load_state(dynamodb, "state").groups["jobs-queueing#all"].members == NAMES
-
-
-def test_a_group_written_before_with_a_list_of_members_still_loads(aws: None) -> None:
-    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    create_table(dynamodb, "state")
-    dynamodb.put_item(
-        TableName="state",
-        Item={
-            "pk": {"S": PARTITION},
-            "sk": {"S": "group#jobs-queueing#all"},
-            "rule": {"S": "jobs-queueing"},
-            "group": {"S": "all"},
-            "status": {"S": "firing"},
-            "members": {"L": [{"S": "linux.2xlarge"}, {"S": "rocm.gpu"}]},
-            "sequence": {"N": "1"},
-            "version": {"N": "1"},
-        },
-    )
-    assert load_state(dynamodb, "state").groups["jobs-queueing#all"].members == ("linux.2xlarge", "rocm.gpu")

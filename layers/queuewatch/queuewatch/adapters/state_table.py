@@ -363,10 +363,10 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
 
 
 def _members(item: Mapping[str, Any]) -> tuple[str, ...]:
-    """The group's members: compressed (members_z), or as a list in items written before it was."""
+    """The group's members, stored compressed (members_z); a group without members stores none."""
     packed = item.get("members_z")
     if packed is None:
-        return tuple(item.get("members", []))
+        return ()
     raw = packed.value if hasattr(packed, "value") else packed
     return tuple(zlib.decompress(bytes(raw)).decode().split("\n"))
 
