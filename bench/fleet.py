@@ -21,11 +21,11 @@ import boto3
 from botocore.config import Config as BotoConfig
 
 from bench.floor import TickShape
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.collect.history import history_span
 from queuewatch.config.schema import TriageSettings
-from queuewatch.jobs import history_buckets
+from queuewatch.model.jobs import history_buckets
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def _value_bytes(value: dict[str, object]) -> int:
         return math.ceil(len(digits) / 2) + 1
     if kind in ("BOOL", "NULL"):
         return 1
-    if kind == "B":  # the group's members, compressed (adapters/state_table.py)
+    if kind == "B":  # the group's members, compressed (adapters/state_table/alerts.py)
         assert isinstance(raw, bytes)
         return len(raw)
     if kind == "L":

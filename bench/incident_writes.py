@@ -21,14 +21,14 @@ from typing import Any
 
 from moto import mock_aws
 
-from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 
 EVALUATE_TIMEOUT_SECONDS = 45  # template.yaml, EvaluateFunction
 MAX_TICKS = 10

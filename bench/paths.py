@@ -27,14 +27,14 @@ from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
 from bench.fleet import T0
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
 
 REGION = "us-east-1"

@@ -1,10 +1,10 @@
 """SLOs at scale: the AWS calls a tick makes for the SLOs' burn rates, at 10 and 5,000 runner types and at a
 light and a heavy job volume, with a verdict: one Query of the counters per SLO, one page each, whatever the
-fleet and the volume (the design: counters per SLO per 5-minute bucket, adapters/slo_counters.py).
+fleet and the volume (the design: counters per SLO per 5-minute bucket, adapters/slo_table/counters.py).
 
 Run: .venv/bin/python -m bench.slo_calls [--fleets 10,5000]. On an in-process moto: each SLO's counters are
 filled for every bucket of its longest burn window (3 days, the most items a read can meet), the jobs
-queued now are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the
+queued now are spread over the fleet, and the collector's SLO step (alerting/slo_reading.py `slo_readings`, the
 step `collect()` runs with tracking and SLOs on) reads them; the evaluator then judges the readings
 (evaluate/slo.py `judge_slos`), which must call nothing. The rest of a tick (queues, metrics, the jobs
 census) is bench/run.py's and bench/track.py's; the figures here are the SLOs' share of it.
@@ -20,13 +20,13 @@ from typing import Any
 from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
-from queuewatch.adapters.slo_counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table
-from queuewatch.collect.slo import slo_readings
+from queuewatch.adapters.slo_table.counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table
+from queuewatch.adapters.slo_table.readings import slo_readings
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import BUCKET, bucket_start
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import BUCKET, bucket_start
+from queuewatch.model.snapshot import Snapshot
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-slos"

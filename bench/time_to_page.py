@@ -111,8 +111,8 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch.adapters.job_store import create_jobs_table
-    from queuewatch.adapters.state_table import create_table
+    from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+    from queuewatch.adapters.state_table.alerts import create_table
     from queuewatch_cli.localrun import destination_record, scheduled_event
 
     lookback = max(600, scenario.lag_s + 2 * SAMPLE_S)  # a lagging source needs a longer metric_lookback
@@ -206,8 +206,8 @@ def dead_source(work: Path) -> dict[str, Any]:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch.adapters.job_store import create_jobs_table
-    from queuewatch.adapters.state_table import create_table
+    from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+    from queuewatch.adapters.state_table.alerts import create_table
     from queuewatch_cli.localrun import destination_record, scheduled_event
 
     config = work / "ttp-dead-source.yaml"

@@ -13,14 +13,14 @@ from typing import Any
 import boto3
 import yaml
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.config import Config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.config import Config
 from queuewatch.track import Router
 from queuewatch.track.events import WorkflowJobBusEvent

@@ -27,13 +27,13 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.sent_log import read_entries
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.adapters.state_table.sent_log import read_entries
+from queuewatch.alerting.alert import Alert
+from queuewatch.base.wording import moment
 from queuewatch.notifications import Origin
-from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.demo_escalation import show_escalation

@@ -21,13 +21,13 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.sent_log import SENT, SentEntry, read_entries
-from queuewatch.adapters.slo_counters import create_slo_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
+from queuewatch.adapters.slo_table.counters import create_slo_table
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, read_entries
+from queuewatch.alerting.alert import Alert
 from queuewatch.config.load import load_config
+from queuewatch.model.rules import alert_kind
 from queuewatch.notifications.text import cut
-from queuewatch.rules import alert_kind
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 from queuewatch_cli.stacks import LOCAL_STACK as DEMO_STACK

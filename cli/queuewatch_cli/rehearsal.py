@@ -23,16 +23,16 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.rules import alert_kind
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.rules import alert_kind
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch_cli.backtest.run import backtest
 
 if TYPE_CHECKING:

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import boto3
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.schedule import scheduled_time
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.runtime.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
 
 if TYPE_CHECKING:

@@ -11,11 +11,11 @@ import boto3
 import pytest
 from support import StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.backfill import BackfillError, backfill, replay_window
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
 from queuewatch_cli.main import main

@@ -14,8 +14,8 @@ import boto3
 import pytest
 from support import Inbox, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -230,7 +230,7 @@ SLO = """slos:
 
 
 def test_the_backtest_replays_slo_alerts_with_the_rules(fleet: None) -> None:
-    from queuewatch.adapters.job_store import read_history
+    from queuewatch.adapters.jobs_table.jobs import read_history
     from queuewatch_cli.backtest.slo_replay import replay_slos
 
     cfg = parse_config(CONFIG + SLO)

@@ -12,8 +12,8 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.jobs import JobRecord
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table, put_job
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.capacity.run import run_capacity
 from queuewatch_cli.main import build_parser
 

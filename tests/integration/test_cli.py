@@ -8,7 +8,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.state_table.alerts import create_table, load_state
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.main import main
 

@@ -14,14 +14,14 @@ import boto3
 import pytest
 from support import T0, StackInMoto, arriving_now, runner_type, snapshot, with_signals
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.state_table.alerts import create_table, load_state
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, Snapshot
+from queuewatch.runtime.metric_names import runner_type_dimensions
 from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import show_status

@@ -12,14 +12,14 @@ from pathlib import Path
 import boto3
 import pytest
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.known_names import put_known
-from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
-from queuewatch.alert import silence_for
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.slo_table.counters import Contribution, count_job, create_slo_table
+from queuewatch.adapters.state_table.alerts import create_table, load_state, put_silence
+from queuewatch.adapters.state_table.known_names import put_known
+from queuewatch.alerting.alert import silence_for
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.known import KnownNames
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.silences import SilenceRecord
+from queuewatch.model.rules import HEALTH_RULE
 from queuewatch_cli.main import main
 from queuewatch_cli.stacks import boto_client
 

@@ -15,11 +15,11 @@ import pytest
 from consumers import CHATBOT, check_pager_envelope, check_subject, description_fields
 from support import T0, runner_type, snapshot
 
-from queuewatch.adapters.item_size import ITEM_LIMIT, item_size
-from queuewatch.adapters.state_table import PARTITION, create_table
+from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
+from queuewatch.adapters.state_table.alerts import PARTITION, create_table
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
-from queuewatch.wire import encode_snapshot
+from queuewatch.runtime.wire import encode_snapshot
 from queuewatch_cli.localrun import FakeContext, destination_record, load_event, load_handler_module
 
 FLEET = 5000
@@ -27,7 +27,7 @@ FLEET = 5000
 NAMES = [f"linux.arm64.m7g.8xlarge.ephemeral.pool-{i:04d}" for i in range(FLEET)]
 # Names at the 128-character limit, each ending in a digest as generated pool names do: as a list the members
 # alone would be 640 KB, past the group item's 400 KB, and the page could never be stored; stored compressed
-# (adapters/state_table.py) they leave the bodies their budget (delivery.outbox_for), chat body included.
+# (adapters/state_table/alerts.py) they leave the bodies their budget (delivery.outbox_for), chat body included.
 LONGEST = [
     ("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:111] + "." + sha256(f"pool-{i}".encode()).hexdigest()[:16]
     for i in range(FLEET)

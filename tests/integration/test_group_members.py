@@ -6,9 +6,9 @@ from __future__ import annotations
 import boto3
 from support import T0
 
-from queuewatch.adapters.item_size import ITEM_LIMIT
-from queuewatch.adapters.state_table import PARTITION, create_table, group_item_size, load_state, put_group
-from queuewatch.alert_state import GroupRecord, GroupStatus
+from queuewatch.adapters.aws.item_size import ITEM_LIMIT
+from queuewatch.adapters.state_table.alerts import PARTITION, create_table, group_item_size, load_state, put_group
+from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
 
 NAMES = tuple(("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:118] + f".pool-{i:04d}" for i in range(5000))
 

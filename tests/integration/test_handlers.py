@@ -13,8 +13,8 @@ import urllib3
 from aws_lambda_powertools.utilities.parser import ValidationError
 from support import load_template
 
-from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.settings import SettingsError
+from queuewatch.adapters.state_table.alerts import create_table, load_state
+from queuewatch.runtime.settings import SettingsError
 from queuewatch_cli.localrun import (
     EVENTS_DIR,
     REPO_ROOT,

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from faults import inject
 
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_event, load_handler_module
 
 CANARY = "canary-5e1f"

@@ -22,7 +22,7 @@ from faults import FAULTS, RETRIED_FAULTS, inject
 from moto import mock_aws
 from support import T0, load_template
 
-from queuewatch.adapters.clients import (
+from queuewatch.adapters.aws.clients import (
     RETRY_CONFIG,
     TICK_MARGIN_SECONDS,
     AwsClients,
@@ -32,8 +32,8 @@ from queuewatch.adapters.clients import (
     worst_case_call_seconds,
     worst_case_tail_seconds,
 )
-from queuewatch.adapters.errors import DeadlineExceeded
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.errors import DeadlineExceeded
+from queuewatch.adapters.state_table.alerts import create_table
 
 QUEUE = "gh-ci-linux-2xlarge-queued-builds"
 METRIC_QUERY = {

@@ -19,16 +19,16 @@ import boto3
 import pytest
 from support import T0, arriving_now, minutes
 
-from queuewatch import wire as wire_module
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import Snapshot
-from queuewatch.wire import SnapshotTooLarge
+from queuewatch.model.snapshot import Snapshot
+from queuewatch.runtime import wire as wire_module
+from queuewatch.runtime.wire import SnapshotTooLarge
 from queuewatch_cli.localrun import (
     ACCOUNT_ID,
     FakeContext,

@@ -12,15 +12,15 @@ import boto3
 import pytest
 from support import arriving_now, minutes
 
-from queuewatch.adapters.state_table import create_table, load_state, put_instance, put_silence
-from queuewatch.alert import silence_for
-from queuewatch.alert_state import InstanceState, Status
+from queuewatch.adapters.state_table.alerts import create_table, load_state, put_instance, put_silence
+from queuewatch.alerting.alert import silence_for
+from queuewatch.alerting.alert_state import InstanceState, Status
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import CollectorFailure
+from queuewatch.model.rules import HEALTH_RULE
+from queuewatch.model.snapshot import CollectorFailure
 from queuewatch_cli.main import main
 
 BASE = ["--table", "state", "--region", "us-east-1"]

@@ -12,15 +12,15 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.adapters.sent_log import SENT, SentEntry, put_entry
-from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table, put_job
+from queuewatch.adapters.slo_table.counters import Contribution, count_job, create_slo_table
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, put_entry
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import load_config
 from queuewatch.digest.message import MESSAGE_LIMIT, fitted
 from queuewatch.digest.stage import DigestTables, build_digests, send_digests
-from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
 

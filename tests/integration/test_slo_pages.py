@@ -11,12 +11,12 @@ import boto3
 import pytest
 from support import StackInMoto, arriving_now, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table.alerts import create_table, load_state, put_silence
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.github_status import parse_summary
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch.model.github_status import parse_summary
+from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
 from queuewatch_cli.main import main
 
 CONFIG = """

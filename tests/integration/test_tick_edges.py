@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
-from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import advance_cursor, create_table, load_state
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
+from queuewatch.adapters.state_table.alerts import advance_cursor, create_table, load_state
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import ImplausibleObservation, Snapshot
+from queuewatch.model.snapshot import ImplausibleObservation, Snapshot
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -19,7 +19,7 @@ from faults import inject
 from moto.dynamodb.responses import DynamoHandler
 from support import race
 
-from queuewatch.adapters.job_store import create_jobs_table, queued_jobs
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table, queued_jobs
 from queuewatch.config.load import load_config
 from queuewatch.track import webhook as webhook_module
 from queuewatch.track.events import WorkflowJobEvent

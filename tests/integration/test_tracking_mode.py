@@ -13,14 +13,14 @@ import pytest
 from matcher_configs import pytorch_like, written
 from support import T0, StackInMoto, arriving_now
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
-from queuewatch.autoscaler import QUEUE_ONLY_BLIND, matcher_config_path
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch.alerting.alert import Alert
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.matcher import parse
+from queuewatch.model.autoscaler import QUEUE_ONLY_BLIND, matcher_config_path
+from queuewatch.model.matcher import parse
 from queuewatch.notifications.chat import chat_notification
 from queuewatch.notifications.cloudwatch import Origin, cloudwatch_alarm
 from queuewatch.notifications.email import email_text

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from queuewatch.alert import Alert, RunnerTypeFigures, Silence, alert_json_schema, dedup_key, shipped_alert_schema
+from queuewatch.alerting.alert import (
+    Alert,
+    RunnerTypeFigures,
+    Silence,
+    alert_json_schema,
+    dedup_key,
+    shipped_alert_schema,
+)
 
 VALIDATOR = Draft202012Validator(shipped_alert_schema())
 
@@ -79,7 +86,7 @@ def test_an_alert_validates_against_the_shipped_schema() -> None:
         lambda d: d.update(status="exploded"),
         lambda d: d.update(runner_types=[]),
         lambda d: d["runner_types"][0].pop("queue_time_threshold_seconds"),
-        lambda d: d.update(version="queuewatch.alert/v0"),
+        lambda d: d.update(version="queuewatch.alerting.alert/v0"),
     ],
     ids=["no-dedup-key", "bad-status", "no-runner-types", "no-threshold", "wrong-version"],
 )

@@ -15,11 +15,12 @@ import pytest
 from aws_lambda_powertools.metrics import Metrics
 from support import T0, load_template, runner_type, snapshot
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.config.load import load_config
 from queuewatch.evaluate import EvaluationResult
-from queuewatch.telemetry import record_job, record_tick
+from queuewatch.evaluate.telemetry import record_tick
 from queuewatch.track.stage import TrackResult
+from queuewatch.track.telemetry import record_job
 from queuewatch_cli.build import draw_thresholds
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,13 +12,13 @@ from unittest.mock import MagicMock
 import pytest
 from support import load_template
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.alert import QueueBody
+from queuewatch.adapters.jobs_table.jobs import create_jobs_table
+from queuewatch.alerting.alert import QueueBody
 from queuewatch.config.load import parse_config
-from queuewatch.demand_paths import beside
-from queuewatch.settings import EvaluateSettings, TrackSettings
-from queuewatch.telemetry import record_webhook
+from queuewatch.model.demand_paths import beside
+from queuewatch.runtime.settings import EvaluateSettings, TrackSettings
 from queuewatch.track.stage import HISTORY_AFTER
+from queuewatch.track.telemetry import record_webhook
 from queuewatch.track.webhook import Refusal, WebhookResponse
 from queuewatch_cli.build_routes import subscriptions
 

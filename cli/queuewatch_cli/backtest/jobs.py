@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord, github_hosted
-from queuewatch.runner_names import RunnerTypeNames
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord, github_hosted
+from queuewatch.model.runner_names import RunnerTypeNames
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 
 TICK = 60
 NEVER = 2**62  # a job still waiting when its history was read

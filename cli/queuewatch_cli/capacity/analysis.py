@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from queuewatch.durations import format_duration
+from queuewatch.base.durations import format_duration
 from queuewatch_cli.capacity.history import (
     DAY,
     JOB_RUN_LIMIT,

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from queuewatch.durations import format_duration
-from queuewatch.wording import moment
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED

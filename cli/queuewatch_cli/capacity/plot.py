@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from queuewatch.durations import format_duration
+from queuewatch.base.durations import format_duration
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.capacity.simulate import Target
 from queuewatch_cli.plotting import inside_frame

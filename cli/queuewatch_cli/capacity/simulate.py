@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from queuewatch.durations import format_duration
+from queuewatch.base.durations import format_duration
 
 
 @dataclass(frozen=True)

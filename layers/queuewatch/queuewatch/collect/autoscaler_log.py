@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from queuewatch.adapters.autoscaler_logs import LogsUnread, query_log_rows
-from queuewatch.autoscaler_log import (
+from queuewatch.collect.queues import WatchedQueue
+from queuewatch.model.autoscaler_log import (
     MAX_CAUSES,
     MAX_LOG_GROUPS_PER_QUERY,
     MAX_READ_PER_TICK,
@@ -30,9 +31,8 @@ from queuewatch.autoscaler_log import (
     insights_url,
     log_groups,
 )
-from queuewatch.collect.queues import WatchedQueue
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, runner_type_key
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, runner_type_key
 
 MAX_WINDOW = timedelta(hours=3)  # what a query scans, and so what it costs, stays bounded
 WAIT_SECONDS = 5.0  # per query: beside the second metric round, within the collector's 10 s a tick

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field, PlainSerializer
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 
 Instance = Annotated[InstanceKey, PlainSerializer(str, return_type=str)]  # "rule#runner_type" in JSON
 

@@ -1,0 +1,148 @@
+"""The SLO counters table: good and bad jobs per SLO per 5-minute bucket (queuewatch/model/slo.py says which).
+
+Two kinds of item, in one table keyed `pk` (S) and `sk` (S):
+
+- a counter: `pk = slo#<slo name>`, `sk = <bucket start, ISO-8601 UTC>`, `good` and `bad` (N), kept a
+  little past the SLO's longest window. A read of any span of one SLO is one Query of its partition,
+  whatever the fleet and the job volume: the item count is fixed by the span (3 days: 864 items, about
+  60 KB, one page).
+- a job's mark: `pk = counted#<job id>`, `sk = -`, written in the same transaction as the job's counts, on
+  the condition that it does not exist. A job is counted once however many times its events arrive, in
+  whatever order, and whether Lambda or botocore retries the write (a retried transaction finds the mark
+  and is answered as counted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from botocore.exceptions import ClientError
+
+from queuewatch.model.slo import Counts, bucket_start
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+COUNTER_PREFIX = "slo#"
+MARK_PREFIX = "counted#"
+MARK_SORT = "-"
+EXPIRES_AT = "expires_at"
+MAX_TRANSACTION = 100  # DynamoDB's items per transaction: the mark and 99 SLOs
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One job's count for one SLO."""
+
+    slo: str
+    outcome: Literal["good", "bad"]
+    at: datetime  # the moment it turned good or bad
+    keep_until: datetime  # the counter's expiry: past the SLO's longest window
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+def count_job(
+    client: DynamoDBClient, table: str, job_id: int, contributions: Sequence[Contribution], mark_until: datetime
+) -> bool:
+    """Add the job's contributions, once per job: True if this call counted it, False if it was counted
+    already. `mark_until` is when the job's mark may expire: after any event of the job can still arrive."""
+    if not contributions:
+        return False
+    if len(contributions) >= MAX_TRANSACTION:
+        raise ValueError(f"job {job_id}: {len(contributions)} SLOs, expected at most {MAX_TRANSACTION - 1}")
+    items: list[dict[str, Any]] = [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {
+                    "pk": {"S": f"{MARK_PREFIX}{job_id}"},
+                    "sk": {"S": MARK_SORT},
+                    EXPIRES_AT: {"N": str(int(mark_until.timestamp()))},
+                },
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+    ]
+    for contribution in contributions:
+        items.append(
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": {
+                        "pk": {"S": f"{COUNTER_PREFIX}{contribution.slo}"},
+                        "sk": {"S": _iso(bucket_start(contribution.at))},
+                    },
+                    "UpdateExpression": "ADD #outcome :one SET #expires = :expires",
+                    "ExpressionAttributeNames": {"#outcome": contribution.outcome, "#expires": EXPIRES_AT},
+                    "ExpressionAttributeValues": {
+                        ":one": {"N": "1"},
+                        ":expires": {"N": str(int(contribution.keep_until.timestamp()))},
+                    },
+                }
+            }
+        )
+    try:
+        # The token makes botocore's retry of a transaction that took effect a no-op (for 10 minutes); past
+        # that, the mark's condition refuses it. It names the payload too: another event of the job that
+        # counts it otherwise (a config changed between them) is judged by the mark, never refused as a
+        # mismatch of a token whose first use may have failed.
+        client.transact_write_items(TransactItems=items, ClientRequestToken=request_token(job_id, items))  # type: ignore[arg-type]
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code")
+        if code != "TransactionCanceledException":
+            raise
+        reasons = error.response.get("CancellationReasons", [])
+        if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+            return False  # the mark exists: counted already
+        raise
+    return True
+
+
+def request_token(job_id: int, items: Sequence[dict[str, Any]]) -> str:
+    """The transaction's idempotency token (at most 36 characters): the job, and a digest of what it writes."""
+    digest = hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
+    return f"{job_id}-{digest}"[:36]
+
+
+def read_counts(client: DynamoDBClient, table: str, slo: str, start: datetime, end: datetime) -> dict[datetime, Counts]:
+    """The SLO's counts per bucket starting in [start, end]: one paged Query of its partition."""
+    counts: dict[datetime, Counts] = {}
+    for item in _query(client, table, slo, start, end):
+        at = datetime.fromisoformat(item["sk"]["S"]).astimezone(UTC)
+        counts[at] = Counts(int(item.get("good", {}).get("N", "0")), int(item.get("bad", {}).get("N", "0")))
+    return counts
+
+
+def _query(client: DynamoDBClient, table: str, slo: str, start: datetime, end: datetime) -> Iterator[dict[str, Any]]:
+    paginator = client.get_paginator("query")
+    for page in paginator.paginate(
+        TableName=table,
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :start AND :end",
+        ExpressionAttributeValues={
+            ":pk": {"S": f"{COUNTER_PREFIX}{slo}"},
+            ":start": {"S": _iso(start)},
+            ":end": {"S": _iso(end)},
+        },
+    ):
+        yield from page.get("Items", [])
+
+
+def create_slo_table(client: DynamoDBClient, table: str) -> None:
+    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
+    client.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
