@@ -20,13 +20,14 @@ from typing import Any
 from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
-from queuewatch.adapters.slo_table.counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table
+from queuewatch.adapters.slo_table.counters import COUNTER_PREFIX, EXPIRES_AT
 from queuewatch.adapters.slo_table.readings import slo_readings
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.slo import BUCKET, bucket_start
 from queuewatch.model.snapshot import Snapshot
+from queuewatch_cli.moto_tables import create_slo_table
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-slos"

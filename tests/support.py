@@ -14,7 +14,6 @@ import boto3
 import yaml
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.config import Config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
@@ -23,6 +22,7 @@ from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.moto_tables import create_state_table
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 
@@ -130,7 +130,7 @@ class StackInMoto:
         """Clients from `clients` (retries, deadline) when given, else plain boto3 ones."""
         dynamodb = clients.dynamodb(region) if clients else boto3.client("dynamodb", region_name=region)
         sns = clients.sns(region) if clients else boto3.client("sns", region_name=region)
-        create_table(dynamodb, table)
+        create_state_table(dynamodb, table)
         alert_topic = sns.create_topic(Name=f"{table}-alerts")["TopicArn"]
         chat_topic = sns.create_topic(Name=f"{table}-chat")["TopicArn"] if chat else None
         stack = Stack(name=name, table=table, topic_arn=alert_topic, chat_topic_arn=chat_topic, region=region)

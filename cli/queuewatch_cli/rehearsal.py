@@ -24,7 +24,6 @@ from unittest.mock import patch
 import boto3
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.state_table.alerts import create_table
 from queuewatch.base.wording import moment
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
@@ -34,6 +33,7 @@ from queuewatch.model.rules import alert_kind
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch_cli.backtest.run import backtest
+from queuewatch_cli.moto_tables import create_state_table
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -186,7 +186,7 @@ def _live_pages(
     """The evaluate stage on moto, a tick a minute; each page printed with the receivers the routes give it."""
     dynamodb = boto3.client("dynamodb", region_name=region)
     sns = boto3.client("sns", region_name=region)
-    create_table(dynamodb, TABLE)
+    create_state_table(dynamodb, TABLE)
     topic = sns.create_topic(Name="queuewatch-rehearsal-alerts")["TopicArn"]
     chat = sns.create_topic(Name="queuewatch-rehearsal-chat")["TopicArn"]
     stack = Stack(name="rehearsal", table=TABLE, topic_arn=topic, chat_topic_arn=chat, region=region)

@@ -15,7 +15,6 @@ import pytest
 from support import Inbox, StackInMoto
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -24,6 +23,7 @@ from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.localrun import load_event
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday; the fortnight runs to START + 14 days
 END = START + timedelta(days=14)

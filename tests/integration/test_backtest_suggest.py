@@ -13,7 +13,7 @@ import pytest
 from job_records import job_record
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table, put_job
+from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
@@ -24,6 +24,7 @@ from queuewatch_cli.backtest.suggest import (
     parse_budget,
     parse_incidents,
 )
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 END = START + timedelta(days=7)

@@ -16,11 +16,12 @@ from consumers import CHATBOT, check_pager_envelope, check_subject, description_
 from support import T0, runner_type, snapshot
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
-from queuewatch.adapters.state_table.alerts import PARTITION, create_table
+from queuewatch.adapters.state_table.alerts import PARTITION
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
 from queuewatch.runtime.wire import encode_snapshot
 from queuewatch_cli.localrun import FakeContext, destination_record, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_state_table
 
 FLEET = 5000
 # Long, realistic names: the members list alone is then a large share of the group's 400 KB.
@@ -69,7 +70,7 @@ def names(request: pytest.FixtureRequest) -> list[str]:
 def environment(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, names: list[str]) -> Path:
     config = tmp_path / "fleet.yaml"
     config.write_text(config_text(names), encoding="utf-8")
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic}.items():
         monkeypatch.setenv(key, value)

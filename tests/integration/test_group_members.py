@@ -7,15 +7,16 @@ import boto3
 from support import T0
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT
-from queuewatch.adapters.state_table.alerts import PARTITION, create_table, group_item_size, load_state, put_group
+from queuewatch.adapters.state_table.alerts import PARTITION, group_item_size, load_state, put_group
 from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
+from queuewatch_cli.moto_tables import create_state_table
 
 NAMES = tuple(("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:118] + f".pool-{i:04d}" for i in range(5000))
 
 
 def test_five_thousand_long_names_fit_the_item_and_read_back_in_order(aws: None) -> None:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     record = GroupRecord("jobs-queueing", "all", GroupStatus.FIRING, T0, NAMES, T0, 1)
     assert ITEM_LIMIT < 5000 * 128  # the names alone, as a list
     assert group_item_size(record, T0) < ITEM_LIMIT // 10
@@ -25,7 +26,7 @@ def test_five_thousand_long_names_fit_the_item_and_read_back_in_order(aws: None)
 
 def test_a_group_written_before_with_a_list_of_members_still_loads(aws: None) -> None:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     dynamodb.put_item(
         TableName="state",
         Item={

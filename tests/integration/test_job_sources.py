@@ -14,11 +14,11 @@ from support import T0, StackInMoto
 
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.jobs_table.heartbeats import read_beats
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.track.heartbeat import Heartbeat
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

@@ -16,7 +16,6 @@ from support import T0, StackInMoto
 
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.jobs_table.heartbeats import read_beats
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.adapters.matcher_config import read_default, read_named
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
@@ -29,6 +28,7 @@ from queuewatch.track.matching import MAX_AGE, CachedMatcherConfig
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

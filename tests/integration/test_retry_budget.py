@@ -33,7 +33,7 @@ from queuewatch.adapters.aws.clients import (
     worst_case_tail_seconds,
 )
 from queuewatch.adapters.aws.errors import DeadlineExceeded
-from queuewatch.adapters.state_table.alerts import create_table
+from queuewatch_cli.moto_tables import create_state_table
 
 QUEUE = "gh-ci-linux-2xlarge-queued-builds"
 METRIC_QUERY = {
@@ -106,7 +106,7 @@ def world() -> Iterator[World]:
         made.session = boto3.Session()
         clients = made.clients()
         made["queue"] = clients.sqs("us-east-1").create_queue(QueueName=QUEUE)["QueueUrl"]
-        create_table(clients.dynamodb("us-east-1"), "state")
+        create_state_table(clients.dynamodb("us-east-1"), "state")
         made["topic"] = clients.sns("us-east-1").create_topic(Name="alerts")["TopicArn"]
         yield made
 

@@ -12,14 +12,14 @@ import pytest
 from botocore.client import BaseClient
 from faults import inject
 
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table
-from queuewatch.adapters.slo_table.counters import create_slo_table, read_counts
+from queuewatch.adapters.slo_table.counters import read_counts
 from queuewatch.config.load import parse_config
 from queuewatch.model.slo import Counts, bucket_start
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import load_event
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table
 
 JOBS, SLOS = "jobs", "slos"
 QUEUED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)

@@ -14,7 +14,6 @@ import pytest
 from support import T0, StackInMoto, arriving_now, minutes, snapshot
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.jobs_table.jobs import create_jobs_table
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -24,6 +23,7 @@ from queuewatch.track import Router, WorkflowJobEvent
 from queuewatch.track.stage import TrackResult, track
 from queuewatch.track.telemetry import record_job
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

@@ -128,7 +128,7 @@ def test_an_adapter_reaches_no_stage(name: str) -> None:
 
 def floor_of(module: str) -> int | None:
     """The floor of a dotted name below queuewatch (its first folder), or None for the package itself."""
-    folder = module.split(".")[0]
+    folder = module.split(".", maxsplit=1)[0]
     return next((n for n, floor in enumerate(FLOORS) if folder in floor), None)
 
 

@@ -269,27 +269,3 @@ def read_history(
                         queued.pop(record.job_id, None)
                         yield record
     yield from queued.values()
-
-
-def create_jobs_table(client: DynamoDBClient, table: str) -> None:
-    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": PARTITION_KEY, "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": BUCKET, "AttributeType": "S"},
-            {"AttributeName": QUEUED_AT, "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": HISTORY_INDEX,
-                "KeySchema": [
-                    {"AttributeName": BUCKET, "KeyType": "HASH"},
-                    {"AttributeName": QUEUED_AT, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )

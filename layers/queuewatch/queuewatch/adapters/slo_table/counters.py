@@ -133,16 +133,3 @@ def _query(client: DynamoDBClient, table: str, slo: str, start: datetime, end: d
         },
     ):
         yield from page.get("Items", [])
-
-
-def create_slo_table(client: DynamoDBClient, table: str) -> None:
-    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )

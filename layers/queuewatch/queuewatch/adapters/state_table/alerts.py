@@ -428,16 +428,3 @@ def set_silence_end(
             ConditionExpression=condition,
             ExpressionAttributeValues=values,
         )
-
-
-def create_table(client: DynamoDBClient, table: str) -> None:
-    """The table as template.yaml declares it; for the local demo, tests and benchmarks."""
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
