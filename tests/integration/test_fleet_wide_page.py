@@ -16,7 +16,7 @@ from consumers import CHATBOT, check_pager_envelope, check_subject, description_
 from support import T0, runner_type, snapshot
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
-from queuewatch.adapters.state_table.alerts import PARTITION
+from queuewatch.adapters.state_table.keys import PARTITION
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
 from queuewatch.runtime.wire import encode_snapshot

@@ -7,7 +7,8 @@ import boto3
 from support import T0
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT
-from queuewatch.adapters.state_table.alerts import PARTITION, group_item_size, load_state, put_group
+from queuewatch.adapters.state_table.alerts import group_item_size, load_state, put_group
+from queuewatch.adapters.state_table.keys import PARTITION
 from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
 from queuewatch_cli.moto_tables import create_state_table
 

@@ -26,6 +26,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from queuewatch.adapters.aws.item_size import item_size
+from queuewatch.adapters.state_table.keys import CURSOR, GROUP, INSTANCE, KNOWN, PARTITION, SILENCE, sort_key
 from queuewatch.alerting.alert_state import (
     GroupRecord,
     GroupStatus,
@@ -43,8 +44,6 @@ from queuewatch.base.errors import QueuewatchError
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-PARTITION = "queuewatch"
-CURSOR = "cursor"
 RETAIN_AFTER_END = timedelta(days=14)  # TTL for items that are over
 WRITER_TOKEN_LENGTH = 32  # an evaluation's stamp: uuid4().hex
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -109,9 +108,9 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
     kind, _, key = sort_key.partition("#")
     if kind == CURSOR:
         state.applied_at = _dt(item.get("applied_at"))
-    elif kind == "known":  # the digest of the names published for the commands (known_names.py)
+    elif kind == KNOWN:  # the digest of the names published for the commands (known_names.py)
         state.names_digest = item.get("digest")
-    elif kind == "instance":
+    elif kind == INSTANCE:
         state.instances[InstanceKey.parse(key)] = InstanceState(
             rule=item["rule"],
             runner_type=item["runner_type"],
@@ -123,7 +122,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             reason=item.get("reason"),
             held_by=tuple(item.get("held_by", ())),
         )
-    elif kind == "group":
+    elif kind == GROUP:
         outbox = None
         if "outbox" in item:
             raw = item["outbox"]
@@ -151,7 +150,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             outbox=outbox,
             paged_as=_paged_as(item.get("paged_as")),
         )
-    elif kind == "silence":
+    elif kind == SILENCE:
         state.silences.append(
             SilenceRecord(
                 silence_id=key,
@@ -279,7 +278,7 @@ def put_instance(
 ) -> None:
     item = {
         "pk": PARTITION,
-        "sk": f"instance#{state.key}",
+        "sk": sort_key(INSTANCE, str(state.key)),
         "rule": state.rule,
         "runner_type": state.runner_type,
         "status": state.status.value,
@@ -298,7 +297,7 @@ def put_instance(
 def delete_instance(
     client: DynamoDBClient, table: str, key: InstanceKey, expected_version: int, writer: str | None = None
 ) -> None:
-    _delete(client, table, f"instance#{key}", "version = :expected", {":expected": expected_version}, writer)
+    _delete(client, table, sort_key(INSTANCE, str(key)), "version = :expected", {":expected": expected_version}, writer)
 
 
 def put_group(
@@ -336,7 +335,7 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
         outbox = {k: v for k, v in outbox.items() if v is not None}
     return {
         "pk": PARTITION,
-        "sk": f"group#{group.key}",
+        "sk": sort_key(GROUP, group.key),
         "rule": group.rule,
         "group": group.group,
         "status": group.status.value if group.status else None,
@@ -386,13 +385,13 @@ def _paged_as_item(paged: PagedAs | None) -> dict[str, Any] | None:
 def delete_group(
     client: DynamoDBClient, table: str, key: str, expected_version: int, writer: str | None = None
 ) -> None:
-    _delete(client, table, f"group#{key}", "version = :expected", {":expected": expected_version}, writer)
+    _delete(client, table, sort_key(GROUP, key), "version = :expected", {":expected": expected_version}, writer)
 
 
 def put_silence(client: DynamoDBClient, table: str, silence: SilenceRecord) -> None:
     item = {
         "pk": PARTITION,
-        "sk": f"silence#{silence.silence_id}",
+        "sk": sort_key(SILENCE, silence.silence_id),
         "matchers": list(silence.matchers),
         "rule": silence.rule,
         "team": silence.team,
@@ -423,7 +422,7 @@ def set_silence_end(
     with _conditional(f"no silence {silence_id!r}" if expected_end is None else f"silence {silence_id!r} changed"):
         client.update_item(
             TableName=table,
-            Key={"pk": {"S": PARTITION}, "sk": {"S": f"silence#{silence_id}"}},
+            Key={"pk": {"S": PARTITION}, "sk": {"S": sort_key(SILENCE, silence_id)}},
             UpdateExpression="SET ends_at = :at, expires_at = :ttl",
             ConditionExpression=condition,
             ExpressionAttributeValues=values,

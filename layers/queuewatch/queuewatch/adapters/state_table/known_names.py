@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from queuewatch.adapters.state_table.alerts import PARTITION
+from queuewatch.adapters.state_table.keys import KNOWN, KNOWN_NAMES_KEY, PARTITION
 from queuewatch.config.known import KnownNames
 from queuewatch.config.maintenance import MaintenanceWindow
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-KEY = {"pk": {"S": "known"}, "sk": {"S": "config"}}
+KEY = KNOWN_NAMES_KEY
 MAX_NAMES_BYTES = 300_000
 """The compressed runner type names kept within DynamoDB's 400 KB item; past it they are left out (the
 rules and teams, which the commands check, always fit)."""
@@ -63,7 +63,7 @@ def put_known(client: DynamoDBClient, table: str, names: KnownNames, now: dateti
         item["windows_z"] = {"B": zlib.compress(_windows_json(names).encode(), 9)}
     client.put_item(TableName=table, Item=item)
     # The marker last: one that says the names are published is never ahead of them.
-    marker = {"pk": {"S": PARTITION}, "sk": {"S": "known"}, "digest": item["digest"]}
+    marker = {"pk": {"S": PARTITION}, "sk": {"S": KNOWN}, "digest": item["digest"]}
     client.put_item(TableName=table, Item=marker)
 
 

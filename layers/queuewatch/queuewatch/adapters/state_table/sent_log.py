@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from queuewatch.adapters.state_table.keys import SENT_PREFIX
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-PREFIX = "sent#"
+PREFIX = SENT_PREFIX
 KEEP = timedelta(days=30)
 LISTED = 50  # runner types an item lists; a fleet-wide page's thousands are counted, not listed
 ERROR_CHARACTERS = 500

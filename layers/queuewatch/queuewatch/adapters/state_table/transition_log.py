@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from queuewatch.adapters.state_table.keys import TRANSITION_PREFIX
 from queuewatch.adapters.state_table.sent_log import KEEP
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-PREFIX = "transition#"
+PREFIX = TRANSITION_PREFIX
 SILENCES_LISTED = 10
 
 _serializer = TypeSerializer()
