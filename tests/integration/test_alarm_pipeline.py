@@ -63,4 +63,4 @@ def test_a_raw_sqs_subscriber_gets_a_cloudwatch_alarm_that_opens_and_closes_unde
 @pytest.mark.parametrize("queue_body", ["alert"])
 def test_by_default_a_queue_subscriber_gets_the_json_alert(aws: None, queue_body: QueueBody) -> None:
     [fired], _ = run_incident(queue_body)
-    assert json.loads(fired)["version"] == "queuewatch.alerting.alert/v1"
+    assert json.loads(fired)["version"] == "queuewatch.alert/v1"

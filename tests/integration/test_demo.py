@@ -26,7 +26,7 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert run_demo(lines.append) == 0
     text = "\n".join(lines)
     assert len(text.splitlines()) <= 300
-    assert '"Message"' not in text and '"version": "queuewatch.alerting.alert/v1"' not in text  # raw bodies: --json
+    assert '"Message"' not in text and '"version": "queuewatch.alert/v1"' not in text  # raw bodies: --json
     first = text.split("=== tick 1 at ")[1].split("=== tick 2")[0]
     assert "--- the pager (CloudWatch integration, https body) opens an incident:" in first
     assert "  Incident: queuewatch-demo: Jobs are queueing (jobs-queueing) [" in first
@@ -64,7 +64,7 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
     lines: list[str] = []
     assert run_demo(lines.append, raw=True) == 0
     text = "\n".join(lines)
-    alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alerting.alert/v1"')]
+    alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alert/v1"')]
     assert [a["status"] for a in alerts] == ["firing", "resolved", "firing", "resolved"]
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
     assert alerts[0]["runner_types"][0]["queue_time_seconds"] == 114 * 60

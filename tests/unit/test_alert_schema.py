@@ -86,7 +86,7 @@ def test_an_alert_validates_against_the_shipped_schema() -> None:
         lambda d: d.update(status="exploded"),
         lambda d: d.update(runner_types=[]),
         lambda d: d["runner_types"][0].pop("queue_time_threshold_seconds"),
-        lambda d: d.update(version="queuewatch.alerting.alert/v0"),
+        lambda d: d.update(version="queuewatch.alert/v0"),
     ],
     ids=["no-dedup-key", "bad-status", "no-runner-types", "no-threshold", "wrong-version"],
 )

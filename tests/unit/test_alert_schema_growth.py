@@ -12,7 +12,7 @@ from queuewatch.alerting.alert import alert_json_schema, shipped_alert_schema
 from queuewatch_cli.main import main
 
 V1_BEFORE_TRIAGE: dict[str, Any] = {
-    "version": "queuewatch.alerting.alert/v1",
+    "version": "queuewatch.alert/v1",
     "status": "firing",
     "page": "new",
     "priority": "P2",

@@ -29,7 +29,7 @@ from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import QUALIFIER, WaitingJob
 
 ALERT_SCHEMA_ID = "https://github.com/queuewatch/queuewatch/schemas/alert.v1.schema.json"
-ALERT_VERSION: Literal["queuewatch.alerting.alert/v1"] = "queuewatch.alerting.alert/v1"
+ALERT_VERSION: Literal["queuewatch.alert/v1"] = "queuewatch.alert/v1"
 # What SQS subscribers of the alert topic get: the JSON alert, or the CloudWatch alarm notification the https
 # body is, for pipelines built on CloudWatch alarms (they read their queue with raw message delivery).
 QueueBody = Literal["alert", "cloudwatch-alarm"]
@@ -151,7 +151,7 @@ class Silence(FrozenModel):
 
 
 class Alert(FrozenModel):
-    version: Literal["queuewatch.alerting.alert/v1"] = ALERT_VERSION
+    version: Literal["queuewatch.alert/v1"] = ALERT_VERSION
     status: Literal["firing", "resolved"]
     page: Literal["new", "update", "repeat", "resolved"]
     priority: Literal["P0", "P1", "P2", "P3"]
