@@ -24,11 +24,11 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from queuewatch.autoscaler_log import MAX_READ_PER_TICK, LogRow
 from queuewatch.collect.autoscaler_log import WAIT_SECONDS, Query, logs_query, read_autoscaler_logs
 from queuewatch.collect.queues import WatchedQueue
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK, LogRow
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
 
 REGION = "us-east-1"

@@ -26,10 +26,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from bench.backtest_memory import config_text  # the same fleet and rule as the CloudWatch replay
-from queuewatch.adapters import job_store
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table import jobs as job_store
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import QUEUED_BUCKET, JobRecord, shard_of
+from queuewatch.model.jobs import QUEUED_BUCKET, JobRecord, shard_of
 from queuewatch_cli.backtest.report import report
 from queuewatch_cli.backtest.run import backtest
 

@@ -22,7 +22,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.config.load import parse_config
 from queuewatch_cli.backtest.history import MAX_DATAPOINTS_PER_CALL, ChunkRead
 from queuewatch_cli.backtest.report import report

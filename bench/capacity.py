@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch_cli.capacity.history import JobTimes
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday

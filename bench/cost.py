@@ -383,11 +383,11 @@ def render(results: dict[str, Any]) -> str:
 TRACK_MEMORY_MB = 256  # template.yaml, TrackFunction
 EVENTS_PER_JOB = 3  # queued, in_progress, completed (waiting only behind a deployment approval)
 INDEX_WRITES_PER_JOB = 4  # into the history index's queued partition; out of it and into its day's at the start;
-# updated at completion (queuewatch/jobs.py)
+# updated at completion (queuewatch/model/jobs.py)
 ITEM_OVERHEAD_BYTES = 100  # DynamoDB's per-item storage overhead, in the table and again in the index
 TRIAGE_SPAN_S = 900 + 10800  # the triage's window and baseline by default (15m, 3h): what its evidence reads
 BREACHING_SHARE = 0.01  # of runner types breaching a rule at a tick, on every tick (the benchmark's firing share)
-HISTORY_SHARDS = 16  # queuewatch/jobs.py
+HISTORY_SHARDS = 16  # queuewatch/model/jobs.py
 LONG_HISTORY_DAYS = 90  # the longest history the docs price and the bench measures capacity over
 
 
@@ -450,7 +450,7 @@ def tracking_lines(figures: dict[str, Any]) -> list[tuple[str, float, str]]:
     ]
 
 
-# Queue-time SLOs (slo_lines): adapters/slo_counters.py's writes and collect/slo.py's reads.
+# Queue-time SLOs (slo_lines): adapters/slo_table/counters.py's writes and alerting/slo_reading.py's reads.
 SLO_ITEMS_PER_JOB = 2  # a job's mark and one hour's counter per SLO that counts it, in one transaction
 SLO_MARK_DAYS = 14 + 1  # a mark is kept the jobs' history and a day (track/slo.py)
 SLO_HOURS_READ = 3 * 24 + 1  # the longest burn window (3d) in hours, read by one Query a tick

@@ -21,11 +21,10 @@ import boto3
 from botocore.config import Config as BotoConfig
 
 from bench.floor import TickShape
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
 from queuewatch.collect.history import history_span
 from queuewatch.config.schema import TriageSettings
-from queuewatch.jobs import history_buckets
+from queuewatch.model.jobs import history_buckets
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
 if TYPE_CHECKING:
@@ -160,8 +159,8 @@ def seed(fleet: Fleet) -> Seeded:
             list(pool.map(lambda pair, c=sqs: _enqueue(c, pair[0], fleet.jobs(pair[1])), queued))
             _put_ages(fleet, region, [i for i in indexes if fleet.queued(i)])
     dynamodb = boto3.client("dynamodb", region_name=HOME_REGION)
-    create_table(dynamodb, STATE_TABLE)
-    create_table(dynamodb, NAIVE_TABLE)
+    create_state_table(dynamodb, STATE_TABLE)
+    create_state_table(dynamodb, NAIVE_TABLE)
     sns = boto3.client("sns", region_name=HOME_REGION)
     topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
     sqs = boto3.client("sqs", region_name=HOME_REGION)
@@ -237,7 +236,7 @@ def _value_bytes(value: dict[str, object]) -> int:
         return math.ceil(len(digits) / 2) + 1
     if kind in ("BOOL", "NULL"):
         return 1
-    if kind == "B":  # the group's members, compressed (adapters/state_table.py)
+    if kind == "B":  # the group's members, compressed (adapters/state_table/alerts.py)
         assert isinstance(raw, bytes)
         return len(raw)
     if kind == "L":

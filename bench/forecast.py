@@ -13,7 +13,7 @@ Measured per fleet, with forecast rules on (without them the collector makes non
   hold in the span, before the filter), and queuewatch's own CPU for them (items parsed, demand, counts; moto's
   CPU excluded: it is measured on the items the reads returned, outside moto);
 - the forecast's CPU a tick: outlook() and lateness(30m) over a 10-minute horizon for every runner type with
-  inputs, from that snapshot's inputs (forecast/outlook.py, the evaluator's step).
+  inputs, from that snapshot's inputs (model/forecast/outlook.py, the evaluator's step).
 Verdicts: the collector's added CPU fits the margin docs/performance.md leaves it at 5,000 (10 s a tick, 9.30 s
 measured: 0.70 s), and the forecast's CPU fits the evaluator's (its 4.25 s at 5,000, within 10 s). Figures go to
 bench/forecast.json (docs/performance.md and docs/COST.md quote them).
@@ -36,19 +36,20 @@ from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
 from bench.fleet import item_bytes
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import _attributes, create_jobs_table, queued_jobs, record_from
-from queuewatch.autoscaler_log import LogRow, latest_counts
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import _attributes, queued_jobs, record_from
 from queuewatch.collect.autoscaler_log import logs_query, read_runner_counts
 from queuewatch.collect.forecast import demand_from_history, forecast_inputs
 from queuewatch.collect.forecast_read import read_forecast
 from queuewatch.collect.history import history_span
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.collect.readings import Spans
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.forecast.outlook import Outlook, outlook
-from queuewatch.jobs import BUCKET, JOB_PREFIX, PROGRESS, QUEUED_AT, JobRecord, history_buckets
+from queuewatch.model.autoscaler_log import LogRow, latest_counts
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.outlook import Outlook, outlook
+from queuewatch.model.jobs import BUCKET, JOB_PREFIX, PROGRESS, QUEUED_AT, JobRecord, history_buckets
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.moto_tables import create_jobs_table
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-forecast"

@@ -21,14 +21,14 @@ from typing import Any
 
 from moto import mock_aws
 
-from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch_cli.moto_tables import create_state_table
 
 EVALUATE_TIMEOUT_SECONDS = 45  # template.yaml, EvaluateFunction
 MAX_TICKS = 10
@@ -77,7 +77,7 @@ def main(size: int, latency_ms: float, group_by: str = "runner_type") -> None:
     with mock_aws():
         clients = AwsClients()
         dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-        create_table(dynamodb, "state")
+        create_state_table(dynamodb, "state")
         stack = Stack(table="state", topic_arn=sns.create_topic(Name="a")["TopicArn"], name="b", region="us-east-1")
         for client in (dynamodb, sns):
             client.meta.events.register("before-call", one_call)

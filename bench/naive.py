@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.cloudwatch import get_metric_data
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
-from queuewatch.alert_state import InstanceState, Status, step
+from queuewatch.alerting.alert_state import InstanceState, Status, step
 from queuewatch.collect import resolve_queues
 from queuewatch.collect.queries import metric_requests
 from queuewatch.config import Config
-from queuewatch.rules import judge
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.rules import judge
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

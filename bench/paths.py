@@ -27,14 +27,14 @@ from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
 from bench.fleet import T0
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
+from queuewatch_cli.moto_tables import create_state_table
 from queuewatch_cli.seed import put_queue_ages
 
 REGION = "us-east-1"
@@ -98,7 +98,7 @@ def lateness(size: int) -> float:
     dynamodb = boto3.client("dynamodb", region_name=REGION)
     sns = boto3.client("sns", region_name=REGION)
     table = f"bench-paths-{size}"
-    create_table(dynamodb, table)
+    create_state_table(dynamodb, table)
     topic = sns.create_topic(Name=f"{table}-alerts")["TopicArn"]
     stack = Stack(name="bench", table=table, topic_arn=topic, chat_topic_arn=None, region=REGION)
     # Before tick 2: a request dead-lettered, a check 40 minutes old (CloudWatch's age, which moto does not make)

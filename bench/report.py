@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 from bench.functions import template_timeout_s
 from bench.lambda_model import MODES, lambda_estimates, lambda_seconds
-from queuewatch.adapters.clients import TICK_MARGIN_SECONDS, worst_case_tail_seconds
+from queuewatch.adapters.aws.clients import TICK_MARGIN_SECONDS, worst_case_tail_seconds
 
 RATIO_TARGET = 0.1  # with the yardstick's latency, a 1,000-runner-type tick takes at most 1/10 of the naive one's
 RATIO_FLEET = "1000"

@@ -1,13 +1,14 @@
 """SLOs at scale: the AWS calls, items read and read units a tick spends on the SLOs' burn rates, at 10 and
 5,000 runner types and at a light and a heavy job volume, with a verdict: one Query of the counters per SLO,
 one page each, whatever the fleet and the volume (the design: a counter per SLO per hour holding its minutes,
-adapters/slo_counters.py).
+adapters/slo_table/counters.py).
 
 Run: .venv/bin/python -m bench.slo_calls [--fleets 10,5000]. On an in-process moto: each SLO's counters are
 filled for every minute of its longest burn window (3 days, the most a read can meet), the jobs queued now
-are spread over the fleet, and the collector's SLO step (collect/slo.py `slo_readings`, the step `collect()`
-runs with tracking and SLOs on) reads them; the evaluator then judges the readings (evaluate/slo.py
-`judge_slos`), which must call nothing. Beside it, the same jobs read as two other layouts would hold them:
+are spread over the fleet, and the collector's SLO step (adapters/slo_table/readings.py `slo_readings`,
+which `collect()` runs with tracking and SLOs on) reads them; the evaluator then judges the readings
+(evaluate/slo.py `judge_slos`), which must call nothing. Beside it, the same jobs read as two other layouts
+would hold them:
 5-minute buckets (the layout before minutes) and an item per minute, one Query each. Read units are
 DynamoDB's for an eventually consistent Query: half a unit per 4 KB read, rounded up per call, with the item
 sizes reckoned by DynamoDB's rules. The rest of a tick (queues, metrics, the jobs census) is bench/run.py's and
@@ -24,13 +25,14 @@ from typing import Any
 from moto import mock_aws
 
 from bench.counting import CallLog, counting_session
-from queuewatch.adapters.slo_counters import COUNTER_PREFIX, EXPIRES_AT, create_slo_table, hour_key
-from queuewatch.collect.slo import slo_readings
+from queuewatch.adapters.slo_table.counters import COUNTER_PREFIX, EXPIRES_AT, hour_key
+from queuewatch.adapters.slo_table.readings import slo_readings
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import HOUR, LEGACY_BUCKET, MINUTE, floor_to
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import HOUR, LEGACY_BUCKET, MINUTE, floor_to
+from queuewatch.model.snapshot import Snapshot
+from queuewatch_cli.moto_tables import create_slo_table
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-slos"

@@ -111,9 +111,8 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch.adapters.job_store import create_jobs_table
-    from queuewatch.adapters.state_table import create_table
     from queuewatch_cli.localrun import destination_record, scheduled_event
+    from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 
     lookback = max(600, scenario.lag_s + 2 * SAMPLE_S)  # a lagging source needs a longer metric_lookback
     config = work / f"ttp-{scenario.lag_s}-{scenario.pending_s}.yaml"
@@ -137,7 +136,7 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
             create_jobs_table(boto3.client("dynamodb", region_name="us-east-1"), JOBS_TABLE)
         sqs = boto3.client("sqs", region_name="us-east-1")
         cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
-        create_table(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
+        create_state_table(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
         os.environ["ALERT_TOPIC_ARN"] = boto3.client("sns", region_name="us-east-1").create_topic(Name="ttp")[
             "TopicArn"
         ]
@@ -206,9 +205,8 @@ def dead_source(work: Path) -> dict[str, Any]:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch.adapters.job_store import create_jobs_table
-    from queuewatch.adapters.state_table import create_table
     from queuewatch_cli.localrun import destination_record, scheduled_event
+    from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 
     config = work / "ttp-dead-source.yaml"
     config.write_text(
@@ -222,7 +220,7 @@ def dead_source(work: Path) -> dict[str, Any]:
         os.environ.update(QUEUEWATCH_CONFIG=str(config), JOBS_TABLE=JOBS_TABLE)
         dynamodb = boto3.client("dynamodb", region_name="us-east-1")
         create_jobs_table(dynamodb, JOBS_TABLE)
-        create_table(dynamodb, TABLE)
+        create_state_table(dynamodb, TABLE)
         os.environ["ALERT_TOPIC_ARN"] = boto3.client("sns", region_name="us-east-1").create_topic(Name="ttp")[
             "TopicArn"
         ]

@@ -28,13 +28,13 @@ from moto import mock_aws
 from bench.cost import TRACK_MEMORY_MB, TRACK_RESULTS, tracking_lines
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB
 from bench.motoserver import MotoServer
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.item_size import item_size
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.aws.item_size import item_size
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import HISTORY_DAYS, HISTORY_SHARDS
+from queuewatch.model.jobs import HISTORY_DAYS, HISTORY_SHARDS
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.seed import put_finished_job, put_queued_jobs
 
 FLEETS = (10, 100, 1000, 5000)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.autoscaler_words import RESULTS
-from queuewatch.autoscaler_log import MAX_READ_PER_TICK
 from queuewatch.collect.autoscaler_log import WAIT_SECONDS
+from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK
 
 LOGS_INSIGHTS_PER_GB = 0.005  # US dollars per GB scanned, us-east-1, standard class (CloudWatch pricing)
 METRIC_FIRST_10K, METRIC_NEXT = 0.30, 0.10  # custom metrics a month: the first 10,000, then up to 250,000

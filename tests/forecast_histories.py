@@ -1,5 +1,5 @@
 """Generated job histories for the forecast's backtests: arrivals at a rate that changes over time, served by a
-pool of `maximum` runners first come, first served (the pool model, forecast/model.py), so each job's start and
+pool of `maximum` runners first come, first served (the pool model, model/forecast/model.py), so each job's start and
 completion are those such a pool gives."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 from job_records import job_record
 
-from queuewatch.forecast.model import simulate
-from queuewatch.jobs import JobRecord
+from queuewatch.model.forecast.model import simulate
+from queuewatch.model.jobs import JobRecord
 
 
 def arrivals(rate_per_minute: Callable[[float], float], minutes: int) -> list[float]:

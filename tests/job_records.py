@@ -3,7 +3,7 @@
 from datetime import datetime, timedelta
 from typing import Any
 
-from queuewatch.jobs import PROGRESS, JobRecord, JobStatus
+from queuewatch.model.jobs import PROGRESS, JobRecord, JobStatus
 
 
 def job_record(

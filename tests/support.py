@@ -13,16 +13,16 @@ from typing import Any
 import boto3
 import yaml
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.config import Config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
 from queuewatch_cli.build import TemplateLoader
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.moto_tables import create_state_table
 from queuewatch_cli.template_loops import expand_loops
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
@@ -136,7 +136,7 @@ class StackInMoto:
         """Clients from `clients` (retries, deadline) when given, else plain boto3 ones."""
         dynamodb = clients.dynamodb(region) if clients else boto3.client("dynamodb", region_name=region)
         sns = clients.sns(region) if clients else boto3.client("sns", region_name=region)
-        create_table(dynamodb, table)
+        create_state_table(dynamodb, table)
         alert_topic = sns.create_topic(Name=f"{table}-alerts")["TopicArn"]
         chat_topic = sns.create_topic(Name=f"{table}-chat")["TopicArn"] if chat else None
         stack = Stack(name=name, table=table, topic_arn=alert_topic, chat_topic_arn=chat_topic, region=region)

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from queuewatch.adapters.job_store import create_jobs_table
 from queuewatch.config import Config
 from queuewatch.track import Router
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import load_event
+from queuewatch_cli.moto_tables import create_jobs_table
 
 SCALE_ERRORS = frozenset(
     {

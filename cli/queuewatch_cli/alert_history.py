@@ -2,7 +2,7 @@
 history, as Grafana keeps one: each change of status (pending, firing, resolved, ok) with the figures that
 made it, and each time a silence, a maintenance window or a GitHub hold started (silenced) or stopped
 (unsilenced) holding a pending or firing alert back, from the items the evaluator writes beside each
-change (adapters/transition_log.py, kept 30 days)."""
+change (adapters/state_table/transition_log.py, kept 30 days)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from queuewatch.adapters.known_names import read_known
-from queuewatch.adapters.state_table import load_state
-from queuewatch.adapters.transition_log import Transition, read_transitions
-from queuewatch.durations import format_duration
+from queuewatch.adapters.state_table.alerts import load_state
+from queuewatch.adapters.state_table.known_names import read_known
+from queuewatch.adapters.state_table.transition_log import Transition, read_transitions
+from queuewatch.alerting.silences import SilenceRecord
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment
 from queuewatch.evaluate.holds import described
-from queuewatch.silences import SilenceRecord
-from queuewatch.wording import moment
 from queuewatch_cli.stacks import Target, UsageError, on_table
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.exceptions import ClientError
 
-from queuewatch.durations import parse_duration
-from queuewatch.wording import moment
+from queuewatch.base.durations import parse_duration
+from queuewatch.base.wording import moment
 from queuewatch_cli.stacks import StackRef, boto_client, describe_outputs
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, check_config_bytes, load_config
 from queuewatch.config.reach import config_reach
 from queuewatch.config.schema import Config
-from queuewatch.durations import format_duration
 from queuewatch_cli.build_routes import add_subscriptions
 from queuewatch_cli.template_loops import expand_loops
 

@@ -27,13 +27,11 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.sent_log import read_entries
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.sent_log import read_entries
+from queuewatch.alerting.alert import Alert
+from queuewatch.base.wording import moment
 from queuewatch.notifications import Origin
-from queuewatch.wording import moment
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.demo_decisions import show_decisions
 from queuewatch_cli.demo_escalation import show_escalation
@@ -48,6 +46,7 @@ from queuewatch_cli.localrun import (
     load_handler_module,
     scheduled_event,
 )
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 from queuewatch_cli.seed import put_evaluator_figures, put_queue_ages
 from queuewatch_cli.stacks import Target
 from queuewatch_cli.status import show_status
@@ -119,7 +118,7 @@ class Demo:
     def setup(self) -> None:
         for name in [INCIDENT_QUEUE, *HEALTHY_QUEUES]:
             self.urls[name] = self.sqs.create_queue(QueueName=name)["QueueUrl"]
-        create_table(boto3.client("dynamodb", region_name=REGION), STATE_TABLE)
+        create_state_table(boto3.client("dynamodb", region_name=REGION), STATE_TABLE)
         sns = boto3.client("sns", region_name=REGION)
         topic_arn = sns.create_topic(Name="queuewatch-demo-alerts")["TopicArn"]
         os.environ["ALERT_TOPIC_ARN"] = topic_arn

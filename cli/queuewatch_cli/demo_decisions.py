@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch_cli.backtest.arguments import add_parser as add_backtest_parser
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.capacity.run import add_parser as add_capacity_parser

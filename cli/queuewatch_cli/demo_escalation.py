@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
-from queuewatch.alert import Alert
+from queuewatch.alerting.alert import Alert
 from queuewatch.notifications import Origin
 from queuewatch.notifications.cloudwatch import cloudwatch_alarm
 from queuewatch.notifications.text import cut

@@ -21,13 +21,12 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.sent_log import SENT, SentEntry, read_entries
-from queuewatch.adapters.slo_counters import create_slo_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
+from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, read_entries
+from queuewatch.alerting.alert import Alert
 from queuewatch.config.load import load_config
+from queuewatch.model.rules import alert_kind
 from queuewatch.notifications.text import cut
-from queuewatch.rules import alert_kind
+from queuewatch_cli.moto_tables import create_slo_table, create_state_table
 from queuewatch_cli.slo_report import add_parser as add_slo_parser
 from queuewatch_cli.slo_report import run as run_slo_report
 from queuewatch_cli.stacks import LOCAL_STACK as DEMO_STACK
@@ -58,7 +57,7 @@ def show_slo(demo: Demo, jobs_table: str, config: Path) -> bool:
     )
     dynamodb = boto3.client("dynamodb", region_name=demo.sqs.meta.region_name)
     create_slo_table(dynamodb, SLO_TABLE)
-    create_table(dynamodb, STATE_TABLE)
+    create_state_table(dynamodb, STATE_TABLE)
     chat_topic = _chat_topic(demo)
     with tempfile.TemporaryDirectory(prefix="queuewatch-demo-") as folder:
         with_slo = Path(folder) / "queuewatch.yaml"

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
 from queuewatch.config.forecast import meaning as forecast_meaning
 from queuewatch.config.schema import Config, RuleSpec
 from queuewatch.config.silent import common_key
-from queuewatch.durations import format_duration
 from queuewatch.evaluate.holds.inhibit import inhibits
 from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
-from queuewatch.rules import HEALTH_RULE, Rule
-from queuewatch.slo import boundary
-from queuewatch.wording import plural
+from queuewatch.model.rules import HEALTH_RULE, Rule
+from queuewatch.model.slo import boundary
 
 _ORIGIN = {"rule": "", "defaults.rule": "  (from defaults.rule)", "built-in": "  (built-in default)", "unset": ""}
 

@@ -17,7 +17,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from queuewatch.errors import QueuewatchError
+from queuewatch.base.errors import QueuewatchError
 
 DONE, NO, BAD_REQUEST, NOT_SET_UP, REFUSED, BUG = 0, 1, 2, 3, 4, 70
 DEBUG_ENV = "QUEUEWATCH_DEBUG"

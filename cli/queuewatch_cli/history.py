@@ -1,5 +1,5 @@
 """`queuewatch history`: what queuewatch sent over a window (pages, repeats, resolves, refused publishes),
-from the log the evaluator keeps in each stack's state table (adapters/sent_log.py, kept 30 days)."""
+from the log the evaluator keeps in each stack's state table (adapters/state_table/sent_log.py, kept 30 days)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from queuewatch.adapters.sent_log import KEEP, SentEntry, read_entries
-from queuewatch.wording import moment
+from queuewatch.adapters.state_table.sent_log import KEEP, SentEntry, read_entries
+from queuewatch.base.wording import moment
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.stacks import Target, UsageError, add_stack_arguments, boto_client, targets
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from queuewatch.autoscaler_log import INSIGHTS_QUERY
+from queuewatch.model.autoscaler_log import INSIGHTS_QUERY
 
 ACCOUNT = "123456789012"
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest.mock import patch
 
-from queuewatch.errors import QueuewatchError
+from queuewatch.base.errors import QueuewatchError
 from queuewatch_cli.stacks import LOCAL_STACK
 
 DEFAULT_PORT = 5077

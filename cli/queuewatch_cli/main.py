@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import NoReturn
 
+from queuewatch.base.wording import plural
 from queuewatch.config.load import ConfigError, check_config_file
 from queuewatch.config.reach import config_reach
-from queuewatch.jobs import JobRecord
-from queuewatch.wording import plural
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.backfill import add_parser as add_track_parser
 from queuewatch_cli.backfill import run as run_track
 from queuewatch_cli.backtest.arguments import add_parser as add_backtest_parser
@@ -86,7 +86,7 @@ def _last_day(jobs_table: str | None, region: str | None, now: datetime | None) 
     never guessed)."""
     if jobs_table is None:
         return None
-    from queuewatch.adapters.errors import describe
+    from queuewatch.adapters.aws.errors import describe
     from queuewatch_cli.unrouted import last_day
 
     try:
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "check-config":
         return _check_config(args)
     if args.command == "schema":
-        from queuewatch.alert import alert_json_schema
+        from queuewatch.alerting.alert import alert_json_schema
 
         print(json.dumps(alert_json_schema(), indent=2))
         return 0

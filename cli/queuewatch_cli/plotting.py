@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from queuewatch.wording import moment
+from queuewatch.base.wording import moment
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

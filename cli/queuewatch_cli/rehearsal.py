@@ -26,10 +26,10 @@ from unittest.mock import patch
 
 import boto3
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.adapters.sent_log import SENT, read_entries
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.adapters.state_table.sent_log import SENT, read_entries
+from queuewatch.base.wording import moment
 from queuewatch.collect.paths import path_queues
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
@@ -37,12 +37,12 @@ from queuewatch.config.load import load_config
 from queuewatch.evaluate.slo import is_slo_rule
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.rules import alert_kind
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.rules import alert_kind
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 from queuewatch_cli.backtest.run import Outcome, backtest
 from queuewatch_cli.backtest.slo_replay import SloCounters
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 from queuewatch_cli.rehearsal_seeds import Seeded, path_plan, path_queues_to_create, seed_plan
 from queuewatch_cli.rehearsal_slo import LATE_MINUTES, QUIET_MINUTES, slo_plan
 
@@ -185,7 +185,7 @@ def _live_pages(
     region = config.defaults.region
     dynamodb = boto3.client("dynamodb", region_name=region)
     sns = boto3.client("sns", region_name=region)
-    create_table(dynamodb, table)
+    create_state_table(dynamodb, table)
     topic = sns.create_topic(Name="queuewatch-rehearsal-alerts")["TopicArn"]
     chat = sns.create_topic(Name="queuewatch-rehearsal-chat")["TopicArn"]
     stack = Stack(name="rehearsal", table=table, topic_arn=topic, chat_topic_arn=chat, region=region)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from queuewatch.collect.paths import path_queues
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
-from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_COUNTED, beside
-from queuewatch.rules import Rule
+from queuewatch.model.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_COUNTED, beside
+from queuewatch.model.rules import Rule
 
 MARGIN_MINUTES = 5  # the incident's oldest job passes the highest queue-time threshold by this much
 DEFAULT_PEAK = 1800  # for a runner type whose rules judge queue size alone

@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from queuewatch.base.wording import plural
 from queuewatch.config import Config
-from queuewatch.jobs import PROGRESS, JobRecord
-from queuewatch.wording import plural
+from queuewatch.model.jobs import PROGRESS, JobRecord
 
 LATE_MINUTES = 20
 QUIET_MINUTES = 30  # past the short windows of the page pairs (5 and 30 minutes by default): the burn clears

@@ -15,7 +15,7 @@ from typing import Any
 
 from queuewatch.config.load import check_config_file
 from queuewatch.config.routes import Routing
-from queuewatch.rules import ALERT_KINDS, AlertKind, Priority
+from queuewatch.model.rules import ALERT_KINDS, AlertKind, Priority
 from queuewatch_cli.stacks import UsageError
 
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.job_store import put_job
-from queuewatch.jobs import KEEP_FINISHED, PROGRESS, QUEUED_LIMIT, JobRecord
-from queuewatch.metric_names import runner_type_dimensions
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.model.jobs import KEEP_FINISHED, PROGRESS, QUEUED_LIMIT, JobRecord
+from queuewatch.runtime.metric_names import runner_type_dimensions
 from queuewatch.track.routing import label_set
 
 if TYPE_CHECKING:

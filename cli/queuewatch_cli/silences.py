@@ -1,7 +1,7 @@
 """`queuewatch silence add|list|expire|extend`: silences in each named stack's state table.
 
 `add` checks the rule and team against the config (--config, or $QUEUEWATCH_CONFIG; without one, against
-the names the stack's evaluator publishes from the config it runs, adapters/known_names.py, and what the
+the names the stack's evaluator publishes from the config it runs, adapters/state_table/known_names.py, and what the
 table holds), and says what the silence holds back at its start, before anyone waits for a page that never
 comes; a silence may start later (--start). A pattern means what a rule's `match` means: without '@', the
 key in every region. Every refusal names its flag and writes nothing. A silence id may be shortened to a
@@ -20,20 +20,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from queuewatch.adapters.known_names import read_known
-from queuewatch.adapters.state_table import WriteConflict, load_state, put_silence, set_silence_end
-from queuewatch.alert_state import StoredState
+from queuewatch.adapters.state_table.alerts import WriteConflict, load_state, put_silence, set_silence_end
+from queuewatch.adapters.state_table.known_names import read_known
+from queuewatch.alerting.alert_state import StoredState
+from queuewatch.alerting.silences import SilenceRecord
+from queuewatch.base.durations import format_duration, parse_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
+from queuewatch.base.wording import moment
 from queuewatch.config.known import known_names
 from queuewatch.config.load import load_config
 from queuewatch.config.names import RULE_NAME
-from queuewatch.durations import format_duration, parse_duration
-from queuewatch.errors import QueuewatchError
 from queuewatch.evaluate.slo import PREFIX, slo_rules
-from queuewatch.globs import HEALTH_INSTANCE_CHARACTERS, IDENTITY_CHARACTERS, glob_problem
-from queuewatch.rules import HEALTH_RULE, TICKET_SUFFIX
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import runner_type_key
-from queuewatch.wording import moment
+from queuewatch.model.rules import HEALTH_RULE, TICKET_SUFFIX
+from queuewatch.model.snapshot import runner_type_key
 from queuewatch_cli.stacks import Target, UsageError, boto_client, on_table, targets
 
 LONGEST_SILENCE = 30 * 86400

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config.schema import Config
 from queuewatch.config.slos import history_days_needed
-from queuewatch.durations import format_duration
-from queuewatch.jobs import HISTORY_DAYS, JobRecord
-from queuewatch.slo import Slo
+from queuewatch.model.jobs import HISTORY_DAYS, JobRecord
+from queuewatch.model.slo import Slo
 
 _DAY = 86400
 # A job's item and its history index entry, as DynamoDB bills their storage (docs/COST.md: 14 days of

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from queuewatch.base.wording import moment
 from queuewatch.digest.message import Fired
 from queuewatch.evaluate.slo import is_ticket
-from queuewatch.slo import LEGACY_BUCKET, Counts, Slo, window_buckets_start, window_counts
-from queuewatch.wording import moment
+from queuewatch.model.slo import LEGACY_BUCKET, Counts, Slo, window_buckets_start, window_counts
 from queuewatch_cli.plotting import inside_frame, span_held
 
 if TYPE_CHECKING:

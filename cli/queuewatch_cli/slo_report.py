@@ -1,5 +1,5 @@
 """`queuewatch slo`: each SLO over its window, from the stack's SLO counters and the jobs queued now, by the
-conventions the live evaluator judges with (queuewatch/slo.py, collect/slo.py): the objective, what was
+conventions the live evaluator judges with (queuewatch/model/slo.py, alerting/slo_reading.py): the objective, what was
 achieved, the budget left in jobs and as a share, and each burn pair's rates now."""
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.job_store import queued_jobs, read_history
-from queuewatch.adapters.sent_log import read_entries
-from queuewatch.adapters.slo_counters import read_tally
-from queuewatch.collect.slo import add_waiting
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.adapters.jobs_table.jobs import queued_jobs, read_history
+from queuewatch.adapters.slo_table.counters import read_tally
+from queuewatch.adapters.state_table.sent_log import read_entries
+from queuewatch.alerting.slo_reading import add_waiting
+from queuewatch.alerting.slo_summary import lines, longest_window, spenders, summarize
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.digest.stage import fired_alerts
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import Tally
-from queuewatch.slo_summary import lines, longest_window, spenders, summarize
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import Tally
 from queuewatch_cli.stacks import Target, UsageError, boto_client, targets
 
 

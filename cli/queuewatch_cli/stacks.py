@@ -24,7 +24,7 @@ import boto3
 import yaml
 from botocore.exceptions import ClientError
 
-from queuewatch.errors import QueuewatchError
+from queuewatch.base.errors import QueuewatchError
 
 STACK_ENV = "QUEUEWATCH_STACK"
 DEFAULT_NAMESPACE = "Queuewatch"

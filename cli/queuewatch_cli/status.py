@@ -19,24 +19,24 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from queuewatch.adapters.aws.errors import describe
 from queuewatch.adapters.cloudwatch import MetricRequest, get_metric_data
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.known_names import read_known
-from queuewatch.adapters.state_table import load_state
-from queuewatch.alert_state import GroupRecord, InstanceState, Status, StoredState
-from queuewatch.autoscaler import QUEUE_ONLY_BLIND
+from queuewatch.adapters.state_table.alerts import load_state
+from queuewatch.adapters.state_table.known_names import read_known
+from queuewatch.alerting.alert_state import GroupRecord, InstanceState, Status, StoredState
+from queuewatch.alerting.silences import GITHUB_HOLD, SilenceRecord
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment as said_at
+from queuewatch.base.wording import plural
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
 from queuewatch.config.maintenance import MaintenanceWindow
-from queuewatch.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
-from queuewatch.durations import format_duration
 from queuewatch.evaluate.holds import HoldInputs, held_by
-from queuewatch.job_sources import MATCHER_SOURCE
-from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
-from queuewatch.silences import GITHUB_HOLD, SilenceRecord
-from queuewatch.wording import moment as said_at
-from queuewatch.wording import plural
+from queuewatch.model.autoscaler import QUEUE_ONLY_BLIND
+from queuewatch.model.demand_paths import PATH_METRICS, PATH_RULES, PATH_SIGNALS, SIGNAL_WORDS
+from queuewatch.model.job_sources import MATCHER_SOURCE
+from queuewatch.model.rules import COLLECTOR, HEALTH_RULE, JOB_SOURCE, UNJUDGED, UNSERVED_JOBS, UNTRACKED_JOBS
+from queuewatch.runtime.metric_names import runner_type_dimensions
 from queuewatch_cli.slo_report import budget_lines
 from queuewatch_cli.stacks import Target, boto_client, on_table, targets
 from queuewatch_cli.status_forecast import forecast_document, forecast_lines, read_forecasts

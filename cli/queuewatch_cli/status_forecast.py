@@ -1,6 +1,6 @@
 """`queuewatch status`'s forecasts: each runner type's headroom (when its pool reaches its maximum) and the queue
 time it is predicted to pass, or why it has none, as the evaluator last published them
-(adapters/forecast_board.py: one GetItem on the state table)."""
+(adapters/state_table/forecast_board.py: one GetItem on the state table)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from queuewatch.adapters.forecast_board import read_board
-from queuewatch.durations import format_duration
-from queuewatch.forecast.board import ForecastBoard, RunnerTypeForecast
-from queuewatch.wording import moment, plural
+from queuewatch.adapters.state_table.forecast_board import read_board
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment, plural
+from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast
 
 MAX_SHOWN = 50  # runner types listed in the text; --json lists them all
 STALE_AFTER = timedelta(minutes=5)  # a board older than this: the evaluator stopped forecasting, or ticking

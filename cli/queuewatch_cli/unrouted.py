@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
-from queuewatch.adapters.job_store import read_history
-from queuewatch.jobs import JobRecord, github_hosted
+from queuewatch.adapters.jobs_table.jobs import read_history
+from queuewatch.model.jobs import JobRecord, github_hosted
 
 SHOWN = 10  # the label sets named; the rest counted
 

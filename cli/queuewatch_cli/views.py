@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from queuewatch.alert import Alert
+from queuewatch.alerting.alert import Alert
 from queuewatch.notifications import Origin, chat_notification, cloudwatch_alarm, email_text
 
 WIDTH = 110

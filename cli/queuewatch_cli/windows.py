@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config.maintenance import MaintenanceWindow, local_span, next_window
 from queuewatch.config.schema import Config
-from queuewatch.durations import format_duration
 
 
 def window_lines(config: Config, now: datetime) -> list[str]:

@@ -1,7 +1,7 @@
 """CollectFunction: on each scheduled tick, read the queues and metrics and return a Snapshot.
 
 Any scheduled invocation AWS documents starts a tick: an EventBridge rule's event, or EventBridge
-Scheduler's, with or without an input (queuewatch/schedule.py says which time each one gives).
+Scheduler's, with or without an input (queuewatch/runtime/schedule.py says which time each one gives).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters.clients import AwsClients, Deadline
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
 from queuewatch.collect import collect
-from queuewatch.schedule import ScheduleEvent
-from queuewatch.settings import CollectSettings, cached_config
-from queuewatch.wire import encode_snapshot
+from queuewatch.runtime.schedule import ScheduleEvent
+from queuewatch.runtime.settings import CollectSettings, cached_config
+from queuewatch.runtime.wire import encode_snapshot
 
 logger = Logger()
 aws = AwsClients()  # made once per container, reused by warm invocations

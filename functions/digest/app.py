@@ -10,10 +10,10 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.digest.stage import DigestTables, send_digests
-from queuewatch.errors import QueuewatchError
-from queuewatch.settings import DigestSettings, cached_config
+from queuewatch.runtime.settings import DigestSettings, cached_config
 
 logger = Logger()
 aws = AwsClients()

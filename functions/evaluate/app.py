@@ -10,16 +10,16 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from queuewatch.adapters.clients import AwsClients, Deadline
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
 from queuewatch.adapters.github_status import read_github_status
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch.evaluate.forecast_metrics import record_forecasts
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.forecast.metrics import record_forecasts
-from queuewatch.settings import EvaluateSettings, cached_config
-from queuewatch.snapshot import Snapshot
-from queuewatch.telemetry import record_tick
-from queuewatch.wire import DestinationRecord, observation_from
+from queuewatch.evaluate.telemetry import record_tick
+from queuewatch.model.snapshot import Snapshot
+from queuewatch.runtime.settings import EvaluateSettings, cached_config
+from queuewatch.runtime.wire import DestinationRecord, observation_from
 
 logger = Logger()
 metrics = Metrics()

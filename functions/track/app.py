@@ -20,17 +20,17 @@ from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.matcher_config import read_default, read_named
-from queuewatch.matcher import MatcherConfig, MatcherConfigError
-from queuewatch.settings import TrackSettings, WebhookSettings, cached_config
-from queuewatch.telemetry import record_job, record_webhook
+from queuewatch.model.matcher import MatcherConfig, MatcherConfigError
+from queuewatch.runtime.settings import TrackSettings, WebhookSettings, cached_config
 from queuewatch.track import Router
 from queuewatch.track.deliveries import apply_deliveries, received_at
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.matching import CachedMatcherConfig, MatcherParameters, matcher_parameters
 from queuewatch.track.stage import TrackResult, track
+from queuewatch.track.telemetry import record_job, record_webhook
 from queuewatch.track.webhook import WebhookRequest, WebhookResponse, receive
 
 logger = Logger()

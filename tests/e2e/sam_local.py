@@ -39,10 +39,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import boto3
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.schedule import scheduled_time
+from queuewatch.runtime.schedule import scheduled_time
 from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -248,7 +247,7 @@ def seed_incident(moto: MotoServer, at: datetime) -> Seeded:
     for job_id in range(14):
         sqs.send_message(QueueUrl=urls[INCIDENT_QUEUE], MessageBody=job_message(9_000_000 + job_id))
     put_age_datapoints(moto.client("cloudwatch"), at, INCIDENT_AGE_SECONDS)
-    create_table(moto.client("dynamodb"), STATE_TABLE)
+    create_state_table(moto.client("dynamodb"), STATE_TABLE)
     topic_arn, inbox_url = _topic_with_inbox(moto, TOPIC, INBOX)
     chat_topic_arn, chat_inbox_url = _topic_with_inbox(moto, CHAT_TOPIC, CHAT_INBOX)
     create_jobs_table(moto.client("dynamodb"), JOBS_TABLE)

@@ -27,8 +27,8 @@ from e2e.sam_local import (
     import_times,
     load_json,
 )
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.localrun import destination_record
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ import pytest
 from consumers import CLOUDWATCH, description_fields
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.alert import QueueBody
+from queuewatch.alerting.alert import QueueBody
 from queuewatch.config.load import parse_config
 
 CONFIG = """version: 1

@@ -11,15 +11,15 @@ import boto3
 import pytest
 from support import T0, StackInMoto, arriving_now
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import load_state
-from queuewatch.autoscaler_log import MAX_READ_PER_TICK, PAST_THE_BOUND
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.collect import collect
 from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK, PAST_THE_BOUND
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import build_view, text_lines
 

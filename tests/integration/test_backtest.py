@@ -13,10 +13,10 @@ import pytest
 from faults import inject
 from support import Inbox, StackInMoto, runner_type, snapshot
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
-from queuewatch.errors import QueuewatchError
 from queuewatch_cli.backtest.report import compare, comparison_lines
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.demo import DEMO_ENV, Demo

@@ -19,17 +19,18 @@ import boto3
 import pytest
 from forecast_histories import bursts, slow_build_up
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.alert import Alert
-from queuewatch.alert_state import PageKind
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.alerting.alert import Alert
+from queuewatch.alerting.alert_state import PageKind
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import Plan
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.backtest.forecast import ForecastReplays
 from queuewatch_cli.backtest.run import PoolSource, history_source, run_backtest
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, 9, tzinfo=UTC)
 NOW = START + timedelta(days=2)

@@ -14,8 +14,7 @@ import boto3
 import pytest
 from support import Inbox, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -24,6 +23,7 @@ from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.localrun import load_event
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday; the fortnight runs to START + 14 days
 END = START + timedelta(days=14)
@@ -230,7 +230,7 @@ SLO = """slos:
 
 
 def test_the_backtest_replays_slo_alerts_with_the_rules(fleet: None) -> None:
-    from queuewatch.adapters.job_store import read_history
+    from queuewatch.adapters.jobs_table.jobs import read_history
     from queuewatch_cli.backtest.slo_replay import replay_slos
 
     cfg = parse_config(CONFIG + SLO)

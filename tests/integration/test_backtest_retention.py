@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch_cli.backtest.run import backtest, run_backtest

@@ -14,13 +14,14 @@ from pathlib import Path
 import boto3
 from job_records import job_record
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.alert_state import PageKind
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.alerting.alert_state import PageKind
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.backtest.slo_replay import replay_slos
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 END = START + timedelta(hours=12)

@@ -12,11 +12,11 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import parse_config
-from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.backtest.run import backtest, run_backtest
 from queuewatch_cli.backtest.suggest import (
     Setting,
@@ -24,6 +24,7 @@ from queuewatch_cli.backtest.suggest import (
     parse_budget,
     parse_incidents,
 )
+from queuewatch_cli.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 END = START + timedelta(days=7)
@@ -105,7 +106,7 @@ def chosen_setting(out: str) -> Setting:
     line = next(line for line in out.splitlines() if line.startswith("  chosen: "))
     text = line.removeprefix("  chosen: queue time > ").split(":")[0]
     threshold, pending = text.split(", for ")
-    from queuewatch.durations import parse_duration
+    from queuewatch.base.durations import parse_duration
 
     return Setting(parse_duration(threshold), parse_duration(pending), True)
 

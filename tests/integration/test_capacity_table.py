@@ -12,10 +12,11 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.jobs import JobRecord
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.capacity.run import run_capacity
 from queuewatch_cli.main import build_parser
+from queuewatch_cli.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 START = datetime(2026, 11, 9, tzinfo=UTC)

@@ -8,9 +8,10 @@ from pathlib import Path
 import boto3
 import pytest
 
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_state_table
 
 
 def test_check_config_passes_the_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,7 +73,7 @@ def test_check_config_names_every_problem_and_exits_1(tmp_path: Path, capsys: py
 
 
 def test_silence_add_list_expire(aws: None, capsys: pytest.CaptureFixture[str]) -> None:
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     base = ["--table", "state", "--region", "us-east-1"]
     assert main(["silence", "add", *base, "--match", "linux.*", "--for", "2h", "--comment", "AMI rollout"]) == 0
     [silence] = load_state(boto3.client("dynamodb", region_name="us-east-1"), "state").silences

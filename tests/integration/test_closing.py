@@ -9,11 +9,11 @@ import boto3
 import pytest
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.state_table.alerts import put_silence
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import CollectorFailure, Snapshot
+from queuewatch.model.snapshot import CollectorFailure, Snapshot
 
 RULES = """
 version: 1

@@ -12,11 +12,11 @@ import pytest
 from botocore.exceptions import ClientError
 from support import T0
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
 
 CONFIG = """

@@ -13,14 +13,14 @@ import pytest
 from faults import inject
 from support import T0, StackInMoto, arriving_now
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.collect.history import history_span
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import history_buckets
-from queuewatch.rules import judge
-from queuewatch.signals import SignalName
+from queuewatch.model.jobs import history_buckets
+from queuewatch.model.rules import judge
+from queuewatch.model.signals import SignalName
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 
 JOBS = "jobs"

@@ -19,13 +19,13 @@ from consumers import CHATBOT, check_pager_envelope, check_structured, check_sub
 from jsonschema import Draft202012Validator
 from support import T0, StackInMoto, count, level, minutes, runner_type, snapshot, with_signals
 
-from queuewatch.adapters.state_table import load_state, put_silence
-from queuewatch.alert import shipped_alert_schema
-from queuewatch.alert_state import InstanceKey
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.alerting.alert import shipped_alert_schema
+from queuewatch.alerting.alert_state import InstanceKey
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import CollectorFailure, Snapshot
+from queuewatch.model.snapshot import CollectorFailure, Snapshot
 
 CONFIG = """
 version: 1

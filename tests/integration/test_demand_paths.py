@@ -14,15 +14,15 @@ import boto3
 import pytest
 from support import T0, StackInMoto, arriving_now, runner_type, snapshot, with_signals
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, Snapshot
+from queuewatch.runtime.metric_names import runner_type_dimensions
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import show_status
 
@@ -234,7 +234,7 @@ def test_the_silence_a_dead_letter_page_prints_is_taken_against_the_config(
     aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     config_file = tmp_path / "queuewatch.yaml"
     config_file.write_text(CONFIG)
     flags = ["--table", "state", "--region", "us-east-1", "--config", str(config_file)]

@@ -12,15 +12,15 @@ from pathlib import Path
 import boto3
 import pytest
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.known_names import put_known
-from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
-from queuewatch.alert import silence_for
+from queuewatch.adapters.slo_table.counters import Contribution, count_job
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.adapters.state_table.known_names import put_known
+from queuewatch.alerting.alert import silence_for
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.known import KnownNames
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.silences import SilenceRecord
+from queuewatch.model.rules import HEALTH_RULE
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
 from queuewatch_cli.stacks import boto_client
 
 REGION = "us-east-1"
@@ -42,7 +42,7 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
     dynamodb = boto3.client("dynamodb", region_name=REGION)
-    create_table(dynamodb, "qw-state")
+    create_state_table(dynamodb, "qw-state")
     create_slo_table(dynamodb, "qw-slos")
     create_jobs_table(dynamodb, "qw-jobs")
     outputs = {"StateTableName": "qw-state", "JobsTableName": "qw-jobs", "SloTableName": "qw-slos"}

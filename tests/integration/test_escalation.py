@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from support import StackInMoto, minutes, race, runner_type, snapshot
 
-from queuewatch.adapters.state_table import put_silence
-from queuewatch.adapters.transition_log import read_transitions
-from queuewatch.alert import dedup_key
+from queuewatch.adapters.state_table.alerts import put_silence
+from queuewatch.adapters.state_table.transition_log import read_transitions
+from queuewatch.alerting.alert import dedup_key
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 
 CONFIG = """
 version: 1

@@ -13,16 +13,16 @@ from botocore.exceptions import ClientError
 from jsonschema import Draft202012Validator
 from support import T0, StackInMoto, arriving_now, minutes, race, runner_type, snapshot
 
-from queuewatch.adapters.state_table import load_state, put_silence
-from queuewatch.alert import shipped_alert_schema
-from queuewatch.alert_state import InstanceKey
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.alerting.alert import shipped_alert_schema
+from queuewatch.alerting.alert_state import InstanceKey
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import CollectorFailure, Snapshot
+from queuewatch.model.snapshot import CollectorFailure, Snapshot
 
 CONFIG = """
 version: 1

@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 from moto import mock_aws
 from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import load_state, put_silence
-from queuewatch.alert_state import InstanceKey
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.alerting.alert_state import InstanceKey
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 
 CONFIG = parse_config("""
 version: 1

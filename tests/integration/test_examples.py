@@ -19,15 +19,15 @@ import boto3
 import pytest
 from support import T0, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import load_config
-from queuewatch.signals import SignalName
-from queuewatch.telemetry import record_job
+from queuewatch.model.signals import SignalName
 from queuewatch.track.stage import TrackResult
+from queuewatch.track.telemetry import record_job
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.seed import put_finished_job, put_queued_jobs
 
 if TYPE_CHECKING:

@@ -19,17 +19,17 @@ from faults import FAULTS, REASON_WORDS, RETRIED_FAULTS, Fault, inject
 from moto import mock_aws
 from support import T0, Inbox, StackInMoto, arriving_now, minutes, race, runner_type, session, snapshot
 
-from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import load_state
-from queuewatch.alert_state import InstanceKey
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
+from queuewatch.adapters.state_table.alerts import load_state
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
 
 ACCOUNT = "123456789012"

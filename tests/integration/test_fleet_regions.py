@@ -14,20 +14,20 @@ import pytest
 import yaml
 from support import T0, Inbox, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import load_state, put_silence
-from queuewatch.alert import ALERT_VERSION, Alert
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.alerting.alert import ALERT_VERSION, Alert
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.evaluate.probes.discovery import UNWATCHED
+from queuewatch.model.rules import HEALTH_RULE
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch.notifications import render
 from queuewatch.notifications.cloudwatch import Origin
 from queuewatch.notifications.email import email_text
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.signals import SignalName
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import Snapshot
 from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_queue_ages
 from queuewatch_cli.status import show_status

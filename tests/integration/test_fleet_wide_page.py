@@ -15,18 +15,19 @@ import pytest
 from consumers import CHATBOT, check_pager_envelope, check_subject, description_fields
 from support import T0, runner_type, snapshot
 
-from queuewatch.adapters.item_size import ITEM_LIMIT, item_size
-from queuewatch.adapters.state_table import PARTITION, create_table
-from queuewatch.forecast.inputs import ForecastInputs
+from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
+from queuewatch.adapters.state_table.keys import PARTITION
+from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
-from queuewatch.wire import encode_snapshot
+from queuewatch.runtime.wire import encode_snapshot
 from queuewatch_cli.localrun import FakeContext, destination_record, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_state_table
 
 FLEET = 5000
 # Names at the 128-character limit, each ending in a digest as generated pool names do: as a list the members
 # alone would be 640 KB, past the group item's 400 KB, and the page could never be stored; stored compressed
-# (adapters/state_table.py) they leave the bodies their budget (delivery.outbox_for), chat body included.
+# (adapters/state_table/alerts.py) they leave the bodies their budget (delivery.outbox_for), chat body included.
 LONGEST = [
     ("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:111] + "." + sha256(f"pool-{i}".encode()).hexdigest()[:16]
     for i in range(FLEET)
@@ -72,7 +73,7 @@ def environment(
 ) -> Path:
     config = tmp_path / "fleet.yaml"
     config.write_text(config_text(names, forecast="forecast" in request.node.name), encoding="utf-8")
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic}.items():
         monkeypatch.setenv(key, value)

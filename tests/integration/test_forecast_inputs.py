@@ -11,13 +11,14 @@ import pytest
 from job_records import job_record
 from support import T0
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.collect import collect
 from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.moto_tables import create_jobs_table
 
 JOBS = "jobs"
 CONFIG = """

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import load_state
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.snapshot import Snapshot
 
 CONFIG = """
 version: 1

@@ -18,7 +18,7 @@ from support import T0, Inbox, StackInMoto, arriving_now, minutes, runner_type, 
 from queuewatch.adapters.github_status import read_github_status
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.github_status import GitHubStatus, parse_summary
+from queuewatch.model.github_status import GitHubStatus, parse_summary
 
 RECORDED = Path(__file__).parent / "githubstatus"
 ACTIONS_UP = {"name": "Actions", "status": "operational"}

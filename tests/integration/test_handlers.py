@@ -13,8 +13,8 @@ import urllib3
 from aws_lambda_powertools.utilities.parser import ValidationError
 from support import load_template
 
-from queuewatch.adapters.state_table import create_table, load_state
-from queuewatch.settings import SettingsError
+from queuewatch.adapters.state_table.alerts import load_state
+from queuewatch.runtime.settings import SettingsError
 from queuewatch_cli.localrun import (
     EVENTS_DIR,
     REPO_ROOT,
@@ -23,6 +23,7 @@ from queuewatch_cli.localrun import (
     load_event,
     load_handler_module,
 )
+from queuewatch_cli.moto_tables import create_state_table
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
 EVENT_TICK = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)  # the scheduled time in every events/ file
@@ -34,7 +35,7 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     sqs = boto3.client("sqs", region_name="us-east-1")
     for name in ("gh-ci-linux-2xlarge-queued-builds", "gh-ci-linux-4xlarge-queued-builds"):
         sqs.create_queue(QueueName=name)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
     inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]

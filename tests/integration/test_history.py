@@ -13,10 +13,10 @@ from botocore.exceptions import ClientError
 from faults import inject
 from support import T0, StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.sent_log import read_entries
+from queuewatch.adapters.state_table.sent_log import read_entries
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.delivery import EvaluatorMemory
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.history import run_history
 from queuewatch_cli.main import main
 

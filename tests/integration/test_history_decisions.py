@@ -19,7 +19,7 @@ from job_records import job_record
 from queuewatch.collect.jobs import census
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.backtest.jobs import job_spans
 from queuewatch_cli.backtest.run import run_backtest
 from queuewatch_cli.main import build_parser, main
@@ -164,7 +164,7 @@ def test_a_read_that_times_out_is_an_endpoint_that_did_not_answer(
         yield from ()
         raise ReadTimeoutError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com/")
 
-    monkeypatch.setattr("queuewatch.adapters.job_store.read_history", read_history)
+    monkeypatch.setattr("queuewatch.adapters.jobs_table.jobs.read_history", read_history)
     assert main(["capacity", "--table", "jobs", "--region", "us-east-1"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("queuewatch: AWS did not answer in time") and len(err.splitlines()) == 1

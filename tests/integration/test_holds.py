@@ -19,13 +19,13 @@ from support import (
     with_signals,
 )
 
-from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.state_table.alerts import put_silence
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.github_status import GitHubIncident, GitHubStatus
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import Reading, SloReading, SloWindowCount, Snapshot
+from queuewatch.model.github_status import GitHubIncident, GitHubStatus
+from queuewatch.model.snapshot import Reading, SloReading, SloWindowCount, Snapshot
 
 SPANS = (300, 1800, 3600, 21600, 259200)
 FAST = {3600: 200, 300: 200}  # 20% late over 1h and 5m: burn 20, past the fast pair's 14.4

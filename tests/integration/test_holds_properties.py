@@ -25,18 +25,19 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from moto import mock_aws
 from support import T0, runner_type, shipped_pager_priorities, snapshot
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence, set_silence_end
+from queuewatch.adapters.state_table.alerts import load_state, put_silence, set_silence_end
+from queuewatch.alerting.silences import GITHUB_HOLD, SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.forecast.outlook import Outlook, outlook
-from queuewatch.github_status import GitHubIncident, GitHubStatus
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.signals import SignalName
-from queuewatch.silences import GITHUB_HOLD, SilenceRecord
-from queuewatch.snapshot import Reading, SloReading, SloWindowCount, Snapshot
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.outlook import Outlook, outlook
+from queuewatch.model.github_status import GitHubIncident, GitHubStatus
+from queuewatch.model.rules import HEALTH_RULE
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, SloReading, SloWindowCount, Snapshot
+from queuewatch_cli.moto_tables import create_state_table
 
 STEPS = 20  # steps per sequence; the examples per run are the profile's (tests/conftest.py)
 RUNNER_TYPES = ("linux-x64", "gpu", "fast")  # `fast` shares its name with an SLO's burn pair
@@ -136,7 +137,7 @@ class World(RuleBasedStateMachine):
         self.mock = mock_aws()
         self.mock.start()
         self.dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        create_table(self.dynamodb, "state")
+        create_state_table(self.dynamodb, "state")
         teams = ("ci-infra", "gpu-team", "deploy-team", "build-team")
         self.sns = FakeSns(
             [Receiver("e-mail", {}), *(Receiver(f"pager:{t}", {"priority": self.pager, "teams": [t]}) for t in teams)]

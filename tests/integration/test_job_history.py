@@ -15,15 +15,16 @@ import pytest
 from faults import inject
 from job_records import job_record
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table, put_job, queued_jobs, read_history
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.jobs import put_job, queued_jobs, read_history
 from queuewatch.collect import collect
 from queuewatch.collect.history import history_readings
 from queuewatch.config.load import parse_config
-from queuewatch.job_sources import SOURCE_PREFIX
-from queuewatch.jobs import HISTORY_SHARDS, PARTITION_KEY, PROGRESS, JobRecord, JobStatus, shard_of
-from queuewatch.signals import SignalName
+from queuewatch.model.job_sources import SOURCE_PREFIX
+from queuewatch.model.jobs import HISTORY_SHARDS, PARTITION_KEY, PROGRESS, JobRecord, JobStatus, shard_of
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 CREATED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)  # events/track_*.json's job

@@ -12,13 +12,13 @@ import boto3
 import pytest
 from support import T0, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.heartbeats import read_beats
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.heartbeats import read_beats
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.track.heartbeat import Heartbeat
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

@@ -7,8 +7,8 @@ import time
 import pytest
 from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import load_state
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
 

@@ -9,8 +9,8 @@ import boto3
 import pytest
 from faults import inject
 
-from queuewatch.adapters.state_table import create_table
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_state_table
 
 CANARY = "canary-5e1f"
 
@@ -20,7 +20,7 @@ def stack(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
     sqs = boto3.client("sqs", region_name="us-east-1")
     for name in ("gh-ci-linux-2xlarge-queued-builds", "gh-ci-linux-4xlarge-queued-builds"):
         sqs.create_queue(QueueName=name)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
     env = {
         "QUEUEWATCH_CONFIG": str(REPO_ROOT / "config" / "queuewatch.yaml"),

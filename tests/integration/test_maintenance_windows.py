@@ -11,10 +11,10 @@ import pytest
 from botocore.exceptions import ClientError
 from support import Inbox, StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.alert import Alert
+from queuewatch.alerting.alert import Alert
 from queuewatch.config.load import parse_config
+from queuewatch.model.snapshot import CollectorFailure
 from queuewatch.notifications import email_text
-from queuewatch.snapshot import CollectorFailure
 from queuewatch_cli.main import build_parser
 from queuewatch_cli.status import status
 

@@ -14,21 +14,21 @@ from faults import inject
 from matcher_configs import chunks, pytorch_like, upstream_multi_runner, written
 from support import T0, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.heartbeats import read_beats
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.jobs_table.heartbeats import read_beats
 from queuewatch.adapters.matcher_config import read_default, read_named
-from queuewatch.autoscaler import matcher_config_path
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.matcher import MatcherConfigError
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.model.autoscaler import matcher_config_path
+from queuewatch.model.matcher import MatcherConfigError
+from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.matching import MAX_AGE, CachedMatcherConfig
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

@@ -18,11 +18,10 @@ import pytest
 from botocore.client import BaseClient
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.slo_counters import create_slo_table
-from queuewatch.adapters.state_table import load_state
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.config.load import parse_config
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table
 from queuewatch_cli.seed import put_finished_job
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,13 +9,13 @@ import boto3
 import pytest
 from support import StackInMoto, runner_type, snapshot
 
-from queuewatch.adapters.known_names import read_known
-from queuewatch.adapters.state_table import load_state, put_silence
-from queuewatch.adapters.transition_log import Transition, put_transition, read_transitions
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.adapters.state_table.known_names import read_known
+from queuewatch.adapters.state_table.transition_log import Transition, put_transition, read_transitions
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.delivery import EvaluatorMemory
-from queuewatch.silences import SilenceRecord
 from queuewatch_cli.main import main
 from queuewatch_cli.status import StatusView, status_document, text_lines
 

@@ -11,14 +11,15 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, NoCredentialsError
 
-from queuewatch.adapters.state_table import create_table, load_state
+from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch_cli import failures
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_state_table
 
 
 def deploy(name: str, region: str, table: str, outputs: dict[str, str] | None = None) -> None:
     """A stack with template.yaml's outputs that the commands read (moto's CloudFormation keeps outputs)."""
-    create_table(boto3.client("dynamodb", region_name=region), table)
+    create_state_table(boto3.client("dynamodb", region_name=region), table)
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
         "Outputs": {k: {"Value": v} for k, v in (outputs or {"StateTableName": table}).items()},
@@ -256,7 +257,7 @@ def test_backtest_reads_the_jobs_table_in_the_stacks_region_not_the_profiles(
     fleet: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The profile's region is us-east-1 (AWS_DEFAULT_REGION); the stack and its jobs table are in eu-west-1.
-    from queuewatch.adapters.job_store import create_jobs_table
+    from queuewatch_cli.moto_tables import create_jobs_table
 
     create_jobs_table(boto3.client("dynamodb", region_name="eu-west-1"), "tracked-jobs")
     deploy(

@@ -19,15 +19,16 @@ import boto3
 import pytest
 from support import StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.deliveries import send_delivery
-from queuewatch.adapters.job_store import create_jobs_table, read_history
+from queuewatch.adapters.jobs_table.jobs import read_history
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
+from queuewatch.model.signals import SignalName
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.signature import sign
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 
 JOBS, SECRET, DELIVERIES = "jobs", "recovery-secret", "webhook-deliveries"
 TRACKED = """

@@ -22,7 +22,7 @@ from faults import FAULTS, RETRIED_FAULTS, inject
 from moto import mock_aws
 from support import T0, load_template
 
-from queuewatch.adapters.clients import (
+from queuewatch.adapters.aws.clients import (
     RETRY_CONFIG,
     TICK_MARGIN_SECONDS,
     AwsClients,
@@ -32,8 +32,8 @@ from queuewatch.adapters.clients import (
     worst_case_call_seconds,
     worst_case_tail_seconds,
 )
-from queuewatch.adapters.errors import DeadlineExceeded
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.errors import DeadlineExceeded
+from queuewatch_cli.moto_tables import create_state_table
 
 QUEUE = "gh-ci-linux-2xlarge-queued-builds"
 METRIC_QUERY = {
@@ -106,7 +106,7 @@ def world() -> Iterator[World]:
         made.session = boto3.Session()
         clients = made.clients()
         made["queue"] = clients.sqs("us-east-1").create_queue(QueueName=QUEUE)["QueueUrl"]
-        create_table(clients.dynamodb("us-east-1"), "state")
+        create_state_table(clients.dynamodb("us-east-1"), "state")
         made["topic"] = clients.sns("us-east-1").create_topic(Name="alerts")["TopicArn"]
         yield made
 

@@ -15,8 +15,8 @@ from support import StackInMoto, minutes, runner_type, snapshot
 from queuewatch.adapters.sns import publish
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch.rules import ALERT_KINDS, Priority
-from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch.model.rules import ALERT_KINDS, Priority
+from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
 from queuewatch_cli.build_routes import subscriptions
 
 CONFIG = """

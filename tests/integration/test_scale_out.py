@@ -19,16 +19,15 @@ import boto3
 import pytest
 from support import T0, arriving_now, minutes
 
-from queuewatch import wire as wire_module
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import Snapshot
-from queuewatch.wire import SnapshotTooLarge
+from queuewatch.model.snapshot import Snapshot
+from queuewatch.runtime import wire as wire_module
+from queuewatch.runtime.wire import SnapshotTooLarge
 from queuewatch_cli.localrun import (
     ACCOUNT_ID,
     FakeContext,
@@ -37,6 +36,7 @@ from queuewatch_cli.localrun import (
     load_handler_module,
     scheduled_event,
 )
+from queuewatch_cli.moto_tables import create_state_table
 from queuewatch_cli.seed import put_queue_ages
 
 RULES = """
@@ -117,7 +117,7 @@ def per_region(aws: None) -> tuple[Topic, dict[str, Shard], dict[str, str]]:
     shards = {}
     for region in ("us-east-1", "us-west-2"):
         table = f"queuewatch-state-{region}"
-        create_table(boto3.client("dynamodb", region_name=region), table)
+        create_state_table(boto3.client("dynamodb", region_name=region), table)
         shards[region] = Shard(
             shard_config(f"{{queue_name_pattern: 'gh-ci-{{runner_type}}-queued-builds', region: {region}}}"),
             Stack(table=table, topic_arn=topic.arn, name="queuewatch", region=region, account_id=ACCOUNT_ID),
@@ -166,7 +166,7 @@ def test_shards_by_runner_type_pattern_split_one_region_without_overlap(aws: Non
     pattern = "queue_name_pattern: 'gh-ci-{runner_type}-queued-builds', region: us-east-1"
     shards = []
     for stack, selection in (("queuewatch-linux", "match: ['linux-*']"), ("queuewatch-rest", "exclude: ['linux-*']")):
-        create_table(boto3.client("dynamodb", region_name="us-east-1"), f"{stack}-state")
+        create_state_table(boto3.client("dynamodb", region_name="us-east-1"), f"{stack}-state")
         shards.append(
             Shard(
                 shard_config(f"{{{pattern}, {selection}}}"),
@@ -184,7 +184,7 @@ def test_a_stack_publishes_into_a_topic_in_another_region(aws: None, monkeypatch
     """The evaluator's SNS client follows the topic's region, not the function's."""
     topic = Topic("eu-west-1")
     queue("us-east-1", "gh-ci-linux-2xlarge-queued-builds", jobs=2, age_seconds=600)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     config = Path(__file__).resolve().parents[2] / "config" / "queuewatch.yaml"
     for key, value in {
         "QUEUEWATCH_CONFIG": str(config),
@@ -207,7 +207,7 @@ def test_a_large_fleet_travels_compressed_through_the_real_handlers(aws: None, m
     for i in range(60):
         queue("us-east-1", f"gh-ci-linux-c5-large-v{i:04d}-queued-builds", jobs=int(i == 7), age_seconds=600)
     topic = Topic("us-east-1")
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     config = Path(__file__).resolve().parents[2] / "config" / "queuewatch.yaml"
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic.arn}.items():
         monkeypatch.setenv(key, value)
@@ -232,7 +232,7 @@ def test_a_snapshot_too_large_to_deliver_fails_the_collection_and_pages_the_moni
     for i in range(40):
         sqs.create_queue(QueueName=f"gh-ci-linux-c5-large-v{i:04d}-queued-builds")
     topic = Topic("us-east-1")
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     config = Path(__file__).resolve().parents[2] / "config" / "queuewatch.yaml"
     for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic.arn}.items():
         monkeypatch.setenv(key, value)

@@ -12,16 +12,17 @@ import boto3
 import pytest
 from support import arriving_now, minutes
 
-from queuewatch.adapters.state_table import create_table, load_state, put_instance, put_silence
-from queuewatch.alert import silence_for
-from queuewatch.alert_state import InstanceState, Status
+from queuewatch.adapters.state_table.alerts import load_state, put_instance, put_silence
+from queuewatch.alerting.alert import silence_for
+from queuewatch.alerting.alert_state import InstanceState, Status
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import CollectorFailure
+from queuewatch.model.rules import HEALTH_RULE
+from queuewatch.model.snapshot import CollectorFailure
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_state_table
 
 BASE = ["--table", "state", "--region", "us-east-1"]
 CONFIG = """\
@@ -37,7 +38,7 @@ monitor: {for: 2m}
 @pytest.fixture
 def table(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
 
 
 def silences() -> list[SilenceRecord]:
@@ -79,7 +80,7 @@ def test_only_a_silence_naming_the_health_rule_holds_back_the_monitor_page(
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     sns = boto3.client("sns", region_name="us-east-1")
     sqs = boto3.client("sqs", region_name="us-east-1")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     topic = sns.create_topic(Name="alerts")["TopicArn"]
     inbox = sqs.create_queue(QueueName="inbox")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]

@@ -10,17 +10,17 @@ from typing import Any
 import boto3
 import pytest
 
-from queuewatch.adapters.slo_counters import (
+from queuewatch.adapters.slo_table.counters import (
     COUNTER_PREFIX,
     EXPIRES_AT,
     MARK_PREFIX,
     MARK_SORT,
     Contribution,
     count_job,
-    create_slo_table,
     read_tally,
 )
-from queuewatch.slo import Counts, bucket_start
+from queuewatch.model.slo import Counts, bucket_start
+from queuewatch_cli.moto_tables import create_slo_table
 
 TABLE = "slos"
 DEPLOYED = datetime(2026, 11, 21, 12, 3, 40, tzinfo=UTC)  # the first count in the new layout is after this

@@ -13,14 +13,14 @@ import pytest
 from botocore.client import BaseClient
 from faults import inject
 
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.slo_counters import create_slo_table, read_tally
+from queuewatch.adapters.slo_table.counters import read_tally
 from queuewatch.config.load import parse_config
-from queuewatch.slo import HOUR, MINUTE, Counts, floor_to
+from queuewatch.model.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import load_event
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table
 
 JOBS, SLOS = "jobs", "slos"
 QUEUED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)
@@ -135,8 +135,8 @@ def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> No
 def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_and_volume(
     dynamodb: Any, runner_types: int, jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from queuewatch.adapters.clients import AwsClients
-    from queuewatch.adapters.slo_counters import Contribution, count_job
+    from queuewatch.adapters.aws.clients import AwsClients
+    from queuewatch.adapters.slo_table.counters import Contribution, count_job
     from queuewatch.collect import collect
 
     names = [f"linux-{n}" for n in range(runner_types)]
@@ -184,8 +184,8 @@ def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dyna
     """Waiting past the threshold it is the collector's (the jobs queued now); started, the track stage's
     counter holds it in the same bucket and the collector no longer sees it queued: one bad job at every
     tick, whatever events of the job come again."""
-    from queuewatch.adapters.job_store import queued_jobs
-    from queuewatch.collect.slo import slo_readings
+    from queuewatch.adapters.jobs_table.jobs import queued_jobs
+    from queuewatch.adapters.slo_table.readings import slo_readings
 
     config = parse_config(CONFIG)
     router = Router(config)
@@ -232,7 +232,7 @@ def test_the_counts_idempotency_token_names_the_job_and_what_it_writes() -> None
     the second is judged by the job's mark, not refused as a mismatch of a token the first may have failed on."""
     from unittest.mock import MagicMock
 
-    from queuewatch.adapters.slo_counters import Contribution, count_job
+    from queuewatch.adapters.slo_table.counters import Contribution, count_job
 
     client = MagicMock()
     keep = QUEUED + timedelta(days=30)

@@ -12,17 +12,17 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.adapters.sent_log import SENT, SentEntry, put_entry
-from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.adapters.slo_table.counters import Contribution, count_job
+from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, put_entry
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import load_config
 from queuewatch.digest.message import MESSAGE_LIMIT, fitted
 from queuewatch.digest.stage import DigestTables, build_digests, send_digests
-from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
 from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
 
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 TABLES = DigestTables(slo_table="slos", jobs_table="jobs", state_table="state")
@@ -58,7 +58,7 @@ def stack(aws: None, tmp_path: Path) -> tuple[Any, Any, str, str]:
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_slo_table(dynamodb, "slos")
     create_jobs_table(dynamodb, "jobs")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     sns = boto3.client("sns", region_name="us-east-1")
     sqs = boto3.client("sqs", region_name="us-east-1")
     topic = sns.create_topic(Name="chat")["TopicArn"]

@@ -11,13 +11,14 @@ import boto3
 import pytest
 from support import StackInMoto, arriving_now, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import create_table, load_state, put_silence
+from queuewatch.adapters.state_table.alerts import load_state, put_silence
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.github_status import parse_summary
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch.model.github_status import parse_summary
+from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_state_table
 
 CONFIG = """
 version: 1
@@ -116,7 +117,7 @@ def test_the_silence_command_takes_an_slo_rule_from_the_config(
     aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
     config = tmp_path / "q.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     base = ["silence", "add", "--table", "state", "--region", "us-east-1", "--config", str(config)]

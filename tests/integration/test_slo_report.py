@@ -11,10 +11,10 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.job_store import create_jobs_table, put_job
-from queuewatch.adapters.slo_counters import Contribution, count_job, create_slo_table
-from queuewatch.adapters.state_table import create_table
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.adapters.slo_table.counters import Contribution, count_job
 from queuewatch_cli.main import main
+from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
 
 CONFIG = """
 version: 1
@@ -93,7 +93,7 @@ def test_status_gives_each_slos_budget_in_one_line(
     monkeypatch.delenv("QUEUEWATCH_STACK", raising=False)
     monkeypatch.delenv("QUEUEWATCH_CONFIG", raising=False)
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     create_slo_table(dynamodb, "slos")
     create_jobs_table(dynamodb, "jobs")
     outputs = {"StateTableName": "state", "JobsTableName": "jobs", "SloTableName": "slos"}
@@ -121,13 +121,13 @@ def test_status_gives_each_slos_budget_in_one_line(
 def test_the_plot_draws_the_burn_down_with_the_slos_alerts_from_the_sent_log(
     aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from queuewatch.adapters.sent_log import SENT, SentEntry, put_entry
+    from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, put_entry
     from queuewatch_cli import slo_plot
 
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_slo_table(dynamodb, "slos")
     create_jobs_table(dynamodb, "jobs")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     now = datetime.now(UTC)
     keep = now + timedelta(days=30)
     for number in range(100):

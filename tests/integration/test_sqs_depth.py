@@ -18,8 +18,8 @@ from faults import inject
 from bench.counting import CallLog, counting_session
 from bench.latency_proxy import LatencyProxy
 from bench.motoserver import MotoServer
-from queuewatch.adapters.clients import AwsClients, Deadline, retry_delay_bound, total_attempts
-from queuewatch.adapters.errors import DeadlineExceeded, describe
+from queuewatch.adapters.aws.clients import AwsClients, Deadline, retry_delay_bound, total_attempts
+from queuewatch.adapters.aws.errors import DeadlineExceeded, describe
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
 
 REGION = "us-east-1"

@@ -28,7 +28,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.config import Config as BotoConfig
 
 from bench.motoserver import MotoServer
-from queuewatch.adapters.clients import RETRY_CONFIG, AwsClients
+from queuewatch.adapters.aws.clients import RETRY_CONFIG, AwsClients
 from queuewatch.adapters.sqs import QueueDepth, read_queue_depth
 
 REGION = "us-east-1"

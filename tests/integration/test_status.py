@@ -11,13 +11,13 @@ from aws_lambda_powertools import Metrics
 from faults import inject
 from support import T0, StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.adapters.state_table import put_silence
+from queuewatch.adapters.state_table.alerts import put_silence
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult
-from queuewatch.metric_names import runner_type_dimensions
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import Snapshot
-from queuewatch.telemetry import record_tick
+from queuewatch.evaluate.telemetry import record_tick
+from queuewatch.model.snapshot import Snapshot
+from queuewatch.runtime.metric_names import runner_type_dimensions
 from queuewatch_cli.main import main
 from queuewatch_cli.seed import put_evaluator_figures
 from queuewatch_cli.status import show_status

@@ -1,5 +1,5 @@
 """`queuewatch status`'s forecasts: each runner type's headroom and predicted queue, or why it has none, from the
-board the evaluator publishes in the state table (adapters/forecast_board.py)."""
+board the evaluator publishes in the state table (adapters/state_table/forecast_board.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import pytest
 from faults import inject
 from support import T0, StackInMoto, runner_type, snapshot
 
-from queuewatch.adapters.forecast_board import KEY, MAX_BOARD_BYTES, packed, put_board, read_board
+from queuewatch.adapters.state_table.forecast_board import KEY, MAX_BOARD_BYTES, packed, put_board, read_board
 from queuewatch.config.load import parse_config
-from queuewatch.forecast.board import ForecastBoard, RunnerTypeForecast, board_of
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.forecast.outlook import NoOutlook, outlook
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast, board_of
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.outlook import NoOutlook, outlook
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.status import show_status
 
 CONFIG = parse_config(

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from support import Inbox, StackInMoto, arriving_now, minutes, runner_type, session, snapshot
 
-from queuewatch.adapters.clients import AwsClients, Deadline
-from queuewatch.adapters.state_table import advance_cursor, create_table, load_state
+from queuewatch.adapters.aws.clients import AwsClients, Deadline
+from queuewatch.adapters.state_table.alerts import advance_cursor, load_state
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
-from queuewatch.snapshot import ImplausibleObservation, Snapshot
+from queuewatch.model.snapshot import ImplausibleObservation, Snapshot
+from queuewatch_cli.moto_tables import create_state_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -103,7 +104,7 @@ def test_a_deadline_hit_halfway_through_the_writes_loses_and_doubles_nothing(aws
     config = parse_config(FLEET_CONFIG, source="t.yaml")
     clients = AwsClients(session())
     dynamodb, sns = clients.dynamodb("us-east-1"), clients.sns("us-east-1")
-    create_table(dynamodb, "state")
+    create_state_table(dynamodb, "state")
     inbox = Inbox(sns)
     stack = Stack(table="state", topic_arn=sns.create_topic(Name="alerts")["TopicArn"], name="t", region="us-east-1")
     memory = EvaluatorMemory()

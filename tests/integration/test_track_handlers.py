@@ -19,7 +19,7 @@ from faults import inject
 from moto.dynamodb.responses import DynamoHandler
 from support import race
 
-from queuewatch.adapters.job_store import create_jobs_table, queued_jobs
+from queuewatch.adapters.jobs_table.jobs import queued_jobs
 from queuewatch.config.load import load_config
 from queuewatch.track import webhook as webhook_module
 from queuewatch.track.events import WorkflowJobEvent
@@ -27,6 +27,7 @@ from queuewatch.track.routing import Router
 from queuewatch.track.signature import sign, signature_valid
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json

@@ -13,14 +13,12 @@ import pytest
 from matcher_configs import pytorch_like, written
 from support import T0, StackInMoto, arriving_now
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
-from queuewatch.adapters.state_table import create_table
-from queuewatch.alert import Alert
-from queuewatch.autoscaler import QUEUE_ONLY_BLIND, matcher_config_path
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.alerting.alert import Alert
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch.matcher import parse
+from queuewatch.model.autoscaler import QUEUE_ONLY_BLIND, matcher_config_path
+from queuewatch.model.matcher import parse
 from queuewatch.notifications.chat import chat_notification
 from queuewatch.notifications.cloudwatch import Origin, cloudwatch_alarm
 from queuewatch.notifications.email import email_text
@@ -29,6 +27,7 @@ from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
 from queuewatch_cli.localrun import load_event
 from queuewatch_cli.main import build_parser, check_config, main
+from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
 from queuewatch_cli.status import status
 
 FLEET = """\
@@ -113,7 +112,7 @@ def test_check_config_with_the_jobs_table_counts_the_last_days_unrouted_jobs_by_
 
 
 def deploy(outputs: dict[str, str]) -> None:
-    create_table(boto3.client("dynamodb", region_name="us-east-1"), outputs["StateTableName"])
+    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), outputs["StateTableName"])
     template = {
         "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
         "Outputs": {k: {"Value": v} for k, v in outputs.items()},

@@ -12,14 +12,14 @@ import boto3
 import pytest
 from support import T0, StackInMoto
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch.rules import HEALTH_RULE, UNTRACKED_JOBS
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.rules import HEALTH_RULE, UNTRACKED_JOBS
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.status import show_status
 

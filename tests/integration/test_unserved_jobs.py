@@ -13,17 +13,17 @@ import boto3
 import pytest
 from support import T0, StackInMoto, arriving_now, minutes, snapshot
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.job_store import create_jobs_table
+from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot, UnmatchedJobs
-from queuewatch.telemetry import record_job
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot, UnmatchedJobs
 from queuewatch.track import Router, WorkflowJobEvent
 from queuewatch.track.stage import TrackResult, track
+from queuewatch.track.telemetry import record_job
 from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.moto_tables import create_jobs_table
 from queuewatch_cli.status import show_status
 
 JOBS = "jobs"

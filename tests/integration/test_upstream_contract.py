@@ -21,13 +21,13 @@ import pytest
 from support import T0, StackInMoto
 from upstream_autoscaler import Tracker, Upstream, bus_event
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.alerting.triage import held_by_copies, triage
 from queuewatch.collect import collect
 from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
-from queuewatch.triage import held_by_copies, triage
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.seed import put_queue_ages
 
 JOBS = "jobs"

@@ -15,7 +15,7 @@ from consumers import CHATBOT
 from jsonschema import Draft202012Validator
 from support import StackInMoto, minutes, runner_type, snapshot
 
-from queuewatch.alert import dashboard_view_url, shipped_alert_schema
+from queuewatch.alerting.alert import dashboard_view_url, shipped_alert_schema
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.page import VIEW_AFTER, VIEW_BEFORE
 

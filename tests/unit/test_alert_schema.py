@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from queuewatch.alert import Alert, RunnerTypeFigures, Silence, alert_json_schema, dedup_key, shipped_alert_schema
+from queuewatch.alerting.alert import (
+    Alert,
+    RunnerTypeFigures,
+    Silence,
+    alert_json_schema,
+    dedup_key,
+    shipped_alert_schema,
+)
 
 VALIDATOR = Draft202012Validator(shipped_alert_schema())
 

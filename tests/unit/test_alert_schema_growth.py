@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from queuewatch.alert import alert_json_schema, shipped_alert_schema
+from queuewatch.alerting.alert import alert_json_schema, shipped_alert_schema
 from queuewatch_cli.main import main
 
 V1_BEFORE_TRIAGE: dict[str, Any] = {

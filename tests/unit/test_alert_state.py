@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queuewatch.alert_state import GroupStatus, InstanceKey, InstanceState, PageKind, Status, decide_group, step
+from queuewatch.alerting.alert_state import (
+    GroupStatus,
+    InstanceKey,
+    InstanceState,
+    PageKind,
+    Status,
+    decide_group,
+    step,
+)
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import T0
 
-from queuewatch.alert_state import GroupStatus, InstanceState, PageKind, Status, decide_group, step
+from queuewatch.alerting.alert_state import GroupStatus, InstanceState, PageKind, Status, decide_group, step
 
 GAPS = st.sampled_from([1, 30, 59, 60, 61, 120, 299, 300, 301, 900])
 VERDICTS = st.lists(st.tuples(GAPS, st.sampled_from([True, False, None])), max_size=25)

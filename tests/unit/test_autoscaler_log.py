@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from support import count, level, runner_type, with_signals
 
-from queuewatch.autoscaler_log import (
+from queuewatch.alerting.triage import triage
+from queuewatch.model.autoscaler_log import (
     DEFAULT_SCALE_ERRORS,
     INSIGHTS_QUERY,
     AutoscalerLog,
@@ -20,9 +21,8 @@ from queuewatch.autoscaler_log import (
     insights_url,
     log_groups,
 )
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
-from queuewatch.triage import triage
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 T = datetime(2026, 11, 28, 4, 0, tzinfo=UTC)
 SCALE_UP = "/aws/lambda/ghr-linux-x64-scale-up"

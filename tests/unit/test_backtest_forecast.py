@@ -1,5 +1,5 @@
 """`backtest --forecast`'s replay of the jobs: each tick's forecast inputs as the live collector reads them from the
-same history (forecast/history.py), the pools' maximums and counts, and the score against the plain rule."""
+same history (model/forecast/history.py), the pools' maximums and counts, and the score against the plain rule."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from forecast_histories import slow_build_up
 
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
-from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.history import JobTimes, PoolCount, forecast_inputs
+from queuewatch.model.forecast.history import JobTimes, PoolCount, forecast_inputs
 from queuewatch_cli.backtest.forecast import score, with_horizon
 from queuewatch_cli.backtest.forecast_feed import (
     ForecastFeed,

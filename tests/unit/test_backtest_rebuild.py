@@ -9,8 +9,8 @@ from job_records import job_record
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import JobRecord
-from queuewatch.signals import SignalName
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queuewatch.errors import QueuewatchError
+from queuewatch.base.errors import QueuewatchError
 from queuewatch_cli.backtest.replay import Episode
 from queuewatch_cli.backtest.report import compare, comparison_lines, report, summarize
 from queuewatch_cli.backtest.run import parse_moment

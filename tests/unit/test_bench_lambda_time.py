@@ -13,7 +13,7 @@ import pytest
 from bench.functions import LambdaClock, LambdaTimedClients
 from bench.lambda_model import cpu_scale, lambda_estimates
 from bench.report import COLLECT_TARGET_S, tick_budget_s
-from queuewatch.adapters.clients import Deadline
+from queuewatch.adapters.aws.clients import Deadline
 
 
 def test_the_deadline_runs_on_the_lambda_clock_whatever_the_wall_clock_does() -> None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from queueing import batch_estimate, md_c_chain, steady
 
-from queuewatch.forecast.model import Target, simulate
+from queuewatch.model.forecast.model import Target, simulate
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
 from queuewatch_cli.capacity.output import document, table

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from job_records import job_record
 
-from queuewatch.jobs import JobRecord
-from queuewatch.runner_names import RunnerTypeNames
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.runner_names import RunnerTypeNames
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type
 from queuewatch_cli.capacity.run import Skipped, job_times, parse_target, run_capacity

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import cast
 
-from queuewatch.forecast.model import PoolResult, Sizing, Target
+from queuewatch.model.forecast.model import PoolResult, Sizing, Target
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.capacity.plot import capacity_figure
 

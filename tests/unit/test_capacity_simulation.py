@@ -21,7 +21,7 @@ import random
 import pytest
 from queueing import batch_estimate, erlang_c, independent_waits, md_c_chain, poisson_arrivals, steady
 
-from queuewatch.forecast.model import Target, percentile, simulate, smallest_pool
+from queuewatch.model.forecast.model import Target, percentile, simulate, smallest_pool
 
 
 def test_the_simulation_and_an_independent_one_agree_job_for_job() -> None:

@@ -9,8 +9,8 @@ import pytest
 from queuewatch.config import DiscoverySpec, MetricQuery
 from queuewatch.config.load import ConfigError, load_config, parse_config
 from queuewatch.config.schema import QueueRef
-from queuewatch.rules import Rule
-from queuewatch.signals import SignalName
+from queuewatch.model.rules import Rule
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from queuewatch.base.durations import parse_duration
 from queuewatch.config.limits import MAX_BYTES, MAX_DEPTH, MAX_RUNNER_TYPES
 from queuewatch.config.load import ConfigError, load_config, parse_config
-from queuewatch.durations import parse_duration
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = REPO_ROOT / "config" / "queuewatch.yaml"

@@ -16,10 +16,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config import Config
 from queuewatch.config.schema import BUILTIN_RULE_DEFAULTS
 from queuewatch.config.sources import MetricQuery
-from queuewatch.durations import format_duration
 
 REFERENCE = Path(__file__).parents[2] / "docs" / "config.md"
 ROW = re.compile(r"^\| `(?P<key>[^`]+)` \|(?P<type>[^|]*)\|(?P<default>[^|]*)\|")

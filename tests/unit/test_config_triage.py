@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.signals import SignalName
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.main import main
 

@@ -110,7 +110,7 @@ def test_one_slo_adds_at_most_five_dollars_at_150_runner_types_and_50000_jobs_a_
 def test_the_longer_history_priced_is_one_the_stack_keeps() -> None:
     """docs/COST.md prices 90 days and make bench measures capacity over them: JobHistoryDays takes 90, and so does
     the track stage's setting it becomes."""
-    from queuewatch.settings import TrackSettings
+    from queuewatch.runtime.settings import TrackSettings
 
     days = load_template()["Parameters"]["JobHistoryDays"]
     assert LONG_HISTORY_DAYS == 90 and days["MinValue"] <= LONG_HISTORY_DAYS <= days["MaxValue"]

@@ -15,13 +15,14 @@ import pytest
 from aws_lambda_powertools.metrics import Metrics
 from support import T0, load_template, runner_type, snapshot
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.config.load import load_config
 from queuewatch.evaluate import EvaluationResult
-from queuewatch.forecast.board import ForecastBoard, RunnerTypeForecast
-from queuewatch.forecast.metrics import record_forecasts
-from queuewatch.telemetry import record_job, record_tick
+from queuewatch.evaluate.forecast_metrics import record_forecasts
+from queuewatch.evaluate.telemetry import record_tick
+from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast
 from queuewatch.track.stage import TrackResult
+from queuewatch.track.telemetry import record_job
 from queuewatch_cli.build import draw_thresholds
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import ValidationError
 
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import CollectorFailure, Snapshot
-from queuewatch.wire import DestinationRecord, observation_from
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import CollectorFailure, Snapshot
+from queuewatch.runtime.wire import DestinationRecord, observation_from
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch.slo_summary import SloSummary, lines
-from queuewatch.wording import moment
+from queuewatch.alerting.slo_summary import SloSummary, lines
+from queuewatch.base.wording import moment
 from queuewatch_cli.capacity.output import arrivals_by_hour
 from queuewatch_cli.plotting import install_hint
 from queuewatch_cli.status import AlertView, StatusView, text_lines
@@ -50,7 +50,7 @@ def _hand_formatted(path: Path) -> list[str]:
     "module",
     [
         *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "cli" / "queuewatch_cli").rglob("*.py")),
-        "layers/queuewatch/queuewatch/slo_summary.py",
+        "layers/queuewatch/queuewatch/alerting/slo_summary.py",
     ],
 )
 def test_no_command_writes_a_time_its_own_way(module: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queuewatch.durations import format_duration, parse_duration
+from queuewatch.base.durations import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ from datetime import timedelta
 from job_records import job_record
 from support import T0
 
-from queuewatch.autoscaler_log import LogRow, RunnerCountLine, latest_counts
 from queuewatch.collect.forecast import (
     STALE_COUNT_SECONDS,
     Demand,
@@ -19,8 +18,9 @@ from queuewatch.collect.forecast import (
     demand_from_history,
     forecast_inputs,
 )
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.autoscaler_log import LogRow, RunnerCountLine, latest_counts
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 WINDOW = 900
 GROUP = "/aws/lambda/gh-ci-linux-scale-up"

@@ -1,12 +1,12 @@
-"""A runner type's forecast inputs from its jobs' history (forecast/history.py): the one definition the live
+"""A runner type's forecast inputs from its jobs' history (model/forecast/history.py): the one definition the live
 collector and the backtest share."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from queuewatch.forecast.history import JobTimes, PoolCount, forecast_inputs
-from queuewatch.jobs import JobRecord
+from queuewatch.model.forecast.history import JobTimes, PoolCount, forecast_inputs
+from queuewatch.model.jobs import JobRecord
 
 NOW = 100_000.0
 WINDOW, HISTORY = 600, 3600

@@ -9,10 +9,10 @@ import pytest
 from support import T0, runner_type
 
 from queuewatch.evaluate.forecasts import horizons, outlooks, with_forecast
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.forecast.launch import LaunchCeilings
-from queuewatch.forecast.outlook import NoOutlook, Outlook
-from queuewatch.rules import Priority, Rule, judge
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.launch import LaunchCeilings
+from queuewatch.model.forecast.outlook import NoOutlook, Outlook
+from queuewatch.model.rules import Priority, Rule, judge
 
 RULE = Rule(
     name="jobs-queueing",

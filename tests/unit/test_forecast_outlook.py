@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.forecast.launch import LaunchCeilings
-from queuewatch.forecast.model import simulate
-from queuewatch.forecast.outlook import NoOutlook, Outlook, Projection, fleet_launch_slope, outlook
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.launch import LaunchCeilings
+from queuewatch.model.forecast.model import simulate
+from queuewatch.model.forecast.outlook import NoOutlook, Outlook, Projection, fleet_launch_slope, outlook
 
 NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
 MINUTE = 60.0

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from queuewatch.alert import Alert, ForecastFigures, RunnerTypeFigures, Silence
+from queuewatch.alerting.alert import Alert, ForecastFigures, RunnerTypeFigures, Silence
+from queuewatch.base.subjects import SUBJECT_LIMIT
 from queuewatch.notifications import Origin, chat_notification, cloudwatch_alarm, email_text
-from queuewatch.subjects import SUBJECT_LIMIT
 
 AT = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 EVIDENCE = "42 jobs arrived in 10m, 3 runners left of 50, jobs run about 40m, start-up about 1m"

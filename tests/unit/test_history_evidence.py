@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 from job_records import job_record
 
+from queuewatch.alerting.triage import triage
 from queuewatch.collect.history import from_history, history_missing, history_readings
-from queuewatch.jobs import JobRecord
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
-from queuewatch.triage import triage
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
 WINDOW, BASELINE = 900, 10800

@@ -9,19 +9,20 @@ import pytest
 from support import load_template
 
 PACKAGE = Path(__file__).resolve().parents[2] / "layers" / "queuewatch" / "queuewatch"
-CORE = [
-    "signals",
-    "snapshot",
-    "rules",
-    "alert_state",
-    "silences",
-    "triage",
-    "alert",
-    "frozen",
-    "errors",
-    "durations",
-    "globs",
-    "subjects",
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("base",),  # imports nothing of queuewatch
+    ("model",),  # the fleet's types and the rules' pure logic
+    ("config",),  # the config file: its schema, checks and loader
+    ("alerting",),  # silences, alert state, triage, the alert, each SLO's reading and summary
+    ("adapters",),  # the only code that calls AWS
+    ("runtime",),  # settings, the schedule's event, how a Snapshot travels: what the handlers import
+    ("notifications",),  # the bodies per protocol
+    ("collect", "evaluate", "track", "digest"),  # the stages
+)
+"""The layer's folders, bottom up: a module imports its own floor or those below it, never one above."""
+PURE_FLOORS = ("base", "model", "alerting")
+"""Every module under these folders is pure, whoever adds it: no boto3, YAML or adapter, whatever it imports in turn."""
+PURE_IN_STAGES = [
     "config.schema",
     "evaluate.plan",
     "evaluate.context",
@@ -42,15 +43,22 @@ CORE = [
     "track.events",
     "track.routing",
     "track.jobs",
-    "jobs",
     "track.signature",
-    "metric_names",
-    "runner_names",
-    "autoscaler",
-    "matcher",
     "track.matching",
-    "forecast.history",
+    "evaluate.forecasts",
 ]
+"""The pure parts of the config and the stages, which the planner, the backtest and the routing share."""
+
+
+def modules_under(folder: str) -> list[str]:
+    """Every module under a folder of the layer, as a dotted name below queuewatch (a package by its own name)."""
+    return sorted(
+        ".".join(p.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
+        for p in (PACKAGE / folder).rglob("*.py")
+    )
+
+
+CORE = [m for floor in PURE_FLOORS for m in modules_under(floor)] + PURE_IN_STAGES
 """Core types and pure logic: they never reach AWS or YAML, whatever they import in turn."""
 FORBIDDEN = ("boto3", "botocore", "yaml", "queuewatch.adapters", "moto", "queuewatch_cli")
 
@@ -104,18 +112,103 @@ def test_the_core_reaches_no_aws_yaml_or_adapter(name: str) -> None:
 def test_the_import_check_sees_an_import_through_a_package() -> None:
     # config/load.py imports yaml: a module that imports it, even through the package, must be caught.
     assert "yaml" in closure("config.load")
-    assert "queuewatch.adapters.state_table" in closure("evaluate.stage")
+    assert "queuewatch.adapters.state_table.alerts" in closure("evaluate.stage")
+    assert "boto3" not in closure("alerting.slo_summary")
 
 
 STAGES = ("queuewatch.collect", "queuewatch.evaluate", "queuewatch.track", "queuewatch.notifications")
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in (PACKAGE / "adapters").glob("*.py") if p.stem != "__init__"))
+@pytest.mark.parametrize("name", modules_under("adapters"))
 def test_an_adapter_reaches_no_stage(name: str) -> None:
     # Adapters map the core's records to AWS and back: the stages depend on them, never the other way round.
-    reached = closure(f"adapters.{name}")
+    reached = closure(name)
     upward = {m: via for m, via in reached.items() if any(m == s or m.startswith(f"{s}.") for s in STAGES)}
-    assert upward == {}, f"queuewatch.adapters.{name} reaches {upward} (module: imported by)"
+    assert upward == {}, f"queuewatch.{name} reaches {upward} (module: imported by)"
+
+
+def floor_of(module: str) -> int | None:
+    """The floor of a dotted name below queuewatch (its first folder), or None for the package itself."""
+    folder = module.split(".", maxsplit=1)[0]
+    return next((n for n, floor in enumerate(FLOORS) if folder in floor), None)
+
+
+LAYER = [m for m in modules_under(".") if m != "__init__"]
+
+
+def test_the_layers_root_holds_only_floors() -> None:
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert loose == [], f"modules at the layer's root: {loose}; put each in the folder of its floor (FLOORS)"
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.rglob("*.py")))
+    unplaced = [f for f in folders if floor_of(f) is None]
+    assert unplaced == [], f"folders on no floor: {unplaced}; name each in FLOORS"
+    assert not [m for m in LAYER if not (PACKAGE / m.split(".")[0]).is_dir()]
+
+
+@pytest.mark.parametrize("name", LAYER)
+def test_a_module_imports_no_floor_above_its_own(name: str) -> None:
+    own = floor_of(name)
+    assert own is not None, f"queuewatch.{name} is on no floor"
+    above = sorted(
+        m
+        for m in imports_of(name)
+        if m.startswith("queuewatch.")
+        and (floor := floor_of(m.removeprefix("queuewatch."))) is not None
+        and floor > own
+    )
+    assert above == [], f"queuewatch.{name} (floor {FLOORS[own]}) imports a floor above it: {above}"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the layer -> the layer's modules it imports when it is imported (not `if TYPE_CHECKING:`)."""
+    graph: dict[str, set[str]] = {}
+    for name in LAYER:
+        tree = ast.parse(module_path(name).read_text(encoding="utf-8"))
+        for block in ast.walk(tree):
+            if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING":
+                block.body = []
+        found: set[str] = set()
+        for node in tree.body:  # what runs at import; an import inside a function runs later
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                candidates = (node.module, *(f"{node.module}.{a.name}" for a in node.names))
+                found |= {c.removeprefix("queuewatch.") for c in candidates if c.removeprefix("queuewatch.") in LAYER}
+            elif isinstance(node, ast.Import):
+                found |= {
+                    a.name.removeprefix("queuewatch.")
+                    for a in node.names
+                    if a.name.removeprefix("queuewatch.") in LAYER
+                }
+        graph[name] = found - {name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[str]:
+    """Every import circle of a graph, each once as the path from its first member back to it."""
+    found = []
+    for start in sorted(graph):
+        todo: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
+        seen = {start}
+        while todo:
+            current, path = todo.pop()
+            for imported in sorted(graph[current]):
+                if imported == start:
+                    found.append(" -> ".join((*path, start)))
+                elif imported not in seen:
+                    seen.add(imported)
+                    todo.append((imported, (*path, imported)))
+    return found
+
+
+def test_the_layer_has_no_import_circle() -> None:
+    graph = import_graph()
+    assert "model.snapshot" in graph["alerting.alert"]  # the walk sees the modules
+    assert circles(graph) == []
+
+
+def test_the_checks_see_a_module_out_of_place() -> None:
+    assert floor_of("model.snapshot") < floor_of("runtime.wire") < floor_of("evaluate.stage")  # type: ignore[operator]
+    assert circles({"a": {"b"}, "b": {"a"}, "c": set()}) == ["a -> b -> a", "b -> a -> b"]
+    assert "base.errors" in CORE and "alerting.alert" in CORE and "model.slo" in CORE
 
 
 def test_the_layer_holds_the_runtime_alone() -> None:

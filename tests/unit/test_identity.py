@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 from support import T0
 
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import DiscoverySpec
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.rules import Priority, Rule
-from queuewatch.silences import SilenceRecord
-from queuewatch.snapshot import RunnerTypeSnapshot, qualified, runner_type_key
+from queuewatch.model.rules import Priority, Rule
+from queuewatch.model.snapshot import RunnerTypeSnapshot, qualified, runner_type_key
 
 PATTERN = "{prefix}-{runner_type}-queued-builds"
 

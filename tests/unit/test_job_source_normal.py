@@ -3,7 +3,7 @@ floor) is left out, and a quiet that recurs on two days is learned."""
 
 from __future__ import annotations
 
-from queuewatch.job_sources import normal_gap
+from queuewatch.model.job_sources import normal_gap
 
 HOUR = 3600.0
 FLOOR = 15 * 60.0

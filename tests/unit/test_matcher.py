@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matcher_configs import chunks, entry, pytorch_like, upstream_multi_runner, written
 
-from queuewatch import autoscaler
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.matcher import MatcherConfigError, parse
+from queuewatch.model import autoscaler
+from queuewatch.model.matcher import MatcherConfigError, parse
 from queuewatch.track.matching import MatcherParameters, matcher_parameters
 
 

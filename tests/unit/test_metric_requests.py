@@ -8,7 +8,7 @@ from queuewatch.adapters.cloudwatch import MetricRequest
 from queuewatch.collect import WatchedQueue
 from queuewatch.collect.queries import metric_requests
 from queuewatch.config.load import parse_config
-from queuewatch.signals import SignalName
+from queuewatch.model.signals import SignalName
 
 CONFIG = """
 version: 1

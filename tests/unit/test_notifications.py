@@ -19,13 +19,17 @@ from consumers import (
 from jsonschema import Draft202012Validator
 from support import T0, count, level, runner_type, with_signals
 
-from queuewatch.adapters.item_size import ITEM_LIMIT
-from queuewatch.adapters.state_table import group_item_size
-from queuewatch.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
-from queuewatch.alert_state import GroupRecord, GroupStatus
+from queuewatch.adapters.aws.item_size import ITEM_LIMIT
+from queuewatch.adapters.state_table.alerts import group_item_size
+from queuewatch.alerting.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
+from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
+from queuewatch.alerting.triage import triage
+from queuewatch.base.wording import plural
 from queuewatch.config.routes import DEFAULT_ROUTING
 from queuewatch.evaluate.delivery import outbox_for
 from queuewatch.evaluate.stack import Stack
+from queuewatch.model.rules import HEALTH_RULE
+from queuewatch.model.snapshot import Reading
 from queuewatch.notifications import (
     SNS_MESSAGE_LIMIT,
     Origin,
@@ -35,10 +39,6 @@ from queuewatch.notifications import (
     sns_message,
 )
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.snapshot import Reading
-from queuewatch.triage import triage
-from queuewatch.wording import plural
 
 ORIGIN = Origin.of_topic("arn:aws:sns:us-east-1:123456789012:queuewatch-AlertTopic-1A2B3C")
 ALERT_SCHEMA = Draft202012Validator(shipped_alert_schema())

@@ -10,12 +10,12 @@ import pytest
 from aws_lambda_powertools.metrics import Metrics
 from support import T0, runner_type, snapshot
 
-from queuewatch.alert_state import GroupRecord, GroupStatus, Outbox, StoredState
+from queuewatch.alerting.alert_state import GroupRecord, GroupStatus, Outbox, StoredState
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.delivery import EvaluatorMemory
-from queuewatch.snapshot import MAX_AHEAD, MAX_BEHIND, ImplausibleObservation, check_plausible
-from queuewatch.telemetry import record_tick
-from queuewatch.wire import decode_snapshot
+from queuewatch.evaluate.telemetry import record_tick
+from queuewatch.model.snapshot import MAX_AHEAD, MAX_BEHIND, ImplausibleObservation, check_plausible
+from queuewatch.runtime.wire import decode_snapshot
 
 
 def plain(**changes: Any) -> dict[str, Any]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, beside
-from queuewatch.rules import judge
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, beside
+from queuewatch.model.rules import judge
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 BASE = """
 version: 1

@@ -7,9 +7,9 @@ from typing import Literal
 import pytest
 
 from queuewatch.config.load import parse_config
-from queuewatch.rules import Priority, Rule, judge
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.rules import Priority, Rule, judge
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 BreachWhen = Literal["all", "any"]
 

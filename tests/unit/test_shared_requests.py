@@ -13,8 +13,8 @@ from support import runner_type
 
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.blindness import shared_requests
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 LABELS = ("self-hosted", "linux", "x64", "gpu", "arm64")
 

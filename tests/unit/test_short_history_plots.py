@@ -15,9 +15,9 @@ from matplotlib.patches import Rectangle
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import JobRecord
-from queuewatch.rules import Priority
-from queuewatch.slo import BurnAlert, Counts, Slo, window_buckets_start
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.rules import Priority
+from queuewatch.model.slo import BurnAlert, Counts, Slo, window_buckets_start
 from queuewatch_cli.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.backtest.plot import Timeline
 from queuewatch_cli.backtest.replay import Replay

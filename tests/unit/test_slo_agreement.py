@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from job_records import job_record
 
-from queuewatch.alert_state import PageKind
+from queuewatch.alerting.alert_state import PageKind
+from queuewatch.alerting.slo_summary import summarize
 from queuewatch.config.load import parse_config
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import Counts, budget_left
-from queuewatch.slo_summary import summarize
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import Counts, budget_left
 from queuewatch_cli.backtest.slo_replay import SloCounters, replay_slos
 
 DAY0 = datetime(2026, 11, 2, tzinfo=UTC)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from queuewatch.alerting.slo_summary import lines, summarize
 from queuewatch.config.load import parse_config
-from queuewatch.slo import Tally, outcome_of, waiting_outcome
-from queuewatch.slo_summary import lines, summarize
+from queuewatch.model.slo import Tally, outcome_of, waiting_outcome
 from queuewatch_cli.explain import explain
 
 QUEUED = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.config.slos import history_days_needed
-from queuewatch.rules import Priority
-from queuewatch.slo import DEFAULT_BURN_ALERTS
+from queuewatch.model.rules import Priority
+from queuewatch.model.slo import DEFAULT_BURN_ALERTS
 
 HEAD = """version: 1
 runner_types:
@@ -127,7 +127,7 @@ def test_check_config_states_the_history_an_slo_needs_and_its_cost_as_docs_cost_
 
 def test_burn_alerts_replace_the_workbook_pairs_and_fire_as_configured() -> None:
     from queuewatch.evaluate.slo import judge_slos
-    from queuewatch.snapshot import SloReading, SloWindowCount, Snapshot
+    from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
 
     config = parse_config(
         HEAD + "slos:\n  - {name: fast, objective: 99%, queue_time_under: 2m, team: ci-infra, burn_alerts: ["

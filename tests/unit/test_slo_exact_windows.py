@@ -12,13 +12,13 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from queuewatch.collect.slo import reading_of
+from queuewatch.alerting.slo_reading import reading_of
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import Counts, Tally, bucket_start, outcome_of
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import Counts, Tally, bucket_start, outcome_of
+from queuewatch.model.snapshot import Snapshot
 
 START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 THRESHOLD = 120

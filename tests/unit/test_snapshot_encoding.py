@@ -10,10 +10,16 @@ import random
 import pytest
 from support import T0, runner_type, snapshot
 
-from queuewatch import wire as wire_module
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.snapshot import Snapshot
-from queuewatch.wire import COMPRESS_ABOVE_BYTES, MAX_PAYLOAD_BYTES, SnapshotTooLarge, decode_snapshot, encode_snapshot
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.snapshot import Snapshot
+from queuewatch.runtime import wire as wire_module
+from queuewatch.runtime.wire import (
+    COMPRESS_ABOVE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    SnapshotTooLarge,
+    decode_snapshot,
+    encode_snapshot,
+)
 
 FAMILIES = ["linux", "linux.arm64", "windows", "linux.g5.4xlarge.nvidia.gpu", "linux.rocm.gpu", "macos.m1"]
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from queuewatch.adapters.sns import publish
-from queuewatch.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
+from queuewatch.base.subjects import SUBJECT_LIMIT, ascii_text, sns_subject
 
 TEAM = "Plateforme CI – Zürich"
 

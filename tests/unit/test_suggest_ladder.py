@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from support import runner_type, snapshot
 
 from queuewatch.config.load import parse_config
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.suggest import (
     Setting,

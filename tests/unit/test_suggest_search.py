@@ -10,7 +10,7 @@ import pytest
 from support import runner_type, snapshot
 
 from queuewatch.config.load import parse_config
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.backtest import suggest as suggest_module
 from queuewatch_cli.backtest.suggest import HeldTicks, parse_budget, parse_incidents, suggest
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.jobs import PROGRESS, QUEUED_LIMIT, StoredJob, bucket_of
+from queuewatch.model.jobs import PROGRESS, QUEUED_LIMIT, StoredJob, bucket_of
 from queuewatch.track import Router, WorkflowJobEvent, label_set, record_of
 from queuewatch.track.jobs import rebased
 from queuewatch.track.signature import sign, signature_valid

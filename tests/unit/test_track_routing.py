@@ -9,7 +9,7 @@ import hmac
 import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
-from queuewatch.jobs import github_hosted
+from queuewatch.model.jobs import github_hosted
 from queuewatch.track import Router
 from queuewatch.track.signature import signature_valid
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from support import count, level, runner_type, with_signals
 
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
-from queuewatch.triage import triage
+from queuewatch.alerting.triage import triage
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 WINDOW, BASELINE = 900, 10800
 QUEUEING = runner_type("linux.2xlarge", 14, 114 * 60)

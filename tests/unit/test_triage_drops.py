@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from support import T0, level, runner_type, with_signals
 
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, WaitingJob
-from queuewatch.triage import Finding, fleet_dropped, held_by_copies, triage
+from queuewatch.alerting.triage import Finding, fleet_dropped, held_by_copies, triage
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, WaitingJob
 
 WINDOW, BASELINE = 900, 10800
 JOBS = [WaitingJob(repo="acme/api", created_at=T0 - timedelta(minutes=20 - i), run_id=9000 + i) for i in range(5)]

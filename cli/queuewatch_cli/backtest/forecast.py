@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from queuewatch.base.durations import format_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
-from queuewatch.durations import format_duration
-from queuewatch.errors import QueuewatchError
-from queuewatch.snapshot import Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.backtest.replay import Episode, Replay
 from queuewatch_cli.backtest.report import names
 

@@ -1,5 +1,5 @@
 """`backtest --forecast`: each tick's forecast inputs per runner type, as the live collector would read them from
-the same history (queuewatch/forecast/history.py, the definition both share).
+the same history (queuewatch/model/forecast/history.py, the definition both share).
 
 The jobs: at each tick, a runner type's jobs queued over the triage's window and baseline (the span the collector
 reads), held in a queue by when they were queued, and the shared function reads them as of that tick: a job's
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config import Config
-from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.history import JobTimes, PoolCount, forecast_inputs
-from queuewatch.forecast.inputs import ForecastInputs
+from queuewatch.model.forecast.history import JobTimes, PoolCount, forecast_inputs
+from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch_cli.backtest.jobs import NEVER, JobSpans
 
 

@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING
 
 from queuewatch.adapters.cloudwatch import MAX_QUERIES_PER_CALL, MetricRequest, MetricSeries, get_metric_data
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
 from queuewatch.collect.paths import PathDepths, path_queues, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.collect.readings import Spans, assemble
 from queuewatch.config import Config
-from queuewatch.errors import QueuewatchError
-from queuewatch.signals import SQS_SOURCE, SignalName
-from queuewatch.snapshot import DiscoveryResult, RunnerTypeSnapshot, Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.signals import SQS_SOURCE, SignalName
+from queuewatch.model.snapshot import DiscoveryResult, RunnerTypeSnapshot, Snapshot
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import Config
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord, github_hosted
-from queuewatch.runner_names import RunnerTypeNames
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord, github_hosted
+from queuewatch.model.runner_names import RunnerTypeNames
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import DiscoveryResult, Reading, RunnerTypeSnapshot, Snapshot
 
 if TYPE_CHECKING:
     from queuewatch_cli.backtest.forecast_feed import ForecastFeed

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
 from queuewatch.evaluate.steps import Plan
-from queuewatch.signals import SignalName
-from queuewatch.wording import moment
+from queuewatch.model.signals import SignalName
 from queuewatch_cli.backtest.replay import Episode
 from queuewatch_cli.plotting import inside_frame, span_held
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from queuewatch.alert_state import GroupRecord, InstanceKey, PageKind, StoredState
+from queuewatch.alerting.alert_state import GroupRecord, InstanceKey, PageKind, StoredState
 from queuewatch.config import Config
 from queuewatch.evaluate.plan import plan
 from queuewatch.evaluate.steps import GroupPlan, Plan
-from queuewatch.rules import Verdict
-from queuewatch.snapshot import Observation
+from queuewatch.model.rules import Verdict
+from queuewatch.model.snapshot import Observation
 
 
 @dataclass(frozen=True)

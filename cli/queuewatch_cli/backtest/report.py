@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from queuewatch.durations import format_duration
-from queuewatch.wording import moment
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment
 from queuewatch_cli.backtest.replay import Episode
 
 FLAP_WINDOW = timedelta(minutes=30)

@@ -23,18 +23,18 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.job_store import read_history
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.adapters.jobs_table.jobs import read_history
+from queuewatch.base.durations import parse_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.config import Config
 from queuewatch.config.load import ConfigError, load_config
-from queuewatch.durations import parse_duration
-from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.signals import JOBS_SOURCE
-from queuewatch.snapshot import DiscoveryResult, Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.model.signals import JOBS_SOURCE
+from queuewatch.model.snapshot import DiscoveryResult, Snapshot
 from queuewatch_cli.backtest.forecast import ForecastReplays, forecast_lines, with_horizon
 from queuewatch_cli.backtest.forecast_feed import (
     ForecastFeed,

@@ -1,6 +1,6 @@
 """SLO alerts replayed over the jobs' history, tick by tick, through the live path: at each tick the
 counters hold what the track stage would have counted by then (a job once its start, or its cancellation,
-has happened), the collector adds the jobs still waiting (collect/slo.py), and the pure evaluator plans on
+has happened), the collector adds the jobs still waiting (alerting/slo_reading.py), and the pure evaluator plans on
 that snapshot and the state the earlier ticks left (replay.apply)."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from queuewatch.alert_state import InstanceKey, PageKind, Status, StoredState
-from queuewatch.collect.slo import reading_of
+from queuewatch.alerting.alert_state import InstanceKey, PageKind, Status, StoredState
+from queuewatch.alerting.slo_reading import reading_of
 from queuewatch.config import Config
 from queuewatch.evaluate import plan
 from queuewatch.evaluate.slo import is_slo_rule
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.slo import Counts, Tally
-from queuewatch.snapshot import SloReading, Snapshot
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.model.slo import Counts, Tally
+from queuewatch.model.snapshot import SloReading, Snapshot
 from queuewatch.track.slo import contributions
 from queuewatch_cli.backtest.replay import apply
 

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from queuewatch.alert_state import PageKind
+from queuewatch.alerting.alert_state import PageKind
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
 from queuewatch.config.slos import SloSpec
-from queuewatch.durations import format_duration
 from queuewatch.evaluate.slo import ticket_rule_name
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.slo import Slo
-from queuewatch.wording import moment
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.model.slo import Slo
 from queuewatch_cli.backtest.slo_replay import replay_slos
 
 OBJECTIVES = ("99%", "95%")  # as a config writes them: parsed as the live evaluator parses them

@@ -27,15 +27,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from queuewatch.base.durations import format_duration, parse_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
 from queuewatch.config.schema import RuleSpec, Thresholds
-from queuewatch.durations import format_duration, parse_duration
-from queuewatch.errors import QueuewatchError
-from queuewatch.jobs import JobRecord
-from queuewatch.rules import Rule
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.rules import Rule
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.backtest.replay import Episode, Replay
 from queuewatch_cli.backtest.slo_suggest import objective_lines, propose
 

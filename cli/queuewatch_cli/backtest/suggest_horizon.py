@@ -20,15 +20,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from queuewatch.base.durations import format_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
 from queuewatch.config import Config
-from queuewatch.durations import format_duration
-from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.launch import LaunchCeilings
-from queuewatch.forecast.outlook import Outlook, fleet_launch_slope, outlook
-from queuewatch.rules import Rule
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Snapshot
-from queuewatch.wording import moment
+from queuewatch.model.forecast.launch import LaunchCeilings
+from queuewatch.model.forecast.outlook import Outlook, fleet_launch_slope, outlook
+from queuewatch.model.rules import Rule
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.backtest.forecast import Score, score, with_horizon
 from queuewatch_cli.backtest.replay import Replay
 from queuewatch_cli.backtest.suggest import Budget, parse_budget

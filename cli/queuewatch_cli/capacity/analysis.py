@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from queuewatch.durations import format_duration
-from queuewatch.forecast.model import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
+from queuewatch.base.durations import format_duration
+from queuewatch.model.forecast.model import PoolResult, Sizing, Target, pool_result, simulate, smallest_pool
 from queuewatch_cli.capacity.history import (
     DAY,
     JOB_RUN_LIMIT,
@@ -52,7 +52,7 @@ class Maximum:
     waited_for_a_slot: int  # jobs whose queue time is more than the start-up and launch: they waited for a runner
     jobs: int
     waited_for_a_launch: int = 0  # jobs whose runner the launch ceilings held back
-    launch_ceiling: str | None = None  # the launch ceiling that held most back (forecast/launch.py), if any
+    launch_ceiling: str | None = None  # the launch ceiling that held most back (model/forecast/launch.py), if any
 
     @property
     def binds(self) -> str:

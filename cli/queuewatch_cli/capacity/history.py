@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from queuewatch.forecast.model import percentile
+from queuewatch.model.forecast.model import percentile
 
 DAY = 86400
 EPOCH_WEEKDAY = 3  # 1970-01-01 was a Thursday (Monday is 0)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from queuewatch.durations import format_duration
-from queuewatch.forecast.model import PoolResult, Target
-from queuewatch.wording import moment
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import moment
+from queuewatch.model.forecast.model import PoolResult, Target
 from queuewatch_cli.capacity.analysis import ASSUMPTIONS, Capacity
 from queuewatch_cli.capacity.history import DAY
 from queuewatch_cli.capacity.plot import MAX_PLOTTED

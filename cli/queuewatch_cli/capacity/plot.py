@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from queuewatch.durations import format_duration
-from queuewatch.forecast.model import Target
+from queuewatch.base.durations import format_duration
+from queuewatch.model.forecast.model import Target
 from queuewatch_cli.capacity.analysis import Capacity
 from queuewatch_cli.plotting import inside_frame
 

@@ -5,7 +5,7 @@ idle runners up to `size`; a topped-up runner is ready the start-up delay later.
 - The schedule fires every minute of its hours (`cron(* H1-H2 ? * DAYS *)`); outside them idle pool runners are
   scaled down at the first minute, and none is started.
 - A job takes the idle pool runner ready soonest (at once if one is ready, else when the booting one is), and
-  otherwise asks for a fresh runner as in the pool model (forecast/model.py): a slot, then the start-up delay.
+  otherwise asks for a fresh runner as in the pool model (model/forecast/model.py): a slot, then the start-up delay.
 - Pool runners hold slots of the maximum, idle or busy; a top-up takes only slots free at that minute.
 - What a pool costs: each pool runner's time from its start until a job starts on it, or it is scaled down
   (instance-hours no job would have paid for otherwise; a job's own run is paid either way).
@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from queuewatch.forecast.model import Target, percentile
+from queuewatch.model.forecast.model import Target, percentile
 
 MINUTE = 60
 HOUR = 3600

@@ -11,19 +11,19 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 
-from queuewatch.durations import format_duration, parse_duration
-from queuewatch.errors import QueuewatchError
-from queuewatch.forecast.launch import (
+from queuewatch.base.durations import format_duration, parse_duration
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import moment
+from queuewatch.model.forecast.launch import (
     APP_SUSTAINED_PER_MINUTE,
     SSM_WRITES_PER_SECOND,
     LaunchCeilings,
     LaunchLimit,
     launch_limit,
 )
-from queuewatch.forecast.model import Target
-from queuewatch.jobs import JobRecord, github_hosted
-from queuewatch.runner_names import RunnerTypeNames, matches_without_case
-from queuewatch.wording import moment
+from queuewatch.model.forecast.model import Target
+from queuewatch.model.jobs import JobRecord, github_hosted
+from queuewatch.model.runner_names import RunnerTypeNames, matches_without_case
 from queuewatch_cli.backtest.run import parse_moment
 from queuewatch_cli.capacity.analysis import analyse
 from queuewatch_cli.capacity.history import JobTimes, by_runner_type, held_start
@@ -327,8 +327,8 @@ class TableReader:
         self.skipped = Skipped()
 
     def __call__(self, start: datetime, end: datetime) -> Iterator[JobTimes]:
-        from queuewatch.adapters.clients import AwsClients
-        from queuewatch.adapters.job_store import read_history
+        from queuewatch.adapters.aws.clients import AwsClients
+        from queuewatch.adapters.jobs_table.jobs import read_history
 
         args = self.args
         exact = [name for name in args.runner_type if not any(c in name for c in "*?[")]

@@ -14,9 +14,9 @@ from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
 
-from queuewatch.adapters.errors import describe
-from queuewatch.autoscaler_log import INSIGHTS_QUERY, MAX_LOG_GROUPS_PER_QUERY, LogRow
-from queuewatch.errors import QueuewatchError
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.model.autoscaler_log import INSIGHTS_QUERY, MAX_LOG_GROUPS_PER_QUERY, LogRow
 
 POLL_SECONDS = 0.5  # GetQueryResults takes 5 a second per account: two queries polled at once stay inside it
 DONE = "Complete"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from queuewatch.adapters.errors import describe
+from queuewatch.adapters.aws.errors import describe
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import urllib3
 
-from queuewatch.github_status import GitHubStatus, parse_summary
+from queuewatch.model.github_status import GitHubStatus, parse_summary
 
 SUMMARY_URL = "https://www.githubstatus.com/api/v2/summary.json"
 TIMEOUT_SECONDS = 2.0  # connect and read together: a tick has better things to wait for

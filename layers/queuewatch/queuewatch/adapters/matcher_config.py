@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.errors import describe
-from queuewatch.autoscaler import matcher_config_chunks
-from queuewatch.matcher import MatcherConfig, MatcherConfigError, parse
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.model.autoscaler import matcher_config_chunks
+from queuewatch.model.matcher import MatcherConfig, MatcherConfigError, parse
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from queuewatch.alert import sns_attribute
-from queuewatch.subjects import sns_subject
+from queuewatch.alerting.alert import sns_attribute
+from queuewatch.base.subjects import sns_subject
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient

@@ -11,7 +11,7 @@ credentials, timeouts and retry budget; its before-call and before-send hooks (t
 mock, the benchmark's counters); errors raised as botocore raises them (ClientError with SQS's error code,
 ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError), so a page words them alike. Retries
 follow botocore's standard mode: throttling, 5xx, transient codes and connection failures, each wait at
-most what adapters/clients.py budgets (retry_delay_bound); its client-side retry quota is not kept.
+most what adapters/aws/clients.py budgets (retry_delay_bound); its client-side retry quota is not kept.
 
 It honours the client settings a user sets for botocore: an endpoint URL with a path (a proxy or gateway
 in front of SQS: signed and posted to that path), the CA bundle (`AWS_CA_BUNDLE`, `ca_bundle`), the
@@ -50,7 +50,7 @@ from botocore.exceptions import (
 from botocore.httpsession import get_cert_path
 from botocore.utils import get_environ_proxies
 
-from queuewatch.adapters.errors import THROTTLING_CODES
+from queuewatch.adapters.aws.errors import THROTTLING_CODES
 from queuewatch.adapters.sqs import DEPTH_ATTRIBUTES, QueueDepth, depth_of, read_queue_depth
 
 if TYPE_CHECKING:

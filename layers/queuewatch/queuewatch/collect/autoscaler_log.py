@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from queuewatch.adapters.autoscaler_logs import LogsUnread, query_log_rows
-from queuewatch.autoscaler_log import (
+from queuewatch.collect.queues import WatchedQueue
+from queuewatch.model.autoscaler_log import (
     MAX_CAUSES,
     MAX_LOG_GROUPS_PER_QUERY,
     MAX_READ_PER_TICK,
@@ -32,9 +33,8 @@ from queuewatch.autoscaler_log import (
     latest_counts,
     log_groups,
 )
-from queuewatch.collect.queues import WatchedQueue
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, runner_type_key
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, runner_type_key
 
 MAX_COUNTS_PER_TICK = 200  # forecast runner types whose count is read a tick: 4 queries of 50 scale-up log groups
 MAX_WINDOW = timedelta(hours=3)  # what a query scans, and so what it costs, stays bounded

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from queuewatch.jobs import QUEUED_LIMIT, JobRecord
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob, runner_type_key
+from queuewatch.model.jobs import QUEUED_LIMIT, JobRecord
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, WaitingJob, runner_type_key
 
 MAX_LISTED = 5
 CLOCK_SLACK = timedelta(minutes=1)

@@ -1,4 +1,4 @@
-"""Each forecast runner type's ForecastInputs (forecast/inputs.py), from what the tick reads already. Pure.
+"""Each forecast runner type's ForecastInputs (model/forecast/inputs.py), from what the tick reads already. Pure.
 
 Which runner types: those a rule with `forecast:` selects (config resolved rules), watched, with tracking on.
 
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from queuewatch.autoscaler_log import RunnerCountLine
 from queuewatch.config import Config
-from queuewatch.forecast.inputs import ForecastInputs
-from queuewatch.jobs import JobRecord
-from queuewatch.runner_names import RunnerTypeNames
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.model.autoscaler_log import RunnerCountLine
+from queuewatch.model.forecast.inputs import ForecastInputs
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.runner_names import RunnerTypeNames
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot
 
 STALE_COUNT_SECONDS = 300
 """A log count older than this is stale: the autoscaler writes one each time its scale-up runs for the pool,

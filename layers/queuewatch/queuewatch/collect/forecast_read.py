@@ -20,14 +20,14 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from queuewatch.adapters.clients import AwsClients
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.job_store import read_history
-from queuewatch.autoscaler_log import RunnerCountLine
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.adapters.jobs_table.jobs import read_history
 from queuewatch.collect.forecast import Demand, RunnerCount, count_from_log, demand_from_history
 from queuewatch.collect.history import history_span
 from queuewatch.collect.readings import Spans
-from queuewatch.jobs import JobRecord
+from queuewatch.model.autoscaler_log import RunnerCountLine
+from queuewatch.model.jobs import JobRecord
 
 CountReader = Callable[[list[int]], tuple[dict[int, RunnerCountLine | str], int]]
 """(target indexes, busiest first) -> per index the count line or why it could not be read, and how many were

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from queuewatch.jobs import JobRecord
-from queuewatch.runner_names import RunnerTypeNames
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.runner_names import RunnerTypeNames
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading
 
 HISTORY_SIGNALS = (SignalName.JOB_ARRIVALS, SignalName.JOB_DURATION)
 """The triage's signals the jobs' history can give."""

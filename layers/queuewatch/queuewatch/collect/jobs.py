@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from queuewatch.jobs import BOOT_GRACE, QUEUED_LIMIT, JobRecord, github_hosted
-from queuewatch.runner_names import RunnerTypeNames
-from queuewatch.signals import CROSS_CHECKED, SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
+from queuewatch.model.jobs import BOOT_GRACE, QUEUED_LIMIT, JobRecord, github_hosted
+from queuewatch.model.runner_names import RunnerTypeNames
+from queuewatch.model.signals import CROSS_CHECKED, SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, UnmatchedJobs, WaitingJob
 
 LISTED_PER_RUNNER_TYPE = 5
 LISTED_RUNNER_TYPES = 50  # as many as a page lists: the snapshot stays small at any fleet size

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from queuewatch.adapters.errors import describe
+from queuewatch.adapters.aws.errors import describe
 from queuewatch.adapters.sqs import QueueDepth
 from queuewatch.collect.queues import WatchedQueue
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from queuewatch.adapters.cloudwatch import MetricRequest
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config import MetricQuery
-from queuewatch.signals import COUNT_SIGNALS, RULE_SIGNALS, SQS_METRICS, SignalName
+from queuewatch.model.signals import COUNT_SIGNALS, RULE_SIGNALS, SQS_METRICS, SignalName
 
 QUEUE_DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
 

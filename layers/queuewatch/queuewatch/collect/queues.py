@@ -37,13 +37,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.errors import describe
+from queuewatch.adapters.aws.errors import describe
 from queuewatch.adapters.sqs import list_queue_urls, queue_url
 from queuewatch.config import Config, DiscoverySpec, SignalSource
-from queuewatch.demand_paths import beside
-from queuewatch.rules import RESERVED_RUNNER_TYPES
-from queuewatch.signals import SQS_SOURCE, SignalName
-from queuewatch.snapshot import (
+from queuewatch.model.demand_paths import beside
+from queuewatch.model.rules import RESERVED_RUNNER_TYPES
+from queuewatch.model.signals import SQS_SOURCE, SignalName
+from queuewatch.model.snapshot import (
     MAX_SKIPPED_LISTED,
     RUNNER_TYPE,
     DiscoveryResult,
@@ -53,7 +53,7 @@ from queuewatch.snapshot import (
 )
 
 if TYPE_CHECKING:
-    from queuewatch.adapters.clients import AwsClients
+    from queuewatch.adapters.aws.clients import AwsClients
 
 
 @dataclass(frozen=True)

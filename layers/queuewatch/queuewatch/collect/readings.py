@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 
 from queuewatch.adapters.cloudwatch import MetricSeries
 from queuewatch.adapters.sqs import QueueDepth
+from queuewatch.base.durations import format_duration
 from queuewatch.collect.queries import MetricSlot
 from queuewatch.collect.queues import WatchedQueue
-from queuewatch.durations import format_duration
-from queuewatch.signals import COUNT_SIGNALS, RESOURCE_SIGNALS, SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch.model.signals import COUNT_SIGNALS, RESOURCE_SIGNALS, SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
 LEVEL_HISTORY_SIGNALS = frozenset(
     {SignalName.QUEUE_SIZE, SignalName.QUEUE_TIME, SignalName.JOB_DURATION, *RESOURCE_SIGNALS}

@@ -26,13 +26,13 @@ from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 
-from queuewatch.adapters.clients import AwsClients
+from queuewatch.adapters.aws.clients import AwsClients
+from queuewatch.adapters.aws.errors import describe
 from queuewatch.adapters.cloudwatch import MetricRequest, MetricSeries, get_metric_data
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.heartbeats import read_beats
-from queuewatch.adapters.job_store import queued_jobs, read_history
+from queuewatch.adapters.jobs_table.heartbeats import read_beats
+from queuewatch.adapters.jobs_table.jobs import queued_jobs, read_history
+from queuewatch.adapters.slo_table.readings import slo_readings
 from queuewatch.adapters.sqs import QueueDepth
-from queuewatch.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog, RunnerCountLine
 from queuewatch.collect.autoscaler_log import Query, logs_query, read_autoscaler_logs, read_runner_counts
 from queuewatch.collect.dead_letters import with_dead_letter_jobs
 from queuewatch.collect.forecast import forecast_runner_types, with_forecast
@@ -43,13 +43,13 @@ from queuewatch.collect.paths import aged_paths, read_paths, with_paths
 from queuewatch.collect.queries import MetricSlot, metric_requests
 from queuewatch.collect.queues import WatchedQueue, resolve_queues
 from queuewatch.collect.readings import Spans, assemble
-from queuewatch.collect.slo import slo_readings
 from queuewatch.config import Config
-from queuewatch.job_sources import JobSourceBeat
-from queuewatch.jobs import JobRecord
-from queuewatch.rules import judge
-from queuewatch.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
-from queuewatch.snapshot import Reading, RunnerTypeSnapshot, Snapshot
+from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK, AutoscalerLog, RunnerCountLine
+from queuewatch.model.job_sources import JobSourceBeat
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.rules import judge
+from queuewatch.model.signals import JOBS_SOURCE, SQS_SOURCE, SignalName
+from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
 
 MAX_THREADS = 64  # the queue reads wait on the network most of their time: 64 in flight (clients.DEPTH_CONNECTIONS)
 
@@ -67,7 +67,7 @@ def collect(
 ) -> Snapshot:
     """One tick's snapshot. With `jobs_table` (tracking on), one paged Query of its queued jobs more, and
     the history of the runner types that breach, for the triage. With `slo_table` too, each SLO's burn
-    windows: one Query of its counters per SLO (collect/slo.py). The breaching runner types' autoscaler log
+    windows: one Query of its counters per SLO (alerting/slo_reading.py). The breaching runner types' autoscaler log
     lines are read with `read_logs` (by default Logs Insights through `clients`: collect/autoscaler_log.py)."""
     triage = config.defaults.triage
     spans = Spans(now, config.defaults.metric_lookback, triage.window, triage.baseline)

@@ -1,5 +1,5 @@
 """The config's `autoscaler:` section: the upstream autoscaler named by its prefix, from which queuewatch finds
-its bus, its queues, its matcher config and its log groups (queuewatch/autoscaler.py names them)."""
+its bus, its queues, its matcher config and its log groups (queuewatch/model/autoscaler.py names them)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 
 from pydantic import Field, field_validator
 
-from queuewatch import autoscaler
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.names import Region
-from queuewatch.frozen import FrozenModel
+from queuewatch.model import autoscaler
 
 PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,60}$")
 PARAMETER = re.compile(r"^/[A-Za-z0-9_.\-/]{1,1010}$")

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
+from queuewatch.base.wording import plural
 from queuewatch.config.names import QUEUE_URL, RUNNER_TYPE
 from queuewatch.config.schema import Config, DiscoverySpec, RunnerTypeSpec
-from queuewatch.signals import SignalName
-from queuewatch.wording import plural
+from queuewatch.model.signals import SignalName
 
 Location = tuple[str | int, ...]
 

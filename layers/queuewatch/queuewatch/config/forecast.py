@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config.coverage import Finding
 from queuewatch.config.messages import yaml_value
 from queuewatch.config.schema import Config, RuleSpec
-from queuewatch.durations import format_duration
-from queuewatch.rules import Rule
-from queuewatch.signals import SignalName
+from queuewatch.model.rules import Rule
+from queuewatch.model.signals import SignalName
 
 SUGGESTED_QUEUE_TIME = "30m"  # a threshold to suggest where a forecast has none: the issue's own example
 LISTED = 5  # runner types a message names before "and N more"

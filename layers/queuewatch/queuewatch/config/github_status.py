@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from queuewatch.frozen import FrozenModel
-from queuewatch.rules import Priority
+from queuewatch.base.frozen import FrozenModel
+from queuewatch.model.rules import Priority
 
 
 class GitHubStatusSettings(FrozenModel):

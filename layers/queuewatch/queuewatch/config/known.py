@@ -2,7 +2,7 @@
 maintenance windows (status shows the next one without the config).
 
 `silence add --team gpu-infra` must be accepted before that team ever pages, so the evaluator publishes
-these names from the config it runs (adapters/known_names.py), and the commands check against them.
+these names from the config it runs (adapters/state_table/known_names.py), and the commands check against them.
 Pure: the config's schema in, names out.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.config.schema import Config
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.model.rules import HEALTH_RULE
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from queuewatch.config.coverage import near_a_discovery_glob, near_miss
 from queuewatch.config.names import RUNNER_TYPE
 from queuewatch.config.schema import Config
 from queuewatch.config.silent import did_you_mean
-from queuewatch.rules import HEALTH_RULE
+from queuewatch.model.rules import HEALTH_RULE
 
 Location = tuple[str | int, ...]
 

@@ -14,6 +14,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from queuewatch.base.durations import WRITTEN
+from queuewatch.base.errors import QueuewatchError
+from queuewatch.base.wording import plural
 from queuewatch.config.coverage import coverage_findings
 from queuewatch.config.forecast import forecast_findings
 from queuewatch.config.limits import MAX_BYTES, fleet_problem, size_message, text_problem, tree_problem
@@ -32,10 +35,7 @@ from queuewatch.config.schema import (
 )
 from queuewatch.config.silent import silent_findings
 from queuewatch.config.sources import MetricQuery
-from queuewatch.durations import WRITTEN
-from queuewatch.errors import QueuewatchError
-from queuewatch.signals import SignalName
-from queuewatch.wording import plural
+from queuewatch.model.signals import SignalName
 
 
 @dataclass(frozen=True)

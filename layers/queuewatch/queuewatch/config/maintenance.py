@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import Field, field_validator, model_validator
 
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.names import RULE_NAME, RunnerTypeGlob
-from queuewatch.frozen import FrozenModel
-from queuewatch.rules import HEALTH_RULE, selects
+from queuewatch.model.rules import HEALTH_RULE, selects
 
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 WEEKDAYS: tuple[Weekday, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from queuewatch.wording import plural
+from queuewatch.base.wording import plural
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_./:-]*$")
 

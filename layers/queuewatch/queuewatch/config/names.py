@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from queuewatch import snapshot
-from queuewatch.globs import glob_problem
+from queuewatch.base.globs import glob_problem
+from queuewatch.model import snapshot
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
 QUEUE_NAME = re.compile(r"^(?=.{1,80}$)[A-Za-z0-9_-]+(\.fifo)?$")
@@ -53,4 +53,4 @@ def _check_glob(value: str) -> str:
 
 
 RunnerTypeGlob = Annotated[str, AfterValidator(_check_glob)]
-"""A runner type name or glob that some runner type name can match (queuewatch.globs)."""
+"""A runner type name or glob that some runner type name can match (queuewatch.base.globs)."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queuewatch.autoscaler import QUEUE_ONLY_BLIND
 from queuewatch.config.autoscaler import AutoscalerSpec
 from queuewatch.config.names import QUEUE_URL
 from queuewatch.config.schema import Config
+from queuewatch.model.autoscaler import QUEUE_ONLY_BLIND
 
 OWN_ACCOUNT = "the stack's own account"
 

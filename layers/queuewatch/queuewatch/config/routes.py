@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.names import RULE_NAME
-from queuewatch.frozen import FrozenModel
-from queuewatch.rules import ALERT_KINDS, AlertKind, Priority
+from queuewatch.model.rules import ALERT_KINDS, AlertKind, Priority
 
 PAGER_URL = re.compile(r"^https://\S+$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from queuewatch.base.durations import Duration
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.autoscaler import AutoscalerSpec
 from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
@@ -39,12 +41,10 @@ from queuewatch.config.spans import (
     QueueTimeThreshold,
     RepeatInterval,
 )
-from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_RULES, PATH_SIGNALS
-from queuewatch.durations import Duration
-from queuewatch.frozen import FrozenModel
-from queuewatch.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
-from queuewatch.signals import SignalName
-from queuewatch.slo import Slo
+from queuewatch.model.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE, PATH_RULES, PATH_SIGNALS
+from queuewatch.model.rules import HEALTH_RULE, RESERVED_RUNNER_TYPES, Priority, Rule
+from queuewatch.model.signals import SignalName
+from queuewatch.model.slo import Slo
 
 CONFIG_VERSION = 1
 
@@ -333,7 +333,7 @@ class RuleSettings(FrozenModel):
     group_by: Literal["all", "team", "runner_type"] | None = None
     forecast: ForecastHorizon | None = Field(
         default=None,
-        description="page ahead: when the forecast (queuewatch/forecast) says a job queued within this horizon "
+        description="page ahead: when the forecast (queuewatch/model/forecast) says a job queued within this horizon "
         "will wait past the rule's queue_time; unset: the rule pages on what has happened only",
     )
 

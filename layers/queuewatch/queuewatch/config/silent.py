@@ -13,11 +13,11 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config.coverage import Finding, near_a_discovery_glob, near_miss
 from queuewatch.config.known import config_teams
 from queuewatch.config.schema import Config
-from queuewatch.durations import format_duration
-from queuewatch.rules import Priority, Rule
+from queuewatch.model.rules import Priority, Rule
 
 _DAY = 86400
 

@@ -1,4 +1,4 @@
-"""The config's `slos:` section: queue-time SLOs and their burn-rate alerts (queuewatch/slo.py judges them)."""
+"""The config's `slos:` section: queue-time SLOs and their burn-rate alerts (queuewatch/model/slo.py judges them)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from queuewatch.base.durations import Duration, within
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.names import RULE_NAME, RunnerTypeGlob
-from queuewatch.durations import Duration, within
-from queuewatch.frozen import FrozenModel
-from queuewatch.jobs import QUEUED_LIMIT
-from queuewatch.rules import Priority
-from queuewatch.slo import DEFAULT_BURN_ALERTS, MINUTE, BurnAlert, Slo
+from queuewatch.model.jobs import QUEUED_LIMIT
+from queuewatch.model.rules import Priority
+from queuewatch.model.slo import DEFAULT_BURN_ALERTS, MINUTE, BurnAlert, Slo
 
 _DAY = 86400
 MAX_WINDOW = 90 * _DAY  # the jobs' history keeps at most 90 days (JobHistoryDays)

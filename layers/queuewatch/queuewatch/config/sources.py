@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
+from queuewatch.base.durations import Duration
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.config.names import STAT, Region
-from queuewatch.durations import Duration
-from queuewatch.frozen import FrozenModel
-from queuewatch.signals import PATH_SIGNAL_NAMES, SQS_METRICS, SQS_SOURCE, SignalName
+from queuewatch.model.signals import PATH_SIGNAL_NAMES, SQS_METRICS, SQS_SOURCE, SignalName
 
 EXCEPTION_PLACEHOLDER = "{exception}"
 APP_PLACEHOLDER = "{app_id}"

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from queuewatch.durations import Duration, within
+from queuewatch.base.durations import Duration, within
 
 _DAY = 86400
 QueueTimeThreshold = Annotated[

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from queuewatch.alerting.slo_summary import SloSummary, lines
+from queuewatch.base.subjects import sns_subject
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
 from queuewatch.notifications.text import cut
-from queuewatch.slo_summary import SloSummary, lines
-from queuewatch.subjects import sns_subject
 
 MESSAGE_LIMIT = 262_144  # bytes: SNS's limit on a whole message, every protocol's body together
 FIRED_LISTED = 20  # alerts a digest lists per SLO; the rest are counted

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from queuewatch.adapters.job_store import queued_jobs, read_history
-from queuewatch.adapters.sent_log import SENT, SentEntry, read_entries
-from queuewatch.adapters.slo_counters import read_tally
+from queuewatch.adapters.jobs_table.jobs import queued_jobs, read_history
+from queuewatch.adapters.slo_table.counters import read_tally
 from queuewatch.adapters.sns import publish
+from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, read_entries
+from queuewatch.alerting.slo_summary import longest_window, spenders, summarize
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.config import Config
 from queuewatch.digest.message import Fired, SloWeek, TeamDigest, team_digest
-from queuewatch.errors import QueuewatchError
 from queuewatch.evaluate.slo import page_rule_name, ticket_rule_name
-from queuewatch.slo_summary import longest_window, spenders, summarize
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -11,6 +11,6 @@ from queuewatch.evaluate.probes.discovery import DISCOVERY
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import Plan
-from queuewatch.rules import COLLECTOR
+from queuewatch.model.rules import COLLECTOR
 
 __all__ = ["COLLECTOR", "DISCOVERY", "EvaluationResult", "Plan", "Stack", "health_rule", "plan"]

@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from queuewatch.alerting.triage import UNTRACKED_CAUSES
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
 from queuewatch.config import Config
-from queuewatch.durations import format_duration
-from queuewatch.rules import Verdict
-from queuewatch.signals import SIGNAL_ORIGIN, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, runner_type_key
-from queuewatch.triage import UNTRACKED_CAUSES
-from queuewatch.wording import plural
+from queuewatch.model.rules import Verdict
+from queuewatch.model.signals import SIGNAL_ORIGIN, SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, runner_type_key
 
 LISTED = 5  # runner types the finding names; the rest are counted
 

@@ -7,20 +7,20 @@ from datetime import datetime
 from functools import cached_property
 from typing import Literal, cast
 
-from queuewatch.alert_state import GroupRecord, InstanceKey, StoredState
+from queuewatch.alerting.alert_state import GroupRecord, InstanceKey, StoredState
+from queuewatch.alerting.silences import GITHUB_HOLD
+from queuewatch.alerting.triage import fleet_dropped, held_by_copies
 from queuewatch.config import Config
 from queuewatch.config.maintenance import MaintenanceWindow
 from queuewatch.evaluate.blindness import shared_requests
 from queuewatch.evaluate.forecasts import outlooks
 from queuewatch.evaluate.holds import HoldInputs, held_by
 from queuewatch.evaluate.slo import slo_rules
-from queuewatch.forecast.launch import LaunchCeilings
-from queuewatch.forecast.outlook import NoOutlook, Outlook
-from queuewatch.github_status import GitHubStatus
-from queuewatch.rules import HEALTH_RULE, Priority, Rule
-from queuewatch.silences import GITHUB_HOLD
-from queuewatch.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
-from queuewatch.triage import fleet_dropped, held_by_copies
+from queuewatch.model.forecast.launch import LaunchCeilings
+from queuewatch.model.forecast.outlook import NoOutlook, Outlook
+from queuewatch.model.github_status import GitHubStatus
+from queuewatch.model.rules import HEALTH_RULE, Priority, Rule
+from queuewatch.model.snapshot import CollectorFailure, Observation, RunnerTypeSnapshot, Snapshot
 
 GroupBy = Literal["all", "team", "runner_type"]
 

@@ -13,18 +13,18 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.item_size import ITEM_LIMIT
-from queuewatch.adapters.sent_log import FAILED, SENT, SentEntry, put_entry
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.adapters.aws.item_size import ITEM_LIMIT
 from queuewatch.adapters.sns import publish
-from queuewatch.adapters.state_table import WriteConflict, delete_group, group_item_size, put_group
-from queuewatch.alert import Alert
-from queuewatch.alert_state import GroupRecord, Outbox, StoredState, Topic
+from queuewatch.adapters.state_table.alerts import WriteConflict, delete_group, group_item_size, put_group
+from queuewatch.adapters.state_table.sent_log import FAILED, SENT, SentEntry, put_entry
+from queuewatch.alerting.alert import Alert
+from queuewatch.alerting.alert_state import GroupRecord, Outbox, StoredState, Topic
 from queuewatch.config.routes import Routing
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
+from queuewatch.model.rules import alert_kind
 from queuewatch.notifications import Origin, render
-from queuewatch.rules import alert_kind
 
 # Bytes kept free in a group's item for what may grow after rendering: the version's digits, a retry's claim.
 ITEM_MARGIN = 1024
@@ -138,7 +138,7 @@ class Delivery:
     now: datetime
     result: EvaluationResult
     memory: EvaluatorMemory
-    writer: str  # stamps this evaluation's writes: see adapters/state_table.py
+    writer: str  # stamps this evaluation's writes: see adapters/state_table/alerts.py
     _errors: dict[tuple[str, Topic], str] = field(default_factory=dict)  # a refused publish's reason, for its log
 
     def retry_unsent(self, state: StoredState) -> None:
@@ -221,7 +221,8 @@ class Delivery:
         return SENT
 
     def _log(self, record: GroupRecord, outbox: Outbox, destination: Topic, outcome: str) -> None:
-        """One item in the sent log (adapters/sent_log.py); a log that cannot be written never holds a page back."""
+        """One item in the sent log (adapters/state_table/sent_log.py); a log that cannot be written never holds a
+        page back."""
         attributes = outbox.attributes
         entry = SentEntry(
             at=self.now,

@@ -1,6 +1,6 @@
-"""The evaluator's forecasts for people: each tick's outlooks on a board (forecast/board.py), put in the state
-table for `queuewatch status` (adapters/forecast_board.py) and kept on the result for the tick's metrics
-(forecast/metrics.py: the dashboard). The pages never depend on it: a failed write costs the tick nothing but
+"""The evaluator's forecasts for people: each tick's outlooks on a board (model/forecast/board.py), put in the state
+table for `queuewatch status` (adapters/state_table/forecast_board.py) and kept on the result for the tick's metrics
+(evaluate/forecast_metrics.py: the dashboard). The pages never depend on it: a failed write costs the tick nothing but
 the board, which the next tick puts again."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from queuewatch.adapters.errors import DeadlineExceeded
-from queuewatch.adapters.forecast_board import put_board
+from queuewatch.adapters.aws.errors import DeadlineExceeded
+from queuewatch.adapters.state_table.forecast_board import put_board
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.steps import Plan
-from queuewatch.forecast.board import board_of
+from queuewatch.model.forecast.board import board_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from queuewatch.forecast.launch import LaunchCeilings
-from queuewatch.forecast.outlook import NoOutlook, Outlook, fleet_launch_slope, outlook
-from queuewatch.rules import Rule, Verdict
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.model.forecast.launch import LaunchCeilings
+from queuewatch.model.forecast.outlook import NoOutlook, Outlook, fleet_launch_slope, outlook
+from queuewatch.model.rules import Rule, Verdict
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot
 
 NO_HORIZON = NoOutlook("no rule with `forecast:` selects it")
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime
 
-from queuewatch.alert_state import (
+from queuewatch.alerting.alert_state import (
     GroupDecision,
     GroupRecord,
     GroupStatus,
@@ -17,12 +17,12 @@ from queuewatch.alert_state import (
     Status,
     decide_group,
 )
+from queuewatch.alerting.silences import SUPERSEDED_BY
 from queuewatch.evaluate.context import Context
 from queuewatch.evaluate.holds import HELD_LISTED
 from queuewatch.evaluate.holds.inhibit import Problem, inhibits, problem
 from queuewatch.evaluate.steps import GroupPlan, InstanceChange, Plan
-from queuewatch.rules import Rule
-from queuewatch.silences import SUPERSEDED_BY
+from queuewatch.model.rules import Rule
 
 
 def mark_superseded(result: Plan) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
-from queuewatch.alert import (
+from queuewatch.alerting.alert import (
     Alert,
     ForecastFigures,
     NextWindow,
@@ -21,26 +21,26 @@ from queuewatch.alert import (
     silence_for,
     worst,
 )
-from queuewatch.alert_state import InstanceKey, PageKind
-from queuewatch.autoscaler import QUEUE_ONLY_BLIND
-from queuewatch.autoscaler_log import PAST_THE_BOUND, AutoscalerLog
+from queuewatch.alerting.alert_state import InstanceKey, PageKind
+from queuewatch.alerting.triage import triage
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
 from queuewatch.config.maintenance import local_span, next_for
 from queuewatch.config.sources import MetricQuery, Signals
-from queuewatch.demand_paths import DEAD_LETTER_RULE
-from queuewatch.durations import format_duration
 from queuewatch.evaluate.paths import PATH_TITLES, dead_letter_note, path_queue, path_summary
 from queuewatch.evaluate.probes.discovery import health_place
 from queuewatch.evaluate.slo import is_slo_rule, is_ticket
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import GroupPlan, Plan
 from queuewatch.evaluate.totals import jobs_total
-from queuewatch.forecast.outlook import Lateness, Outlook
-from queuewatch.github_status import GitHubIncident
-from queuewatch.rules import HEALTH_RULE, Rule, Verdict
-from queuewatch.signals import RULE_SIGNALS, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, WaitingJob
-from queuewatch.triage import triage
-from queuewatch.wording import plural
+from queuewatch.model.autoscaler import QUEUE_ONLY_BLIND
+from queuewatch.model.autoscaler_log import PAST_THE_BOUND, AutoscalerLog
+from queuewatch.model.demand_paths import DEAD_LETTER_RULE
+from queuewatch.model.forecast.outlook import Lateness, Outlook
+from queuewatch.model.github_status import GitHubIncident
+from queuewatch.model.rules import HEALTH_RULE, Rule, Verdict
+from queuewatch.model.signals import RULE_SIGNALS, SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, WaitingJob
 
 MAX_LISTED = 50  # runner types listed in one page; SNS takes 256 KiB at most
 # The view link's time range: the hour before the alert started (how the queue built up) to a little

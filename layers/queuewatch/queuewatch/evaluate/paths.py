@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from queuewatch.alert import RunnerTypeFigures
-from queuewatch.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE
-from queuewatch.durations import format_duration
-from queuewatch.rules import Rule
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot
-from queuewatch.wording import plural
+from queuewatch.alerting.alert import RunnerTypeFigures
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
+from queuewatch.model.demand_paths import DEAD_LETTER_RULE, JOB_RETRY_RULE
+from queuewatch.model.rules import Rule
+from queuewatch.model.snapshot import RunnerTypeSnapshot, Snapshot
 
 PATH_TITLES = {
     JOB_RETRY_RULE: "Job-retry checks stuck",

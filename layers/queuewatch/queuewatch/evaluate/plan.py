@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from queuewatch.alert_state import InstanceKey, StoredState
+from queuewatch.alerting.alert_state import InstanceKey, StoredState
 from queuewatch.config import Config
 from queuewatch.evaluate.blindness import blind_signals, untracked
 from queuewatch.evaluate.context import Context
@@ -23,10 +23,10 @@ from queuewatch.evaluate.probes.unjudged import step_unjudged
 from queuewatch.evaluate.probes.unserved import step_unserved
 from queuewatch.evaluate.probes.untracked import step_untracked
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.github_status import GitHubStatus
-from queuewatch.rules import COLLECTOR, HEALTH_RULE, Verdict, judge
-from queuewatch.signals import SignalName
-from queuewatch.snapshot import Observation, RunnerTypeSnapshot
+from queuewatch.model.github_status import GitHubStatus
+from queuewatch.model.rules import COLLECTOR, HEALTH_RULE, Verdict, judge
+from queuewatch.model.signals import SignalName
+from queuewatch.model.snapshot import Observation, RunnerTypeSnapshot
 
 
 def plan(

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field, PlainSerializer
 
-from queuewatch.alert_state import InstanceKey
-from queuewatch.forecast.board import ForecastBoard
+from queuewatch.alerting.alert_state import InstanceKey
+from queuewatch.model.forecast.board import ForecastBoard
 
 Instance = Annotated[InstanceKey, PlainSerializer(str, return_type=str)]  # "rule#runner_type" in JSON
 

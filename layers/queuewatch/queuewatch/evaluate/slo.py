@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from queuewatch.base.durations import format_duration
 from queuewatch.config import Config
-from queuewatch.durations import format_duration
-from queuewatch.rules import SLO_RULE_PREFIX, TICKET_SUFFIX, Rule, Verdict, alert_kind
-from queuewatch.slo import Counts, PairVerdict, Slo, judge_pair
-from queuewatch.snapshot import SloReading, Snapshot
+from queuewatch.model.rules import SLO_RULE_PREFIX, TICKET_SUFFIX, Rule, Verdict, alert_kind
+from queuewatch.model.slo import Counts, PairVerdict, Slo, judge_pair
+from queuewatch.model.snapshot import SloReading, Snapshot
 
 PREFIX = SLO_RULE_PREFIX
 CEILING = "ceiling"

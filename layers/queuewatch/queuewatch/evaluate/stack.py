@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from queuewatch.alert import QueueBody
-from queuewatch.alert_state import Topic
+from queuewatch.alerting.alert import QueueBody
+from queuewatch.alerting.alert_state import Topic
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ Order of work in one tick, chosen so that a page is never lost or doubled:
    version read), publish, and clear the outbox (delivery.py). A lost race writes
    and publishes nothing; a failed publish stays in the outbox for the next tick.
    Writes carry this evaluation's token, so a retried write that had taken
-   effect is not mistaken for a lost race (adapters/state_table.py).
+   effect is not mistaken for a lost race (adapters/state_table/alerts.py).
 7. Record each change of status, and of what holds an alert back, in its alert's history
-   (adapters/transition_log.py), once the pages are out.
+   (adapters/state_table/transition_log.py), once the pages are out.
 """
 
 from __future__ import annotations
@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from queuewatch.adapters.errors import DeadlineExceeded
-from queuewatch.adapters.known_names import digest, put_known
-from queuewatch.adapters.state_table import (
+from queuewatch.adapters.aws.errors import DeadlineExceeded
+from queuewatch.adapters.state_table.alerts import (
     WriteConflict,
     advance_cursor,
     delete_instance,
@@ -39,9 +38,10 @@ from queuewatch.adapters.state_table import (
     put_group,
     put_instance,
 )
-from queuewatch.adapters.transition_log import Transition, put_transition
-from queuewatch.alert import Alert
-from queuewatch.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, PagedAs, PageKind, Status
+from queuewatch.adapters.state_table.known_names import digest, put_known
+from queuewatch.adapters.state_table.transition_log import Transition, put_transition
+from queuewatch.alerting.alert import Alert
+from queuewatch.alerting.alert_state import LIKELY_CAUSE_KEPT, GroupRecord, InstanceKey, PagedAs, PageKind, Status
 from queuewatch.config import Config
 from queuewatch.config.known import known_names
 from queuewatch.evaluate.delivery import Delivery, EvaluatorMemory, outbox_for
@@ -51,9 +51,9 @@ from queuewatch.evaluate.plan import plan
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import GroupPlan, InstanceChange, Plan
-from queuewatch.github_status import GitHubStatus
-from queuewatch.rules import Priority
-from queuewatch.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
+from queuewatch.model.github_status import GitHubStatus
+from queuewatch.model.rules import Priority
+from queuewatch.model.snapshot import MAX_AHEAD, Observation, check_plausible, observation_label, observed_at
 
 WRITE_THREADS = 16  # instance writes in flight at once: independent conditional puts, I/O-bound
 
@@ -75,7 +75,7 @@ def evaluate(
 ) -> EvaluationResult:
     """Apply one observation. `clock` is the wall clock, only to refuse observations implausibly far from it."""
     memory = EvaluatorMemory() if memory is None else memory
-    writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table.py
+    writer = uuid.uuid4().hex  # stamps this evaluation's writes: see adapters/state_table/alerts.py
     now = observed_at(observation)
     wall = clock()
     check_plausible(observation, wall)  # before the first read: a refused observation changes nothing
@@ -138,8 +138,8 @@ def evaluate(
 
 
 def _publish_names(dynamodb: DynamoDBClient, table: str, config: Config, published: str | None, now: datetime) -> None:
-    """The config's rules, teams and runner types for the commands (adapters/known_names.py), when they differ
-    from those published. A failed write never costs the tick its pages; the next tick tries again."""
+    """The config's rules, teams and runner types for the commands (adapters/state_table/known_names.py), when
+    they differ from those published. A failed write never costs the tick its pages; the next tick tries again."""
     names = known_names(config)
     if digest(names) == published:
         return

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from queuewatch.alert_state import GroupDecision, GroupRecord, InstanceKey, InstanceState, PageKind, Status, step
+from queuewatch.alerting.alert_state import (
+    GroupDecision,
+    GroupRecord,
+    InstanceKey,
+    InstanceState,
+    PageKind,
+    Status,
+    step,
+)
 from queuewatch.evaluate.context import Context
 from queuewatch.evaluate.holds.inhibit import Problem, problem
-from queuewatch.rules import HEALTH_RULE, Rule, Verdict
+from queuewatch.model.rules import HEALTH_RULE, Rule, Verdict
 
 
 @dataclass(frozen=True)

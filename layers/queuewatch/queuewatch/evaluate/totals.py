@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from queuewatch.base.wording import plural
 from queuewatch.config import Config
-from queuewatch.signals import JOBS_SOURCE, SignalName
-from queuewatch.snapshot import RunnerTypeSnapshot, Snapshot, runner_type_key
-from queuewatch.wording import plural
+from queuewatch.model.signals import JOBS_SOURCE, SignalName
+from queuewatch.model.snapshot import RunnerTypeSnapshot, Snapshot, runner_type_key
 
 
 def jobs_total(

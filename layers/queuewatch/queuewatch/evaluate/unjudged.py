@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import fnmatch
 
+from queuewatch.base.wording import plural
 from queuewatch.config.coverage import near_miss
 from queuewatch.config.schema import Config
-from queuewatch.snapshot import Snapshot
-from queuewatch.wording import plural
+from queuewatch.model.snapshot import Snapshot
 
 MAX_NAMED = 10  # the finding names this many runner types; the count says the rest
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queuewatch.alert import Alert
+from queuewatch.alerting.alert import Alert
 from queuewatch.notifications.text import cut
 
 CHAT_DESCRIPTION_LIMIT = 8_000  # characters: a chat message longer than a screen is not read

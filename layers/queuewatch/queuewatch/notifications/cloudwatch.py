@@ -10,9 +10,9 @@ from functools import lru_cache
 
 import botocore.session
 
-from queuewatch.alert import Alert
-from queuewatch.metric_names import runner_type_dimensions
+from queuewatch.alerting.alert import Alert
 from queuewatch.notifications.text import cut, one_line
+from queuewatch.runtime.metric_names import runner_type_dimensions
 
 ALARM_DESCRIPTION_LIMIT = 1024  # CloudWatch's limits, which its consumers assume
 ALARM_NAME_LIMIT = 255

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from queuewatch.alert import Alert, RunnerTypeFigures
-from queuewatch.durations import format_duration
-from queuewatch.wording import plural
+from queuewatch.alerting.alert import Alert, RunnerTypeFigures
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
 
 
 def email_text(alert: Alert) -> str:

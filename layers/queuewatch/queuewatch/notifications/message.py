@@ -22,8 +22,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from queuewatch.alert import Alert, QueueBody, sns_attribute
-from queuewatch.errors import QueuewatchError
+from queuewatch.alerting.alert import Alert, QueueBody, sns_attribute
+from queuewatch.base.errors import QueuewatchError
 from queuewatch.notifications.chat import chat_notification
 from queuewatch.notifications.cloudwatch import Origin, cloudwatch_alarm
 from queuewatch.notifications.email import email_text

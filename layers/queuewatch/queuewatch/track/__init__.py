@@ -1,8 +1,8 @@
 """The track stage's pure parts: GitHub's workflow_job events, routing by labels, a job's state.
-The stage itself (track.stage.track) writes the jobs table through adapters/job_store.py; the record and
-the table's layout are queuewatch.jobs."""
+The stage itself (track.stage.track) writes the jobs table through adapters/jobs_table/jobs.py; the record and
+the table's layout are queuewatch.model.jobs."""
 
-from queuewatch.jobs import JobRecord
+from queuewatch.model.jobs import JobRecord
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.jobs import record_of
 from queuewatch.track.routing import Router, label_set

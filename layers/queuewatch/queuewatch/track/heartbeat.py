@@ -1,4 +1,4 @@
-"""The track stage's heartbeat per job source (queuewatch/job_sources.py): written at most once a minute per
+"""The track stage's heartbeat per job source (queuewatch/model/job_sources.py): written at most once a minute per
 container, so a busy fleet's events cost a write a minute, not one each. A failed write never fails the
 event it follows (the job is stored already): it is returned for the log, and the next event writes again."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.errors import describe
-from queuewatch.adapters.heartbeats import beat
-from queuewatch.job_sources import BEAT_EVERY, Source
+from queuewatch.adapters.aws.errors import describe
+from queuewatch.adapters.jobs_table.heartbeats import beat
+from queuewatch.model.job_sources import BEAT_EVERY, Source
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

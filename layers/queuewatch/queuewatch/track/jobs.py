@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from queuewatch.jobs import (
+from queuewatch.model.jobs import (
     HISTORY_DAYS,
     KEEP_FINISHED,
     PROGRESS,

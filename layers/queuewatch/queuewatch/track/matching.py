@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from queuewatch.autoscaler import matcher_config_path
 from queuewatch.config import Config
-from queuewatch.matcher import MatcherConfig, MatcherConfigError
+from queuewatch.model.autoscaler import matcher_config_path
+from queuewatch.model.matcher import MatcherConfig, MatcherConfigError
 
 MAX_AGE = timedelta(seconds=60)
 

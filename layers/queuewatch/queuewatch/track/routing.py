@@ -5,7 +5,7 @@ among one set's (GitHub's rule for a self-hosted runner, and the upstream multi-
 that set's `exact_match`, the same set and no other). Without them, a runner type takes a job that names
 it among its labels (`runs-on: linux.2xlarge`). The first runner type in the config that takes a job wins.
 
-Where the autoscaler's matcher config is read (queuewatch/matcher.py), a job no label set of the config
+Where the autoscaler's matcher config is read (queuewatch/model/matcher.py), a job no label set of the config
 takes goes where the autoscaler's webhook sends it: to the runner type whose build queue is the matched
 entry's (a configured one by its queue's name, else the name discovery gives that queue, else the entry's
 key, a candidate). A job the autoscaler refuses serves no runner type. A matcher config that could not be
@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from queuewatch.config import Config
-from queuewatch.matcher import MatcherConfig, MatcherConfigError, MatcherEntry
-from queuewatch.rules import RESERVED_RUNNER_TYPES
+from queuewatch.model.matcher import MatcherConfig, MatcherConfigError, MatcherEntry
+from queuewatch.model.rules import RESERVED_RUNNER_TYPES
 
 GENERIC_LABELS = frozenset({"self-hosted", "linux", "windows", "macos", "x64", "arm", "arm64"})
 """Labels every self-hosted runner of an OS or architecture carries: they name no runner type."""

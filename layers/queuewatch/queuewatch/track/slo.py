@@ -1,16 +1,16 @@
 """The track stage's part of the SLOs: a job that started (or was cancelled after it turned bad) is counted
-good or bad for every SLO that selects it, once (adapters/slo_counters.py). A job still waiting is the
-collector's to count (collect/slo.py): it has every queued job in hand at each tick."""
+good or bad for every SLO that selects it, once (adapters/slo_table/counters.py). A job still waiting is the
+collector's to count (alerting/slo_reading.py): it has every queued job in hand at each tick."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from queuewatch.adapters.slo_counters import Contribution, count_job
+from queuewatch.adapters.slo_table.counters import Contribution, count_job
 from queuewatch.config import Config
-from queuewatch.jobs import JobRecord
-from queuewatch.slo import outcome_of
+from queuewatch.model.jobs import JobRecord
+from queuewatch.model.slo import outcome_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

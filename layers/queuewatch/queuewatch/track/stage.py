@@ -6,9 +6,9 @@ import uuid
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from queuewatch.adapters.job_store import put_job
-from queuewatch.frozen import FrozenModel
-from queuewatch.jobs import PROGRESS, JobRecord, StoredJob
+from queuewatch.adapters.jobs_table.jobs import put_job
+from queuewatch.base.frozen import FrozenModel
+from queuewatch.model.jobs import PROGRESS, JobRecord, StoredJob
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.jobs import DEFAULT_HISTORY, UnusableEvent, rebased, record_of
 from queuewatch.track.routing import Router

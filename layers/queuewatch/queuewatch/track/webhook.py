@@ -16,7 +16,7 @@ from urllib.parse import unquote_to_bytes
 from pydantic import ValidationError
 
 from queuewatch.adapters.deliveries import MAX_MESSAGE_BYTES, send_delivery
-from queuewatch.frozen import FrozenModel
+from queuewatch.base.frozen import FrozenModel
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.signature import signature_valid
 

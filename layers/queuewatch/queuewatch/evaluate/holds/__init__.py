@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from queuewatch.alerting.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
 from queuewatch.evaluate.holds import github, silence, window
 from queuewatch.evaluate.holds.inputs import HoldInputs
-from queuewatch.silences import GITHUB_HOLD, SUPERSEDED_BY, SilenceRecord
 
 HELD_LISTED = 10  # holders kept on an instance: the history names the first ten
 

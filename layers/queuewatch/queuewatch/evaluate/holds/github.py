@@ -3,9 +3,9 @@ and its end pages what still fires."""
 
 from __future__ import annotations
 
+from queuewatch.alerting.silences import GITHUB_HOLD
 from queuewatch.evaluate.holds.inputs import HoldInputs
-from queuewatch.rules import HEALTH_RULE
-from queuewatch.silences import GITHUB_HOLD
+from queuewatch.model.rules import HEALTH_RULE
 
 
 def holding(inputs: HoldInputs, rule: str, instance: str, team: str, before: tuple[str, ...]) -> list[str]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from queuewatch.evaluate.slo import is_slo_rule
-from queuewatch.rules import HEALTH_RULE, Rule
-from queuewatch.signals import SignalName
+from queuewatch.model.rules import HEALTH_RULE, Rule
+from queuewatch.model.signals import SignalName
 
 
 @dataclass(frozen=True, order=True)

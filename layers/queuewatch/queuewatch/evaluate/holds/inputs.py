@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.github_status import GitHubStatusSettings
 from queuewatch.config.maintenance import MaintenanceWindow
-from queuewatch.github_status import GitHubStatus
-from queuewatch.silences import SilenceRecord
+from queuewatch.model.github_status import GitHubStatus
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.rules import HEALTH_RULE, Verdict
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.rules import HEALTH_RULE, Verdict
+from queuewatch.model.snapshot import Snapshot
 
 DISCOVERY = "discovery"  # health instances "discovery:<region>" stand for each region's queue listing
 UNWATCHED = "unwatched"  # and "unwatched:<region>:<queue>" for a queue a listing found and nothing watches

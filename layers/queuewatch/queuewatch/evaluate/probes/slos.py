@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.evaluate.slo import PREFIX as SLO_PREFIX
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.rules import HEALTH_RULE, Verdict
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.rules import HEALTH_RULE, Verdict
+from queuewatch.model.snapshot import Snapshot
 
 
 def step_slos(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:

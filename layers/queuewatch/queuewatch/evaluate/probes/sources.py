@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.job_sources import quiet_for, quiet_text
-from queuewatch.rules import HEALTH_RULE, JOB_SOURCE, Verdict
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.job_sources import quiet_for, quiet_text
+from queuewatch.model.rules import HEALTH_RULE, JOB_SOURCE, Verdict
+from queuewatch.model.snapshot import Snapshot
 
 
 def step_sources(result: Plan, snapshot: Snapshot) -> set[InstanceKey]:

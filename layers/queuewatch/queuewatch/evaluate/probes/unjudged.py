@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.evaluate.steps import Plan, step_instance
 from queuewatch.evaluate.unjudged import unjudged_text
-from queuewatch.rules import HEALTH_RULE, UNJUDGED, Verdict
-from queuewatch.snapshot import Snapshot
+from queuewatch.model.rules import HEALTH_RULE, UNJUDGED, Verdict
+from queuewatch.model.snapshot import Snapshot
 
 
 def step_unjudged(result: Plan, snapshot: Snapshot) -> InstanceKey:

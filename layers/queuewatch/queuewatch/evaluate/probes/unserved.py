@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
-from queuewatch.durations import format_duration
+from queuewatch.alerting.alert_state import InstanceKey
+from queuewatch.base.durations import format_duration
+from queuewatch.base.wording import plural
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.rules import HEALTH_RULE, UNSERVED_JOBS, Verdict
-from queuewatch.snapshot import Snapshot, UnmatchedJobs
-from queuewatch.wording import plural
+from queuewatch.model.rules import HEALTH_RULE, UNSERVED_JOBS, Verdict
+from queuewatch.model.snapshot import Snapshot, UnmatchedJobs
 
 
 def step_unserved(result: Plan, snapshot: Snapshot) -> InstanceKey:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from queuewatch.alert_state import InstanceKey
+from queuewatch.alerting.alert_state import InstanceKey
 from queuewatch.evaluate.blindness import untracked_text
 from queuewatch.evaluate.steps import Plan, step_instance
-from queuewatch.rules import HEALTH_RULE, UNTRACKED_JOBS, Verdict
-from queuewatch.snapshot import RunnerTypeSnapshot
+from queuewatch.model.rules import HEALTH_RULE, UNTRACKED_JOBS, Verdict
+from queuewatch.model.snapshot import RunnerTypeSnapshot
 
 
 def step_untracked(result: Plan, blind: list[RunnerTypeSnapshot]) -> InstanceKey:

@@ -1,0 +1,1 @@
+"""Shared AWS helpers: the clients per region, failures as short reasons, DynamoDB's item size."""

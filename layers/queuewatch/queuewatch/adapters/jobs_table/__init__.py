@@ -1,0 +1,1 @@
+"""The jobs table: one item per tracked job (jobs.py) and the job sources' heartbeats (heartbeats.py)."""

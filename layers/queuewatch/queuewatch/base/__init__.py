@@ -1,0 +1,2 @@
+"""The ground floor: helpers that import nothing of queuewatch (errors, frozen models, durations, globs,
+wording, SNS subjects)."""
