@@ -451,7 +451,8 @@ def show_status(
     board, board_note = read_forecasts(client, table)
     if as_json:
         return json.dumps({**status_document(view), "forecast": forecast_document(board, board_note)}, indent=2)
-    forecasting = config is None or any(rule.forecast_horizon is not None for rule in config.resolved_rules)
+    # a board is written on every tick a rule forecasts: none, and no config that says one should, is nothing to say
+    forecasting = config is not None and any(rule.forecast_horizon is not None for rule in config.resolved_rules)
     shown = forecast_lines(board, now, board_note) if board is not None or forecasting else []
     return "\n".join([*text_lines(view, table, now), *shown])
 

@@ -74,9 +74,12 @@ def test_status_shows_each_runner_types_headroom_its_predicted_queue_and_why_one
     assert "(9m ago; older than 5m: not current)" in later
 
 
-def test_status_without_a_board_says_why(stack: StackInMoto) -> None:
-    text = show_status(boto3.client("dynamodb", region_name="us-east-1"), "state", T0, as_json=False)
+def test_status_without_a_board_says_why_where_the_config_forecasts(stack: StackInMoto) -> None:
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    text = show_status(dynamodb, "state", T0, as_json=False, config=CONFIG)
     assert text.endswith("forecasts: none published (no rule has `forecast:`, or the evaluator has not ticked since)")
+    # without a config that forecasts, a stack with no board has nothing to say of forecasts
+    assert "forecasts:" not in show_status(dynamodb, "state", T0, as_json=False)
 
 
 def test_a_board_of_5000_runner_types_fits_one_item_and_the_least_pressed_go_first_past_it(stack: StackInMoto) -> None:
