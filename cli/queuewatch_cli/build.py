@@ -158,10 +158,23 @@ def stage_dashboard(template_path: Path, config: Config) -> None:
     it as any SAM template, without the SAM CLI's opt-in for AWS::LanguageExtensions, and CloudFormation gets
     the resources the loops make, one logical id each.
     """
-    template = expand_loops(yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader))
+    template = without_language_extensions(
+        expand_loops(yaml.load(template_path.read_text(encoding="utf-8"), Loader=TemplateLoader))
+    )
     draw_thresholds(template, config)
     add_subscriptions(template, config)
     template_path.write_text(yaml.dump(template, Dumper=NoAliases, sort_keys=False, width=10_000), encoding="utf-8")
+
+
+def without_language_extensions(template: dict[str, Any]) -> dict[str, Any]:
+    """The written-out template without the AWS::LanguageExtensions transform: its loops and defaulted FindInMaps
+    are expanded already, and the SAM CLI, given that transform, drops the environment overrides of functions
+    under a condition (`sam local invoke --env-vars`)."""
+    transforms = template.get("Transform")
+    if isinstance(transforms, list):
+        kept = [t for t in transforms if t != "AWS::LanguageExtensions"]
+        template = {**template, "Transform": kept[0] if len(kept) == 1 else kept}
+    return template
 
 
 def deploy_parameters(config: Config) -> dict[str, str]:

@@ -171,6 +171,9 @@ def test_a_failed_build_after_a_good_one_leaves_nothing_to_deploy(tmp_path: Path
     assert "rule jobs-queueing (P2): queue time > 5m" in built  # the dashboard was drawn after the build
     # The loops are written out, one alarm per logical id: `sam deploy` reads it without the SAM CLI's opt-in.
     assert "Fn::ForEach" not in built
+    # ... and so is the transform that made them: given it, `sam local invoke` drops a conditioned function's
+    # environment overrides (the tracker's tables in e2e).
+    assert "AWS::LanguageExtensions" not in built and "\nTransform: AWS::Serverless-2016-10-31\n" in built
     assert "\n  CollectThrottlesAlarm:\n" in built and "\n  TrackEventAgeAlarm:\n" in built
 
     bad = tmp_path / "bad.yaml"
