@@ -141,10 +141,11 @@ invoke-track: venv build ## sam local invoke TrackFunction (or WebhookFunction, 
 	$(PY) tests/e2e/sam_local.py invoke $(if $(findstring webhook_,$(EVENT)),WebhookFunction,TrackFunction) $(EVENT)
 
 FLEETS ?= 10,100,1000,5000
-bench: venv ## the benchmark: real ticks against a moto server per fleet size; the SLOs' reads per tick at 10 and 5,000 runner types; the jobs' backtest, capacity and --suggest at 14 days x 50,000 jobs a day; then docs/COST.md (FLEETS=10,100: a quick run)
+bench: venv ## the benchmark: real ticks against a moto server per fleet size; the SLOs' and the forecast's reads per tick at 10 and 5,000 runner types; the jobs' backtest, capacity and --suggest at 14 days x 50,000 jobs a day; then docs/COST.md (FLEETS=10,100: a quick run)
 	$(PY) -m bench.track
 	$(PY) -m bench.slo_calls
 	$(PY) -m bench.autoscaler_words
+	$(PY) -m bench.forecast
 	$(PY) -m bench.paths --fleets 10,100
 	$(PY) -m bench.backtest_jobs
 	$(PY) -m bench.capacity
