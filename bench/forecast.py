@@ -39,12 +39,13 @@ from bench.fleet import item_bytes
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.jobs_table.jobs import _attributes, queued_jobs, record_from
 from queuewatch.collect.autoscaler_log import logs_query, read_runner_counts
-from queuewatch.collect.forecast import demand_from_history, forecast_inputs
+from queuewatch.collect.forecast import demand_from_history
 from queuewatch.collect.forecast_read import read_forecast
 from queuewatch.collect.history import history_span
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.collect.readings import Spans
 from queuewatch.model.autoscaler_log import LogRow, latest_counts
+from queuewatch.model.forecast.history import with_pool
 from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.forecast.outlook import Outlook, outlook
 from queuewatch.model.jobs import BUCKET, JOB_PREFIX, PROGRESS, QUEUED_AT, JobRecord, history_buckets
@@ -197,10 +198,11 @@ def measure(size: int) -> dict[str, Any]:
         parsed = [record_from(item) for item in returned]
         demand = demand_from_history(parsed + queued, index_of, NOW, WINDOW)
         latest_counts(rows)
-        inputs = {
-            name: forecast_inputs(demand.get(name), read.counts.get(index), NOW, WINDOW)
-            for name, index in index_of.items()
-        }
+        inputs = {}
+        for name, index in index_of.items():
+            found = demand.get(name) or ForecastInputs(window_seconds=WINDOW, arrived=0)
+            count = read.counts.get(index)
+            inputs[name] = with_pool(found, count) if count else found
         collect_cpu = time.process_time() - cpu
     outlook_cpu, outlooks, late = _outlooks(inputs, queued)
     # the worst case: a count for every runner type (a `max_runners` metric each), a run time for each

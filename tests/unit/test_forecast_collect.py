@@ -9,16 +9,10 @@ from datetime import timedelta
 from job_records import job_record
 from support import T0
 
-from queuewatch.collect.forecast import (
-    STALE_COUNT_SECONDS,
-    Demand,
-    RunnerCount,
-    count_from_log,
-    count_from_metrics,
-    demand_from_history,
-    forecast_inputs,
-)
+from queuewatch.collect.forecast import count_from_log, count_from_metrics, demand_from_history, with_forecast
 from queuewatch.model.autoscaler_log import LogRow, RunnerCountLine, latest_counts
+from queuewatch.model.forecast.history import STALE_COUNT_SECONDS, PoolCount
+from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
 
@@ -44,11 +38,7 @@ def test_demand_counts_the_window_s_arrivals_the_completed_runs_and_the_jobs_run
     ]
     demand = demand_from_history(jobs, ["linux"], T0, WINDOW)
     assert set(demand) == {"linux"}
-    linux = demand["linux"]
-    assert linux.arrived == 3
-    assert sorted(linux.runs) == [600.0, 2400.0, 2400.0]
-    assert sorted(linux.running) == [240.0, 600.0]
-    inputs = forecast_inputs(linux, None, T0, WINDOW)
+    inputs = _inputs(demand["linux"], None)
     assert (inputs.arrived, inputs.run_seconds, inputs.running, inputs.running_seconds) == (3, 2400.0, 2, 420.0)
     assert inputs.maximum is None and inputs.runners_from is None  # no count read: the outlook says why
 
@@ -65,9 +55,8 @@ def test_start_up_is_the_wait_of_jobs_that_found_no_queue_ahead() -> None:
         job_record(6, "linux", T0 - minutes(10.6)),
         job_record(7, "linux", T0 - minutes(3), started_at=T0 - minutes(2)),
     ]
-    demand = demand_from_history(jobs, ["linux"], T0, WINDOW)["linux"]
-    assert sorted(demand.startups) == [30.0, 60.0, 90.0]
-    assert forecast_inputs(demand, None, T0, WINDOW).startup_seconds == 60.0
+    # the waits of 1, 2 and 3 (60, 30 and 90 s): their median
+    assert demand_from_history(jobs, ["linux"], T0, WINDOW)["linux"].startup_seconds == 60.0
 
 
 def test_a_job_cancelled_while_queued_leaves_the_queue_for_those_behind_it() -> None:
@@ -75,7 +64,17 @@ def test_a_job_cancelled_while_queued_leaves_the_queue_for_those_behind_it() -> 
         job_record(1, "linux", T0 - minutes(20), completed_at=T0 - minutes(18), status="completed"),
         job_record(2, "linux", T0 - minutes(10), started_at=T0 - minutes(9)),
     ]
-    assert demand_from_history(jobs, ["linux"], T0, WINDOW)["linux"].startups == [60.0]
+    assert demand_from_history(jobs, ["linux"], T0, WINDOW)["linux"].startup_seconds == 60.0
+
+
+def _inputs(
+    demand: ForecastInputs | None, log_count: PoolCount | None, found: RunnerTypeSnapshot | None = None
+) -> ForecastInputs:
+    """The inputs the collector gives a runner type: its demand and the count, as collect/stage.py attaches them."""
+    found = found or RunnerTypeSnapshot(name="linux", region="us-east-1", queue_name="q")
+    inputs = with_forecast(found, {"linux": demand} if demand else {}, log_count, WINDOW).forecast
+    assert inputs is not None
+    return inputs
 
 
 def _row(line: str, at_minutes_ago: float, group: str = GROUP) -> LogRow:
@@ -100,20 +99,20 @@ def test_the_count_is_read_from_v7_fields_and_from_v6_text_the_latest_line_winni
     assert counts[GROUP] == RunnerCountLine(T0 - minutes(2), 47, 50)
     assert counts["/aws/lambda/old-scale-up"] == RunnerCountLine(T0 - minutes(1), 9, 20)
     assert "/aws/lambda/quiet-scale-up" not in counts
-    inputs = forecast_inputs(Demand(arrived=4), count_from_log(counts[GROUP]), T0, WINDOW)
+    inputs = _inputs(ForecastInputs(window_seconds=WINDOW, arrived=4), count_from_log(counts[GROUP], T0))
     assert (inputs.runners, inputs.maximum, inputs.runners_from, inputs.runners_age_seconds) == (47, 50, "log", 120.0)
 
 
 def test_no_maximum_upstream_gives_no_maximum_and_no_count() -> None:
     unlimited = RunnerCountLine(T0, 0, -1)  # v7 with runners_maximum_count -1: it counted nothing
-    assert count_from_log(unlimited) == RunnerCount(runners=None, maximum=None, at=T0, source="log")
+    assert count_from_log(unlimited, T0) == PoolCount(runners=None, maximum=None, source="log", age_seconds=0.0)
 
 
 def test_a_stale_count_keeps_the_maximum_and_drops_the_runners() -> None:
-    fresh = RunnerCount(runners=48, maximum=50, at=T0 - timedelta(seconds=STALE_COUNT_SECONDS), source="log")
-    stale = RunnerCount(runners=48, maximum=50, at=T0 - timedelta(seconds=STALE_COUNT_SECONDS + 1), source="log")
-    assert forecast_inputs(Demand(), fresh, T0, WINDOW).runners == 48
-    old = forecast_inputs(Demand(running=[60.0]), stale, T0, WINDOW)
+    fresh = PoolCount(runners=48, maximum=50, source="log", age_seconds=STALE_COUNT_SECONDS)
+    stale = PoolCount(runners=48, maximum=50, source="log", age_seconds=STALE_COUNT_SECONDS + 1)
+    assert _inputs(None, fresh).runners == 48
+    old = _inputs(ForecastInputs(window_seconds=WINDOW, arrived=0, running=1, running_seconds=60), stale)
     assert (old.runners, old.maximum, old.runners_age_seconds) == (None, 50, STALE_COUNT_SECONDS + 1)
 
 
@@ -127,11 +126,12 @@ def test_a_metric_count_is_taken_where_the_config_names_one_and_the_tick_read_it
             SignalName.MAX_RUNNERS: Reading.of(40, age_seconds=60),
         },
     )
-    assert count_from_metrics(found, T0) == RunnerCount(30, 40, T0 - timedelta(seconds=60), "metric")
+    assert count_from_metrics(found) == PoolCount(30, 40, "metric", 60.0)
+    assert _inputs(None, None, found).runners_from == "metric"  # no log count: the metrics' count stands
     bare = RunnerTypeSnapshot(
         name="linux", region="us-east-1", queue_name="q", signals={SignalName.TOTAL_RUNNERS: Reading.of(30)}
     )
-    assert count_from_metrics(bare, T0) is None
+    assert count_from_metrics(bare) is None
 
 
 def test_the_bounds_the_performance_doc_states_are_the_collectors() -> None:

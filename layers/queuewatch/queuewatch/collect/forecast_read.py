@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.aws.errors import describe
 from queuewatch.adapters.jobs_table.jobs import read_history
-from queuewatch.collect.forecast import Demand, RunnerCount, count_from_log, demand_from_history
+from queuewatch.collect.forecast import count_from_log, demand_from_history
 from queuewatch.collect.history import history_span
 from queuewatch.collect.readings import Spans
 from queuewatch.model.autoscaler_log import RunnerCountLine
+from queuewatch.model.forecast.history import PoolCount
+from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.jobs import JobRecord
 
 CountReader = Callable[[list[int]], tuple[dict[int, RunnerCountLine | str], int]]
@@ -40,8 +42,8 @@ class ForecastRead:
 
     jobs: list[JobRecord] = field(default_factory=list)
     index_of: dict[str, int] = field(default_factory=dict)  # the runner types whose jobs `jobs` holds
-    demand: dict[str, Demand] = field(default_factory=dict)
-    counts: dict[int, RunnerCount] = field(default_factory=dict)
+    demand: dict[str, ForecastInputs] = field(default_factory=dict)
+    counts: dict[int, PoolCount] = field(default_factory=dict)
     counts_past_bound: int = 0
     error: str | None = None
 
@@ -66,7 +68,7 @@ def read_forecast(
     demand = demand_from_history(jobs, index_of, spans.now, spans.window)
     busy = sorted(
         (name for name, found in demand.items() if found.arrived or found.running),
-        key=lambda name: (-(demand[name].arrived + len(demand[name].running)), name),
+        key=lambda name: (-(demand[name].arrived + demand[name].running), name),
     )
     try:
         lines, past = read_counts([index_of[name] for name in busy]) if busy else ({}, 0)
@@ -75,6 +77,6 @@ def read_forecast(
     counts = {
         index: count
         for index, line in lines.items()
-        if isinstance(line, RunnerCountLine) and (count := count_from_log(line)) is not None
+        if isinstance(line, RunnerCountLine) and (count := count_from_log(line, spans.now)) is not None
     }
     return ForecastRead(jobs, index_of, demand, counts, past)

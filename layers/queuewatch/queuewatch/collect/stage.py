@@ -160,7 +160,7 @@ def collect(
         if forecast is not None and forecast.error is None:
             for index in forecast.index_of.values():
                 runner_types[index] = with_forecast(
-                    runner_types[index], forecast.demand, forecast.counts.get(index), now, triage.window
+                    runner_types[index], forecast.demand, forecast.counts.get(index), triage.window
                 )
         slos = (
             slo_readings(config, clients.dynamodb(), slo_table, _queued_or_reason(jobs_future), now)

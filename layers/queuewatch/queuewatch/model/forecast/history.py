@@ -28,8 +28,10 @@ from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.jobs import JobRecord
 
 STALE_COUNT_SECONDS = 300
-"""A log count older than this says little about the slots free now (collect/forecast.py): its maximum is kept,
-its runners are not."""
+"""A log count older than this is stale: the autoscaler writes one each time its scale-up runs for the pool, so a
+busy pool's is a minute old or less; at five minutes (upstream's default runner boot time), runners it launched
+have booted and runs have ended since, and the count says little about the slots free now. Its maximum is kept
+(configuration: it changes with a deploy), its runners are not: the outlook then counts the jobs running."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,19 +94,27 @@ def forecast_inputs(
             runs.append(max(0.0, completed - started))
         else:
             running.append(now - started)
-    count = pool or PoolCount(None, None)
-    stale = count.source == "log" and count.age_seconds is not None and count.age_seconds > STALE_COUNT_SECONDS
-    return ForecastInputs(
+    demand = ForecastInputs(
         window_seconds=window,
         arrived=arrived,
         run_seconds=_median(runs),
         startup_seconds=_median(startups),
         running=len(running),
         running_seconds=_median(running),
-        runners=None if stale else count.runners,
-        maximum=count.maximum,
-        runners_from=count.source,
-        runners_age_seconds=None if count.age_seconds is None else round(count.age_seconds, 1),
+    )
+    return with_pool(demand, pool) if pool is not None else demand
+
+
+def with_pool(inputs: ForecastInputs, pool: PoolCount) -> ForecastInputs:
+    """The inputs with the autoscaler's count: a log count older than STALE_COUNT_SECONDS keeps its maximum only."""
+    stale = pool.source == "log" and pool.age_seconds is not None and pool.age_seconds > STALE_COUNT_SECONDS
+    return inputs.model_copy(
+        update={
+            "runners": None if stale else pool.runners,
+            "maximum": pool.maximum,
+            "runners_from": pool.source,
+            "runners_age_seconds": None if pool.age_seconds is None else round(pool.age_seconds, 1),
+        }
     )
 
 
