@@ -13,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 from consumers import CHATBOT, check_pager_envelope, check_subject, description_fields
+from forecast_pools import FILLING
 from support import T0, runner_type, snapshot
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
@@ -154,18 +155,6 @@ def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
         )
 
 
-# Every pool about to fill: each runner type predicted to queue past the threshold, with its evidence.
-FILLING = ForecastInputs(
-    window_seconds=600,
-    arrived=42,
-    run_seconds=2400,
-    startup_seconds=60,
-    running=47,
-    running_seconds=60,
-    runners=47,
-    maximum=50,
-    runners_from="log",
-)
 CALM = ForecastInputs(window_seconds=600, arrived=0, run_seconds=600, maximum=50)  # 5,000 quiet pools, none asking
 
 

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from forecast_pools import FILLING
 from support import StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.adapters.state_table.alerts import load_state
@@ -28,18 +29,6 @@ rules:
     forecast: 10m
 """
 NAME = "linux.2xlarge"
-# The issue's pool: 42 jobs in 10 minutes, 3 runners left of 50, jobs that run 40 minutes: its jobs will wait.
-FILLING = ForecastInputs(
-    window_seconds=600,
-    arrived=42,
-    run_seconds=2400,
-    startup_seconds=60,
-    running=47,
-    running_seconds=60,
-    runners=47,
-    maximum=50,
-    runners_from="log",
-)
 # A quiet pool: a couple of jobs, most of the pool free.
 CALM = ForecastInputs(
     window_seconds=600, arrived=2, run_seconds=600, running=1, running_seconds=300, runners=1, maximum=50
