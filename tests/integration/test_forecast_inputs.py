@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from job_records import job_record
 from support import T0
 
@@ -16,6 +17,7 @@ from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.collect import collect
 from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
+from queuewatch.model.forecast.outlook import NoOutlook, outlook
 from queuewatch.model.snapshot import Snapshot
 from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
 from queuewatch_cli.moto_tables import create_jobs_table
@@ -103,3 +105,27 @@ def test_without_the_autoscaler_named_the_inputs_have_no_maximum(busy_pools: Aws
     linux = next(rt.forecast for rt in snap.runner_types if rt.name == "linux.2xlarge")
     assert linux is not None and linux.arrived == 2 and linux.maximum is None
     assert insights.calls == []
+
+
+class RefusingLogs:
+    """Logs Insights as a role without logs:StartQuery meets it."""
+
+    def start_query(self, **kwargs: object) -> dict[str, str]:
+        raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": "not authorized"}}, "StartQuery")
+
+    def get_query_results(self, **kwargs: object) -> dict[str, object]:
+        raise AssertionError("no query was started")
+
+
+def test_a_refused_count_read_leaves_the_forecast_without_a_maximum_and_the_tick_whole(
+    busy_pools: AwsClients,
+) -> None:
+    """The count read refused: the runner type keeps its demand and no maximum, so its outlook says the maximum
+    was not read (status shows it); the plain rules still judge its queue, and the collection does not fail."""
+    snap = _tick(busy_pools, RefusingLogs())  # type: ignore[arg-type]
+    linux = next(rt for rt in snap.runner_types if rt.name == "linux.2xlarge")
+    assert linux.forecast is not None and linux.forecast.arrived == 2
+    assert linux.forecast.maximum is None and linux.forecast.runners_from is None
+    assert "queue_size" in linux.signals and not linux.degraded  # the plain rule's signals stand
+    found = outlook(linux.forecast, waiting=0, oldest_seconds=None, at=T0, horizon_seconds=600)
+    assert isinstance(found, NoOutlook) and "maximum" in found.reason
