@@ -13,7 +13,8 @@ import pytest
 from faults import inject
 from support import T0, StackInMoto, runner_type, snapshot
 
-from queuewatch.adapters.state_table.forecast_board import KEY, MAX_BOARD_BYTES, packed, put_board, read_board
+from queuewatch.adapters.state_table.forecast_board import MAX_BOARD_BYTES, packed, put_board, read_board
+from queuewatch.adapters.state_table.keys import FORECAST_BOARD_KEY as KEY
 from queuewatch.config.load import parse_config
 from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast, board_of
 from queuewatch.model.forecast.inputs import ForecastInputs

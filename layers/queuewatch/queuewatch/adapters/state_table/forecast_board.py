@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from queuewatch.adapters.state_table.keys import FORECAST_BOARD_KEY
 from queuewatch.model.forecast.board import ForecastBoard
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-KEY = {"pk": {"S": "forecast"}, "sk": {"S": "board"}}
 MAX_BOARD_BYTES = 350_000
 
 
@@ -45,7 +45,7 @@ def packed(board: ForecastBoard) -> bytes:
 
 def put_board(client: DynamoDBClient, table: str, board: ForecastBoard) -> None:
     item: dict[str, Any] = {
-        **KEY,
+        **FORECAST_BOARD_KEY,
         "board_z": {"B": packed(board)},
         "written_at": {"S": board.at.astimezone(UTC).isoformat()},
     }
@@ -55,7 +55,7 @@ def put_board(client: DynamoDBClient, table: str, board: ForecastBoard) -> None:
 def read_board(client: DynamoDBClient, table: str) -> ForecastBoard | None:
     """The board the evaluator last published; None before its first forecast, or one this command cannot read
     (a newer evaluator's)."""
-    item = client.get_item(TableName=table, Key=KEY).get("Item")
+    item = client.get_item(TableName=table, Key=FORECAST_BOARD_KEY).get("Item")
     if item is None:
         return None
     try:

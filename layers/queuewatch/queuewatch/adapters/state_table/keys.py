@@ -5,7 +5,8 @@
   digest of the names last published);
 - the names published for the commands (known_names.py): `pk = known`, `sk = config`, outside that partition;
 - the sent log (sent_log.py): `pk = sent#<UTC day>`, one partition a day;
-- the transition log (transition_log.py): `pk = transition#<rule>#<runner type>`.
+- the transition log (transition_log.py): `pk = transition#<rule>#<runner type>`;
+- the forecast board (forecast_board.py): `pk = forecast`, `sk = board`, outside the evaluator's partition.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ INSTANCE, GROUP, SILENCE, KNOWN = "instance", "group", "silence", "known"  # the
 KNOWN_NAMES_KEY = {"pk": {"S": KNOWN}, "sk": {"S": "config"}}
 SENT_PREFIX = "sent#"
 TRANSITION_PREFIX = "transition#"
+FORECAST_BOARD_KEY = {"pk": {"S": "forecast"}, "sk": {"S": "board"}}
 
 
 def sort_key(kind: str, key: str) -> str:
