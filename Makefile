@@ -19,6 +19,8 @@ CONFIGS := config/queuewatch.yaml $(wildcard config/examples/*.yaml)
 # placeholder. The local targets that build (e2e, invoke-*) name it themselves.
 STAGED_CONFIG := .aws-sam/config
 BUILT_TEMPLATE := .aws-sam/build/template.yaml
+# The stack and its nested applications (template.yaml: Tracking, Digest), for cfn-lint and checkov.
+TEMPLATES := template.yaml $(wildcard templates/*.yaml)
 # `make deploy`: the samconfig.toml environment naming the stack and its region, and any parameter the config
 # cannot decide (PARAMETERS="ExistingAlertTopicArn=arn:... ChatTopicArn=arn:...").
 DEPLOY_ENV ?= default
@@ -86,10 +88,10 @@ lint: venv venv-sam scan ## ruff, mypy, sam validate --lint, cfn-lint and checko
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy  # one run: the layer, the CLI, the handlers, tests and bench ([tool.mypy] files)
 	$(SAM) validate --lint --region us-east-1
-	$(VENV_SAM)/bin/cfn-lint template.yaml
+	$(VENV_SAM)/bin/cfn-lint $(TEMPLATES)
 
-scan: venv-scan ## checkov on template.yaml, offline; suppressions carry their reason in the template
-	$(VENV_SCAN)/bin/checkov --file template.yaml --framework cloudformation --skip-download --compact --quiet
+scan: venv-scan ## checkov on template.yaml and its nested templates/, offline; suppressions carry their reason in the template
+	$(VENV_SCAN)/bin/checkov $(addprefix --file ,$(TEMPLATES)) --framework cloudformation --skip-download --compact --quiet
 
 format: venv ## apply ruff's fixes and formatting
 	$(VENV)/bin/ruff check --fix .

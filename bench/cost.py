@@ -15,14 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench.forecast_cost import forecast_section
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from bench.words_cost import words_section
-from queuewatch_cli.build import TemplateLoader
+from queuewatch_cli.build import read_template
 from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.template_loops import expand_loops
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"
@@ -190,8 +187,8 @@ def stack_alarms(template: Path = REPO_ROOT / "template.yaml") -> int:
     """The CloudWatch alarms every stack has (heartbeat, failed pages, the functions' errors and throttles);
     one that a parameter turns on (the track dead-letter alarm) is not in the base bill."""
 
-    # Read with CloudFormation's tags in long form, its loops unrolled: one alarm per logical id.
-    resources = expand_loops(yaml.load(template.read_text(encoding="utf-8"), Loader=TemplateLoader))["Resources"]
+    # As CloudFormation makes it, its loops unrolled and its nested stacks inlined: one alarm per logical id.
+    resources = read_template(template)["Resources"]
     return sum(1 for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r)
 
 
@@ -209,8 +206,9 @@ KMS at most about once per 5 minutes it is used: an upper bound, whatever the fl
 
 
 def kms_requests(template: Path = REPO_ROOT / "template.yaml") -> float:
-    text = template.read_text(encoding="utf-8")
-    users = text.count("KmsMasterKeyId: !GetAtt QueuewatchKey.Arn") + text.count("KmsKeyId: !GetAtt QueuewatchKey.Arn")
+    key = {"Fn::GetAtt": ["QueuewatchKey", "Arn"]}  # its topics and log groups, nested stacks' too
+    encrypted = [r.get("Properties", {}) for r in read_template(template)["Resources"].values()]
+    users = sum(1 for p in encrypted if key in (p.get("KmsMasterKeyId"), p.get("KmsKeyId")))
     return users * TICKS_PER_MONTH / KMS_DATA_KEY_REUSE_MINUTES
 
 

@@ -20,10 +20,9 @@ from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
-from queuewatch_cli.build import TemplateLoader
+from queuewatch_cli.build import TemplateLoader, read_template
 from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.moto_tables import create_state_table
-from queuewatch_cli.template_loops import expand_loops
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 
@@ -62,8 +61,9 @@ CloudFormationLoader = TemplateLoader  # the template read as the build reads it
 
 
 def load_template() -> dict[str, Any]:
-    """template.yaml as CloudFormation reads it: its Fn::ForEach loops unrolled, one logical id per resource."""
-    return expand_loops(load_template_as_written())
+    """template.yaml as CloudFormation makes it: its Fn::ForEach loops unrolled and its nested applications
+    (templates/) written into it, one logical id per resource."""
+    return read_template(REPO_ROOT / "template.yaml")
 
 
 def load_template_as_written() -> dict[str, Any]:

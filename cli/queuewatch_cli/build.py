@@ -25,7 +25,7 @@ from queuewatch.config.load import CheckedConfig, ConfigError, ConfigProblem, ch
 from queuewatch.config.reach import config_reach
 from queuewatch.config.schema import Config
 from queuewatch_cli.build_routes import add_subscriptions
-from queuewatch_cli.template_loops import expand_loops
+from queuewatch_cli.template_loops import expand_loops, inline_applications
 
 DEPLOYED_NAME = "queuewatch.yaml"
 """The staged config's name: the layer mounts it at /opt/queuewatch.yaml, QUEUEWATCH_CONFIG in template.yaml."""
@@ -121,6 +121,16 @@ def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[st
 
 
 TemplateLoader.add_multi_constructor("!", _long_form)
+
+
+def read_template(path: Path) -> dict[str, Any]:
+    """A template as CloudFormation makes it: its loops unrolled and its nested applications (Location, a path
+    beside it) written into it, one logical id per resource. For the tests, the moto tables and the cost model."""
+
+    def read(at: Path) -> dict[str, Any]:
+        return expand_loops(yaml.load(at.read_text(encoding="utf-8"), Loader=TemplateLoader))
+
+    return inline_applications(read(path), lambda location: read(path.parent / location))
 
 
 def draw_thresholds(template: dict[str, Any], config: Config) -> None:

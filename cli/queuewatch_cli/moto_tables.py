@@ -1,5 +1,6 @@
 """DynamoDB tables exactly as template.yaml declares them (key schema, indexes, TTL), made from the template
-itself: for the demo, the local stack, the tests and the benchmark, so none keeps a copy that can drift.
+itself and its nested templates/tracking.yaml: for the demo, the local stack, the tests and the benchmark, so
+none keeps a copy that can drift.
 
 From a checkout, like the handler harness (localrun.py): the deployed functions never create a table.
 """
@@ -10,11 +11,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from queuewatch_cli.build import TemplateLoader
+from queuewatch_cli.build import read_template
 from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.template_loops import expand_loops
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -26,9 +24,8 @@ TABLE_TYPE = "AWS::DynamoDB::Table"
 
 @cache
 def declared_tables(template: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
-    """Each AWS::DynamoDB::Table of the template, by logical id -> its Properties."""
-    written = yaml.load(template.read_text(encoding="utf-8"), Loader=TemplateLoader)
-    resources = expand_loops(written)["Resources"]  # the alarms' Fn::ForEach loops, written out
+    """Each AWS::DynamoDB::Table of the template and its nested applications, by logical id -> its Properties."""
+    resources = read_template(template)["Resources"]
     return {name: resource["Properties"] for name, resource in resources.items() if resource["Type"] == TABLE_TYPE}
 
 

@@ -1,12 +1,15 @@
 """template.yaml with its Fn::ForEach loops unrolled, as the AWS::LanguageExtensions transform does before
-CloudFormation reads it: for the tests and the cost model, which read the resources one logical id at a time."""
+CloudFormation reads it, and its nested applications (templates/) written into it as one stack: for the tests,
+the moto tables and the cost model, which read the resources one logical id at a time."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 FOREACH = "Fn::ForEach::"
+APPLICATION = "AWS::Serverless::Application"
 
 
 def expand_loops(template: dict[str, Any]) -> dict[str, Any]:
@@ -89,3 +92,88 @@ def _look_up(node: Any, mappings: dict[str, Any]) -> Any:
                 raise ValueError(f"Fn::FindInMap: {name} has no {top}.{second} and no DefaultValue")
             return found if found is not None else default
     return {key: _look_up(value, mappings) for key, value in node.items()}
+
+
+def inline_applications(template: dict[str, Any], read: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """The template with each nested application (`read` gives its template by Location) written into it.
+
+    Each child's parameters become what the parent passes, its conditions and resources join the parent's (a
+    resource without a condition takes its application's), and the parent's `Fn::GetAtt [App, Outputs.Name]`
+    become that output's value: the stack as one template, as it was before it was nested. A condition the
+    parent also has must read the same; a resource may not be made twice.
+    """
+    resources: dict[str, Any] = {}
+    conditions = dict(template.get("Conditions", {}))
+    outputs: dict[str, dict[str, Any]] = {}
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != APPLICATION:
+            _add(resources, name, resource, "Resources")
+            continue
+        properties = resource["Properties"]
+        child = _pass(read(properties["Location"]), properties.get("Parameters", {}))
+        for condition, definition in child.get("Conditions", {}).items():
+            if conditions.setdefault(condition, definition) != definition:
+                raise ValueError(f"{name}: its condition {condition} reads otherwise than the parent's")
+        for made, child_resource in child["Resources"].items():
+            when = child_resource.get("Condition", resource.get("Condition"))
+            _add(resources, made, child_resource if when is None else {**child_resource, "Condition": when}, name)
+        outputs[name] = {output: value["Value"] for output, value in child.get("Outputs", {}).items()}
+    return _outputs({**template, "Conditions": conditions, "Resources": resources}, outputs)
+
+
+def _sub_text(value: Any) -> str:
+    """A value as Fn::Sub's text names it."""
+    if isinstance(value, str):
+        return value
+    if set(value) == {"Ref"}:
+        return f"${{{value['Ref']}}}"
+    if set(value) == {"Fn::GetAtt"}:
+        return "${" + ".".join(value["Fn::GetAtt"]) + "}"
+    raise ValueError(f"cannot write {value!r} into a Fn::Sub")
+
+
+def _replace(node: Any, value_of: Callable[[dict[str, Any]], Any], named: Callable[[str], Any]) -> Any:
+    """`node` with each reference `value_of` knows replaced, and each ${name} of a Sub that `named` knows."""
+    if isinstance(node, list):
+        return [_replace(item, value_of, named) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if (value := value_of(node)) is not None:
+        return value
+    if set(node) == {"Fn::Sub"}:
+        sub = node["Fn::Sub"]
+        text, variables = (sub, None) if isinstance(sub, str) else sub
+
+        def fill(match: re.Match[str]) -> str:
+            known = named(match[1])
+            return match[0] if known is None else _sub_text(known)
+
+        text = re.sub(r"\$\{([^}!]+)\}", fill, text)
+        return {"Fn::Sub": text if variables is None else [text, _replace(variables, value_of, named)]}
+    return {key: _replace(value, value_of, named) for key, value in node.items()}
+
+
+def _pass(child: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    """The child's conditions, resources and outputs with each parameter as the parent passes it."""
+
+    def value_of(node: dict[str, Any]) -> Any:
+        return parameters.get(node["Ref"]) if set(node) == {"Ref"} else None
+
+    return {
+        key: _replace(child.get(key, {}), value_of, parameters.get) for key in ("Conditions", "Resources", "Outputs")
+    }
+
+
+def _outputs(template: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def output(application: str, attribute: str) -> Any:
+        if application not in outputs or not attribute.startswith("Outputs."):
+            return None
+        return outputs[application][attribute.removeprefix("Outputs.")]
+
+    def value_of(node: dict[str, Any]) -> Any:
+        return output(*node["Fn::GetAtt"]) if set(node) == {"Fn::GetAtt"} else None
+
+    def named(name: str) -> Any:
+        return output(*name.split(".", 1)) if "." in name else None
+
+    return _replace(template, value_of, named)  # type: ignore[no-any-return]

@@ -48,6 +48,7 @@ SAM_IN_README = ".venv-sam/bin/sam"
 MAKE_DEPLOY = "make deploy"
 NAMED_AUTOSCALER = "autoscaler: { prefix: gh-ci }"
 DEPLOY_TIMEOUT_SECONDS = 300
+NESTED = sorted((REPO / "templates").glob("*.yaml"))  # template.yaml's nested applications (Tracking, Digest)
 MANAGED_STACK = "aws-sam-cli-managed-default"
 GUIDED_QUESTION = "WebhookFunction Function Url has no authentication. Is this okay?"
 
@@ -124,7 +125,7 @@ def deploys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MotoServ
     for name in ("template.yaml", "samconfig.toml", "Makefile"):
         shutil.copy2(REPO / name, project / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for folder in ("functions", "layers"):
+    for folder in ("functions", "layers", "templates"):
         shutil.copytree(REPO / folder, project / folder, ignore=ignore)
     # make build's first step, on the shipped config with its autoscaler named, as the README's user does
     shipped = (REPO / "config" / "queuewatch.yaml").read_text()
@@ -238,8 +239,14 @@ def test_sam_accepts_each_command_uploads_the_artifacts_and_stops_at_moto_create
         s3 = client("s3", deploy.region, moto.endpoint)
         bucket = managed_bucket(moto.endpoint, deploy.region)
         keys = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix=f"{deploy.s3_prefix}/")["Contents"]]
-        [packaged_key] = [key for key in keys if key.endswith(".template")]
-        packaged = s3.get_object(Bucket=bucket, Key=packaged_key)["Body"].read().decode()
+        uploaded = [
+            s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode() for key in keys if key.endswith(".template")
+        ]
+        # the stack's template, and its nested applications' (templates/), each uploaded and named by its URL
+        [packaged] = [text for text in uploaded if "Transform:" in text]
+        assert len(uploaded) == 1 + len(NESTED), keys
+        located = re.findall(rf"Location: https?://\S+/{bucket}/{deploy.s3_prefix}/\w+\.template\n", packaged)
+        assert len(located) == len(NESTED), packaged
         for artifact in ("CodeUri: s3://", "ContentUri: s3://"):
             assert artifact in packaged, f"{deploy.command}: the packaged template has no {artifact}"
         # every function's code and both layers: the code of collect, evaluate, track and the two layers

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any, get_args
 
 import pytest
-from support import load_template
+import yaml
+from support import CloudFormationLoader, load_template, load_template_as_written
 
 from queuewatch.alerting.alert import QueueBody
 from queuewatch.config.load import parse_config
@@ -20,6 +21,7 @@ from queuewatch.track.stage import HISTORY_AFTER
 from queuewatch.track.telemetry import record_webhook
 from queuewatch.track.webhook import Refusal, WebhookResponse
 from queuewatch_cli.build_routes import subscriptions
+from queuewatch_cli.localrun import REPO_ROOT
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -818,3 +820,29 @@ def test_the_autoscalers_prefix_alone_tracks_from_its_bus_and_reads_only_its_mat
     # The GitHub App's key and id live under the same prefix: never readable.
     assert not fnmatch.fnmatchcase(base.replace("/webhook/", "/app/") + "github_app_key_base64", granted)
     assert not fnmatch.fnmatchcase(base + "github_app_webhook_secret", granted)
+
+
+def test_the_nested_applications_take_every_parameter_they_declare_and_hold_no_function() -> None:
+    """Tracking's and the digest's tables, queues, log groups, roles and alarms are nested stacks (templates/); the
+    rest of the tests read them written into the stack (support.load_template). CloudFormation refuses a nested
+    stack given a parameter it does not declare, or missing one without a default; the functions stay in
+    template.yaml, where `sam local invoke` finds their layers."""
+    written = load_template_as_written()["Resources"]  # its loops, lists, are no application
+    kind = "AWS::Serverless::Application"
+    applications = {name: r for name, r in written.items() if isinstance(r, dict) and r["Type"] == kind}
+    assert {name: r["Properties"]["Location"] for name, r in applications.items()} == {
+        "Tracking": "templates/tracking.yaml",
+        "Digest": "templates/digest.yaml",
+    }
+    for name, application in applications.items():
+        text = (REPO_ROOT / application["Properties"]["Location"]).read_text(encoding="utf-8")
+        nested = yaml.load(text, Loader=CloudFormationLoader)
+        assert set(nested["Parameters"]) == set(application["Properties"]["Parameters"]), name
+        assert "Transform" not in nested, name  # plain CloudFormation: the stack's CAPABILITY_IAM is all it needs
+        kinds = {r["Type"] for r in nested["Resources"].values()}
+        assert not {kind for kind in kinds if "Lambda" in kind or "Serverless" in kind}, (name, kinds)
+        # Names and alarms carry the parent's name, which the key's and topics' policies admit: a nested stack's
+        # own name is the parent's with the application's and a suffix added.
+        assert "AWS::StackName" not in text, name
+        assert nested["Parameters"]["StackName"] == {"Type": "String"}
+        assert application["Properties"]["Parameters"]["StackName"] == {"Ref": "AWS::StackName"}

@@ -1,13 +1,14 @@
-"""template.yaml's Fn::ForEach loops, unrolled for the tests as the AWS::LanguageExtensions transform does."""
+"""template.yaml's Fn::ForEach loops, unrolled for the tests as the AWS::LanguageExtensions transform does, and its
+nested applications written into it as one stack."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from support import load_template, load_template_as_written
+from support import load_template_as_written
 
-from queuewatch_cli.template_loops import expand_loops
+from queuewatch_cli.template_loops import expand_loops, inline_applications
 
 ALARM = {
     "Type": "AWS::CloudWatch::Alarm",
@@ -88,8 +89,84 @@ def test_the_template_writes_its_repeated_alarms_as_loops_and_each_unrolls_to_it
     loops = [key for key in written["Resources"] if key.startswith("Fn::ForEach::")]
     assert loops == ["Fn::ForEach::WebhookFunctionAlarms", "Fn::ForEach::TrackFunctionAlarms",
                      "Fn::ForEach::CoreFunctionAlarms"]  # fmt: skip
-    made = set(load_template()["Resources"]) - set(written["Resources"])
+    made = set(expand_loops(written)["Resources"]) - set(written["Resources"])
     assert made == {
         "CollectErrorsAlarm", "CollectThrottlesAlarm", "EvaluateErrorsAlarm", "EvaluateThrottlesAlarm",
         "TrackErrorsAlarm", "TrackThrottlesAlarm", "TrackEventAgeAlarm", "WebhookErrorsAlarm", "WebhookThrottlesAlarm",
     }  # fmt: skip
+
+
+CHILD = {
+    "Parameters": {"StackName": {"Type": "String"}, "KeyArn": {"Type": "String"}, "Prefix": {"Type": "String"}},
+    "Conditions": {"HasPrefix": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Prefix"}, ""]}]}},
+    "Resources": {
+        "Logs": {
+            "Type": "AWS::Logs::LogGroup",
+            "Properties": {"LogGroupName": {"Fn::Sub": "/q/${StackName}/track"}, "KmsKeyId": {"Ref": "KeyArn"}},
+        },
+        "Queue": {"Type": "AWS::SQS::Queue", "Condition": "HasPrefix"},
+    },
+    "Outputs": {"LogsArn": {"Value": {"Fn::GetAtt": ["Logs", "Arn"]}}, "QueueUrl": {"Value": {"Ref": "Queue"}}},
+}
+
+
+def parent(**conditions: Any) -> dict[str, Any]:
+    return {
+        "Conditions": {"Tracking": {"Fn::Equals": ["a", "a"]}, **conditions},
+        "Resources": {
+            "Key": {"Type": "AWS::KMS::Key"},
+            "Child": {
+                "Type": "AWS::Serverless::Application",
+                "Condition": "Tracking",
+                "Properties": {
+                    "Location": "templates/child.yaml",
+                    "Parameters": {
+                        "StackName": {"Ref": "AWS::StackName"},
+                        "KeyArn": {"Fn::GetAtt": ["Key", "Arn"]},
+                        "Prefix": {"Ref": "AutoscalerPrefix"},
+                    },
+                },
+            },
+            "Role": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "Logs": {"Fn::GetAtt": ["Child", "Outputs.LogsArn"]},
+                    "Streams": {"Fn::Sub": "${Child.Outputs.LogsArn}:*"},
+                    "Queue": {"Fn::GetAtt": ["Child", "Outputs.QueueUrl"]},
+                },
+            },
+        },
+    }
+
+
+def test_a_nested_application_is_written_into_its_parent_as_if_it_had_never_been_nested() -> None:
+    read = {"templates/child.yaml": CHILD}.__getitem__
+    inlined = inline_applications(parent(), read)
+    resources = inlined["Resources"]
+    assert list(resources) == ["Key", "Logs", "Queue", "Role"]
+    # the parameters as the parent passes them, in a Sub's text too
+    assert resources["Logs"]["Properties"] == {
+        "LogGroupName": {"Fn::Sub": "/q/${AWS::StackName}/track"},
+        "KmsKeyId": {"Fn::GetAtt": ["Key", "Arn"]},
+    }
+    # a resource without a condition of its own exists where its application does
+    assert resources["Logs"]["Condition"] == "Tracking" and resources["Queue"]["Condition"] == "HasPrefix"
+    assert inlined["Conditions"]["HasPrefix"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AutoscalerPrefix"}, ""]}]}
+    # the parent's reads of the application's outputs, as the resources they name
+    assert resources["Role"]["Properties"] == {
+        "Logs": {"Fn::GetAtt": ["Logs", "Arn"]},
+        "Streams": {"Fn::Sub": "${Logs.Arn}:*"},
+        "Queue": {"Ref": "Queue"},
+    }
+
+
+def test_a_condition_of_the_same_name_must_read_the_same_and_a_resource_is_made_once() -> None:
+    read = {"templates/child.yaml": CHILD}.__getitem__
+    same = {"Fn::Not": [{"Fn::Equals": [{"Ref": "AutoscalerPrefix"}, ""]}]}
+    assert inline_applications(parent(HasPrefix=same), read)["Conditions"]["HasPrefix"] == same
+    with pytest.raises(ValueError, match="condition HasPrefix reads otherwise"):
+        inline_applications(parent(HasPrefix={"Fn::Equals": ["a", "b"]}), read)
+    twice = parent()
+    twice["Resources"]["Logs"] = {"Type": "AWS::Logs::LogGroup"}
+    with pytest.raises(ValueError, match="Logs is made twice"):
+        inline_applications(twice, read)
