@@ -25,7 +25,9 @@ TEMPLATES := template.yaml $(wildcard templates/*.yaml)
 # cannot decide (PARAMETERS="ExistingAlertTopicArn=arn:... ChatTopicArn=arn:...").
 DEPLOY_ENV ?= default
 PARAMETERS ?=
-# pytest-xdist's workers for `make test`: one per core by default (TEST_WORKERS=0 runs in one process).
+# pytest-xdist's workers for `make test`: one per core by default (TEST_WORKERS=0 runs in one process). Each
+# test file goes to one worker whole, so the worlds a module builds once (the demo, the fleet-wide page, the
+# SAM CLI's deploys) are built once.
 TEST_WORKERS ?= auto
 
 .PHONY: help require-config venv venv-package venv-demo venv-sam venv-scan demo local-up local-down test lint scan format check-config validate build deploy e2e invoke-collect invoke-evaluate invoke-track clean bench cost
@@ -78,7 +80,7 @@ local-down: ## stop the local stack
 
 test: venv venv-sam ## unit and integration tests (moto; the SAM CLI for the README's deploy commands), and every config file checked
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) $(wildcard tests/unit tests/integration)
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile $(wildcard tests/unit tests/integration)
 
 check-config: venv ## validate config/queuewatch.yaml and the examples
 	$(VENV)/bin/queuewatch check-config $(CONFIGS)

@@ -7,12 +7,16 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
+from typing import Any
 
 import botocore.endpoint
+import botocore.session
 import pytest
+from botocore.loaders import Loader, create_loader
 from hypothesis import HealthCheck, settings
 from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
+from support import fake_aws_environment
 
 from queuewatch.adapters import sqs_depth
 
@@ -23,6 +27,23 @@ settings.register_profile(
     "thorough", max_examples=400, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def service_models_parsed_once() -> Iterator[None]:
+    """Every botocore session parses the service models it uses, and the tests make thousands of sessions (moto
+    gives each test a fresh default one, and each handler loaded makes its own): the models are botocore's
+    read-only files, so every session's loader shares one cache of them. Credentials stay per session."""
+    caches: dict[str | None, dict[Any, Any]] = {}
+
+    def sharing_cache(search_path_string: str | None = None) -> Loader:
+        loader = create_loader(search_path_string)
+        loader._cache = caches.setdefault(search_path_string, {})  # the per-instance cache of @instance_cache
+        return loader
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.session, "create_loader", sharing_cache)
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -48,15 +69,8 @@ def atomic_dynamodb_writes() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may reach real AWS: fake credentials, a fixed region, no endpoint override."""
-    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "queuewatch")
-    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "Queuewatch")
+    """No test may reach real AWS (a module's shared world calls fake_aws_environment itself)."""
+    fake_aws_environment(monkeypatch)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 import boto3
+import pytest
 import yaml
 
 from queuewatch.adapters.aws.clients import AwsClients
@@ -25,6 +26,18 @@ from queuewatch_cli.localrun import REPO_ROOT
 from queuewatch_cli.moto_tables import create_state_table
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
+
+
+def fake_aws_environment(patch: pytest.MonkeyPatch) -> None:
+    """No test may reach real AWS: fake credentials, a fixed region, no endpoint override."""
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
+        patch.delenv(key, raising=False)
+    patch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    patch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    patch.setenv("AWS_REGION", "us-east-1")
+    patch.setenv("POWERTOOLS_SERVICE_NAME", "queuewatch")
+    patch.setenv("POWERTOOLS_METRICS_NAMESPACE", "Queuewatch")
 
 
 def arriving_now(observation: Snapshot | CollectorFailure) -> Callable[[], datetime]:

@@ -1,30 +1,53 @@
-"""`make demo`: the seed incident pages once, stays quiet on the next tick, then resolves."""
+"""`make demo`: the seed incident pages once, stays quiet on the next tick, then resolves.
+
+The demo runs once per output (as people see it, and with --json's raw bodies), and the tests read what it printed.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import fake_aws_environment
 
-from queuewatch_cli.demo import DEMO_ENV, run_demo
-
-
-@pytest.fixture
-def demo_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in DEMO_ENV:
-        monkeypatch.setenv(key, os.environ.get(key, ""))  # restored after the test
+from queuewatch_cli.demo import run_demo
 
 
-def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
-    demo_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the demo's temporary files would go
-    lines: list[str] = []
-    assert run_demo(lines.append) == 0
-    text = "\n".join(lines)
+@dataclass(frozen=True)
+class DemoRun:
+    text: str
+    lines: list[str]
+    left_behind: list[Path]  # what the demo left in the temporary folder
+
+
+def _run(tmp: Path, raw: bool) -> DemoRun:
+    with pytest.MonkeyPatch.context() as patch:
+        fake_aws_environment(patch)
+        patch.setattr(tempfile, "tempdir", str(tmp))  # where the demo's temporary files would go
+        lines: list[str] = []
+        assert run_demo(lines.append, raw=raw) == 0
+    return DemoRun("\n".join(lines), lines, list(tmp.iterdir()))
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`make demo` as people see it, run once for the module."""
+    return _run(tmp_path_factory.mktemp("demo"), raw=False)
+
+
+@pytest.fixture(scope="module")
+def raw_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`queuewatch demo --json`: each page's raw SNS notification and JSON alert too, run once for the module."""
+    return _run(tmp_path_factory.mktemp("raw-demo"), raw=True)
+
+
+def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(demo: DemoRun) -> None:
+    text = demo.text
     assert len(text.splitlines()) <= 300
     assert '"Message"' not in text and '"version": "queuewatch.alert/v1"' not in text  # raw bodies: --json
     first = text.split("=== tick 1 at ")[1].split("=== tick 2")[0]
@@ -37,16 +60,22 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     history = text.split("=== queuewatch history --stack queuewatch-demo")[1].split("===")[0]
     assert [line.split("UTC  ")[1].split()[0] for line in history.splitlines()[2:] if line] == ["page", "resolve"]
     assert "=== queuewatch status --stack queuewatch-demo" in text and "=== queuewatch backtest" in text
-    assert list(tmp_path.iterdir()) == []  # nothing left in the temporary folder
+    assert demo.left_behind == []  # nothing left in the temporary folder
     assert "queuewatch local up" in text
-    escalation = text.split("Part 3, an escalation")[1].split("demo OK:")[0]
+
+
+def test_the_demo_escalates_from_p2_to_p1_and_closes_the_p2_as_superseded(demo: DemoRun) -> None:
+    escalation = demo.text.split("Part 3, an escalation")[1].split("demo OK:")[0]
     pager = [line.split("[")[-1] for line in escalation.splitlines() if line.startswith("  pager: ")]
     assert pager == ["ALARM]", "ALARM]", "OK]"]  # the P2 page; then the P1 raised and the P2 closed
     assert "Jobs stuck in the queue on linux.4xlarge" in escalation and "Superseded by P1" in escalation
+
+
+def test_the_demo_slo_pages_its_fast_burn_and_tickets_its_slow_one(demo: DemoRun) -> None:
     # Part 4: 6 of 30 jobs late against a 1% budget burns at (6 / 30) / 0.01 = 20 over the hour: the fast
     # pair (14.4) pages, the 3-day ticket (1) goes out at P3 where the routes send tickets (the chat topic,
     # never the pager), and `queuewatch slo` reads the same counters.
-    slo = text.split("Part 4, a queue-time SLO")[1]
+    slo = demo.text.split("Part 4, a queue-time SLO")[1]
     sent = [line for line in slo.splitlines() if line.startswith(("  page: ", "  ticket: "))]
     assert sent == [
         "  page: slo:linux-4xlarge-start-fast P2, to pager, chat (the config's routes): pages pager",
@@ -60,10 +89,8 @@ def test_by_default_the_demo_shows_what_people_see_in_at_most_300_lines(
     assert "demo OK: the fast burn paged once" in slo
 
 
-def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
-    lines: list[str] = []
-    assert run_demo(lines.append, raw=True) == 0
-    text = "\n".join(lines)
+def test_the_demo_pages_once_then_resolves(raw_demo: DemoRun) -> None:
+    text, lines = raw_demo.text, raw_demo.lines
     alerts = [json.loads(line) for line in lines if line.startswith('{\n  "version": "queuewatch.alert/v1"')]
     assert [a["status"] for a in alerts] == ["firing", "resolved", "firing", "resolved"]
     assert alerts[0]["runner_types"][0]["queue_size"] == 14
@@ -104,3 +131,17 @@ def test_the_demo_pages_once_then_resolves(demo_env: None) -> None:
         in text
     )
     assert "  1. Scale-up stalled or failing: the queue grew from 3 to 14 jobs" in text
+
+
+def test_the_demo_ends_with_capacity_and_suggest(demo: DemoRun) -> None:
+    """`make demo` ends with capacity and backtest --suggest on the demo's own history, a few lines each."""
+    text = demo.text
+    capacity = text.split("=== queuewatch capacity ", 1)[1].split("=== queuewatch backtest", 1)[0]
+    assert "linux.2xlarge    14      1h54m" in capacity  # its 14 tracked jobs, each queued 114 minutes
+    assert "thin: the range is 2h20m, under a week" in capacity
+    assert "only 14 job(s) queued below its ceiling: too few to read its start-up delay from" in capacity
+    # up to the demo's next part
+    suggest = re.split(r"\n(?:===|Part )", text.split("--suggest --budget 1/week", 1)[1], maxsplit=1)[0]
+    assert "chosen: queue time > 1m, for 0s: 1 page(s), 0 besides the incidents" in suggest
+    assert "on linux.2xlarge: paged 0s after its start" in suggest
+    assert len(capacity.splitlines()) <= 14 and len(suggest.splitlines()) <= 9

@@ -1,20 +1,25 @@
-"""A fleet-wide incident, 5,000 runner types in one group, pages and resolves through the evaluate handler,
-with and without a chat topic, and every part of it fits its AWS limit: DynamoDB's item, SNS's message
-and subject, CloudWatch's description and alarm name, the chat notification."""
+"""A fleet-wide incident, 5,000 runner types in one group, pages and resolves through the evaluate handler, then
+pages ahead on forecasts and falls back, with the chat topic, and every part of it fits its AWS limit: DynamoDB's
+item, SNS's message and subject, CloudWatch's description and alarm name, the chat notification.
+
+One moto pass, at the worst size (names of 128 characters, both topics' bodies in the group's item), shared by
+the tests; without the chat topic the page is sized without moto (tests/unit/test_notifications.py)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from hashlib import sha256
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 from consumers import CHATBOT, check_pager_envelope, check_subject, description_fields
 from forecast_pools import FILLING
-from support import T0, runner_type, snapshot
+from moto import mock_aws
+from support import T0, fake_aws_environment, runner_type, snapshot
 
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT, item_size
 from queuewatch.adapters.state_table.keys import PARTITION
@@ -52,36 +57,6 @@ class PatientContext(FakeContext):
         return 900_000
 
 
-class Captured:
-    """Every Publish the handler makes, as SNS was asked (sizes measured on the request)."""
-
-    def __init__(self) -> None:
-        self.publishes: list[dict[str, Any]] = []
-
-    def __call__(self, params: dict[str, Any], **_: Any) -> None:
-        self.publishes.append(params)
-
-
-@pytest.fixture
-def names() -> list[str]:
-    # Only the worst size goes through moto: 45-character names take the same path with a smaller group item.
-    return LONGEST
-
-
-@pytest.fixture
-def environment(
-    aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, names: list[str], request: pytest.FixtureRequest
-) -> Path:
-    config = tmp_path / "fleet.yaml"
-    config.write_text(config_text(names, forecast="forecast" in request.node.name), encoding="utf-8")
-    create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
-    topic = boto3.client("sns", region_name="us-east-1").create_topic(Name="alerts")["TopicArn"]
-    for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "ALERT_TOPIC_ARN": topic}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("STACK_NAME", "fleet")
-    return config
-
-
 def tick(
     module: Any, at: datetime, queueing: bool, names: list[str], forecast: ForecastInputs | None = None
 ) -> dict[str, Any]:
@@ -105,35 +80,68 @@ def group_item_bytes() -> int:
         KeyConditionExpression="pk = :pk AND begins_with(sk, :g)",
         ExpressionAttributeValues={":pk": {"S": PARTITION}, ":g": {"S": "group#"}},
     )["Items"]
-    return max(item_size(item) for item in items)
+    return max((item_size(item) for item in items), default=0)
 
 
-@pytest.mark.parametrize("chat", [False, True], ids=["without-chat", "with-chat"])
+@dataclass
+class FleetRun:
+    """One moto pass at the worst size, with the chat topic: a plain page and its resolve, then a forecast
+    page and its fall-back, each tick's handler result, the largest group item stored, and every Publish."""
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+    stored: list[int] = field(default_factory=list)  # the largest group item after each tick
+    publishes: list[dict[str, Any]] = field(default_factory=list)
+    published: list[int] = field(default_factory=list)  # how many Publishes there were after each tick
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return [p for p in self.publishes if p.get("MessageStructure") == "json"]
+
+    def chats(self) -> list[dict[str, Any]]:
+        return [json.loads(p["Message"]) for p in self.publishes if p.get("MessageStructure") != "json"]
+
+
+CALM = ForecastInputs(window_seconds=600, arrived=0, run_seconds=600, maximum=50)  # 5,000 quiet pools, none asking
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FleetRun]:
+    config = tmp_path_factory.mktemp("fleet") / "fleet.yaml"
+    config.write_text(config_text(LONGEST, forecast=True), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch, mock_aws():
+        fake_aws_environment(patch)
+        for key, value in {"QUEUEWATCH_CONFIG": str(config), "STATE_TABLE": "state", "STACK_NAME": "fleet"}.items():
+            patch.setenv(key, value)
+        create_state_table(boto3.client("dynamodb", region_name="us-east-1"), "state")
+        sns = boto3.client("sns", region_name="us-east-1")
+        patch.setenv("ALERT_TOPIC_ARN", sns.create_topic(Name="alerts")["TopicArn"])
+        patch.setenv("CHAT_TOPIC_ARN", sns.create_topic(Name="chat")["TopicArn"])
+        module = load_handler_module("evaluate")
+        run = FleetRun()
+        module.aws.sns("us-east-1").meta.events.register(
+            "before-parameter-build.sns.Publish", lambda params, **_: run.publishes.append(params)
+        )
+        ticks = [(True, None), (False, None), (False, FILLING), (False, CALM)]
+        for minute, (queueing, forecast) in enumerate(ticks):
+            run.results.append(tick(module, T0 + timedelta(minutes=minute), queueing, LONGEST, forecast))
+            run.stored.append(group_item_bytes())
+            run.published.append(len(run.publishes))
+        yield run
+
+
 def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
-    environment: Path, monkeypatch: pytest.MonkeyPatch, chat: bool, capsys: pytest.CaptureFixture[str], names: list[str]
+    fleet: FleetRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sns = boto3.client("sns", region_name="us-east-1")
-    if chat:
-        monkeypatch.setenv("CHAT_TOPIC_ARN", sns.create_topic(Name="chat")["TopicArn"])
-    module = load_handler_module("evaluate")
-    captured = Captured()
-    module.aws.sns("us-east-1").meta.events.register("before-parameter-build.sns.Publish", captured)
-
-    fired = tick(module, T0, queueing=True, names=names)
+    fired, resolved = fleet.results[:2]
     assert len(fired["firing"]) == FLEET and fired["pages_sent"] and not fired["pages_failed"]
-    stored = group_item_bytes()
-    assert stored <= ITEM_LIMIT
-    page_publishes = list(captured.publishes)
-
-    resolved = tick(module, T0 + timedelta(minutes=1), queueing=False, names=names)
+    assert fleet.stored[0] <= ITEM_LIMIT
     assert resolved["firing"] == [] and resolved["pages_sent"] and not resolved["pages_failed"]
 
-    alerts = [p for p in captured.publishes if p.get("MessageStructure") == "json"]
-    assert [json.loads(json.loads(p["Message"])["default"])["status"] for p in alerts] == ["firing", "resolved"]
-    for publish in captured.publishes:
+    for publish in fleet.publishes:
         check_subject(publish["Subject"])
         attributes = sum(len(k) + len(json.dumps(v)) for k, v in publish.get("MessageAttributes", {}).items())
         assert len(publish["Message"].encode()) + len(publish["Subject"]) + attributes <= SNS_MESSAGE_LIMIT
+    alerts = fleet.alerts()
+    assert [json.loads(json.loads(p["Message"])["default"])["status"] for p in alerts[:2]] == ["firing", "resolved"]
     first = json.loads(alerts[0]["Message"])
     alert = json.loads(first["default"])
     assert alert["runner_types_affected"] == FLEET and alert["silence"]["match"] == ["*"]
@@ -143,50 +151,30 @@ def test_five_thousand_runner_types_page_and_resolve_within_every_limit(
     check_pager_envelope(alerts[0]["Subject"], alarm)
     assert len(alarm["AlarmDescription"]) <= ALARM_DESCRIPTION_LIMIT and len(alarm["AlarmName"]) <= 255
     assert description_fields(alarm["AlarmDescription"])["RUNNER_TYPES"].endswith(" more)")
-    chats = [json.loads(p["Message"]) for p in captured.publishes if p.get("MessageStructure") != "json"]
-    assert len(chats) == (2 if chat else 0)
+    chats = fleet.chats()
+    assert len(chats) == 4  # the page's and the resolve's, then the forecast's two
     for body in chats:
         CHATBOT.validate(body)
-    assert len(page_publishes) == (2 if chat else 1)
+    assert fleet.published[0] == 2  # the first tick's page, on both topics
     with capsys.disabled():
         print(
-            f"\n{FLEET} runner types of {len(names[0])} characters, chat={chat}: "
-            f"group item {stored:,} bytes of {ITEM_LIMIT:,}"
+            f"\n{FLEET} runner types of {len(LONGEST[0])} characters: group item {fleet.stored[0]:,} of {ITEM_LIMIT:,}"
         )
 
 
-CALM = ForecastInputs(window_seconds=600, arrived=0, run_seconds=600, maximum=50)  # 5,000 quiet pools, none asking
-
-
-@pytest.mark.parametrize("names", ["names-of-128"], indirect=True)
-def test_five_thousand_runner_types_forecast_in_one_page_and_its_fall_back_fit_every_limit(
-    environment: Path, monkeypatch: pytest.MonkeyPatch, names: list[str]
-) -> None:
+def test_five_thousand_runner_types_forecast_in_one_page_and_its_fall_back_fit_every_limit(fleet: FleetRun) -> None:
     """The predictive page at its largest: every row carries its forecast and evidence; with the chat topic."""
-    sns = boto3.client("sns", region_name="us-east-1")
-    monkeypatch.setenv("CHAT_TOPIC_ARN", sns.create_topic(Name="chat")["TopicArn"])
-    module = load_handler_module("evaluate")
-    captured = Captured()
-    module.aws.sns("us-east-1").meta.events.register("before-parameter-build.sns.Publish", captured)
-
-    fired = tick(module, T0, queueing=False, names=names, forecast=FILLING)
+    fired, resolved = fleet.results[2:]
     assert len(fired["firing"]) == FLEET and fired["pages_sent"] and not fired["pages_failed"]
-    assert group_item_bytes() <= ITEM_LIMIT
-    resolved = tick(module, T0 + timedelta(minutes=1), queueing=False, names=names, forecast=CALM)
+    assert fleet.stored[2] <= ITEM_LIMIT
     assert resolved["firing"] == [] and resolved["pages_sent"] and not resolved["pages_failed"]
 
-    alerts = [json.loads(json.loads(p["Message"])["default"]) for p in captured.publishes if p.get("MessageStructure")]
+    alerts = [json.loads(json.loads(p["Message"])["default"]) for p in fleet.alerts()]
     assert [(a["status"], a["forecast"], a["did_not_happen"]) for a in alerts] == [
+        ("firing", False, False),
+        ("resolved", False, False),
         ("firing", True, False),
         ("resolved", False, True),
     ]
-    assert all(row["forecast"]["evidence"].startswith("42 jobs arrived") for row in alerts[0]["runner_types"])
-    for publish in captured.publishes:
-        check_subject(publish["Subject"])
-        attributes = sum(len(k) + len(json.dumps(v)) for k, v in publish.get("MessageAttributes", {}).items())
-        assert len(publish["Message"].encode()) + len(publish["Subject"]) + attributes <= SNS_MESSAGE_LIMIT
-    chats = [json.loads(p["Message"]) for p in captured.publishes if not p.get("MessageStructure")]
-    assert len(chats) == 2
-    for body in chats:
-        CHATBOT.validate(body)
-    assert "will queue past 1m" in chats[0]["content"]["description"]
+    assert all(row["forecast"]["evidence"].startswith("42 jobs arrived") for row in alerts[2]["runner_types"])
+    assert "will queue past 1m" in fleet.chats()[2]["content"]["description"]

@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
+from queuewatch.adapters.aws.item_size import item_size
 from queuewatch.adapters.slo_table.counters import (
     COUNTER_PREFIX,
     EXPIRES_AT,
@@ -94,15 +95,6 @@ def test_old_buckets_stop_counting_once_they_leave_the_longest_window(dynamodb: 
     assert tally.window(gone, three_days) == Counts(good=1)
     later = gone + timedelta(hours=1)  # past the hour the read starts from: not even read
     assert read_tally(dynamodb, TABLE, "builds", three_days, later).legacy == {}
-
-
-def item_size(item: dict[str, Any]) -> int:
-    """DynamoDB's size of an item: each name's bytes, a string's bytes, a number's digits halved, and one."""
-    size = 0
-    for name, value in item.items():
-        size += len(name.encode())
-        size += len(value["S"].encode()) if "S" in value else (len(value["N"]) + 1) // 2 + 1
-    return size
 
 
 def test_an_hour_with_every_minute_counted_stays_one_write_unit(dynamodb: Any) -> None:

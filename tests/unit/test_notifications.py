@@ -324,17 +324,22 @@ def test_counts_agree_with_their_nouns() -> None:
     assert (plural(1, "scale-up"), plural(12, "scale-up")) == ("1 scale-up", "12 scale-ups")
 
 
-def test_the_outbox_budget_keeps_a_page_and_its_chat_body_within_the_items_400_kb() -> None:
+@pytest.mark.parametrize("chat", [True, False], ids=["with-chat", "without-chat"])
+def test_the_outbox_budget_keeps_a_page_and_its_chat_body_within_the_items_400_kb(chat: bool) -> None:
     # 5,000 members whose names share nothing (generated ids): compressed they still fill three quarters of the
     # item, and bodies rendered without the budget (a whole SNS message beside the chat body) would not fit.
+    # Without the chat topic the alert's body has the room alone, and SNS's limit is the one that binds.
+    # (tests/integration/test_fleet_wide_page.py pages 5,000 names through moto, with the chat topic.)
     rng = random.Random(18)
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
     members = tuple("r" + "".join(rng.choice(alphabet) for _ in range(79)) for _ in range(5000))
     alert = make_alert(*(figures(name, 3, 900) for name in members[:200]))
     arn = "arn:aws:sns:us-east-1:123456789012:"
-    stack = Stack("prod", "state", arn + "alerts", "us-east-1", chat_topic_arn=arn + "chat")
+    stack = Stack("prod", "state", arn + "alerts", "us-east-1", chat_topic_arn=arn + "chat" if chat else None)
     record = GroupRecord("jobs-queueing", "all", GroupStatus.FIRING, T0, members, None, 1)
     now = T0 + timedelta(minutes=3)
     outbox = outbox_for(alert, record, stack, now, DEFAULT_ROUTING)
     assert group_item_size(replace(record, outbox=outbox), now) <= ITEM_LIMIT
-    assert outbox.chat_message and json.loads(outbox.message)["default"]  # both bodies kept, listing fewer
+    attributes = sum(len(k) + len(json.dumps(v)) for k, v in outbox.attributes.items())
+    assert len(outbox.message.encode()) + len(outbox.subject) + attributes <= SNS_MESSAGE_LIMIT
+    assert bool(outbox.chat_message) == chat and json.loads(outbox.message)["default"]  # the bodies kept

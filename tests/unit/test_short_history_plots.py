@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import matplotlib.dates as mdates
 import pytest
+from job_records import job_record
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -37,11 +38,16 @@ TARGETS = [
 
 
 def job(n: int, runner_type: str, queued: datetime, started: datetime) -> JobRecord:
-    return JobRecord(
-        job_id=n, run_id=1, status="in_progress", progress=2, runner_type=runner_type, labels=(), label_set="",
-        org="o", repo="o/r", html_url=None, created_at=queued, queued_at=queued, started_at=started, updated_at=queued,
+    return job_record(
+        n,
+        runner_type,
+        queued,
+        started_at=started,
+        run_id=1,
+        labels=(),
+        updated_at=queued,
         expires_at=END + timedelta(days=14),
-    )  # fmt: skip
+    )
 
 
 def replayed(start: datetime, held_from: datetime | None, *, tracked: bool = True) -> Timeline:

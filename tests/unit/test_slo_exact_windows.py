@@ -12,6 +12,8 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from job_records import job_record
+
 from queuewatch.alerting.slo_reading import reading_of
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
@@ -80,22 +82,7 @@ def oracle_window(jobs: list[Job], now: datetime, minutes: int) -> tuple[int, in
 
 def waiting(number: int, job: Job) -> JobRecord:
     """The job as the census holds it while it is queued."""
-    return JobRecord(
-        job_id=number,
-        run_id=number,
-        status="queued",
-        progress=1,
-        runner_type="linux.2xlarge",
-        labels=("linux.2xlarge",),
-        label_set="linux.2xlarge",
-        org="o",
-        repo="o/r",
-        html_url=None,
-        created_at=job.queued_at,
-        queued_at=job.queued_at,
-        updated_at=job.queued_at,
-        expires_at=job.queued_at + timedelta(days=2),
-    )
+    return job_record(number, "linux.2xlarge", job.queued_at, expires_at=job.queued_at + timedelta(days=2))
 
 
 class Live:

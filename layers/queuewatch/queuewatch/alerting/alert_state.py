@@ -226,10 +226,10 @@ class GroupRecord:
     sequence: int
     version: int = 0
     outbox: Outbox | None = None
-    paged_as: PagedAs | None = None  # None: stored before it was kept, or never paged
+    paged_as: PagedAs | None = None  # None: never paged
     # The episode stands on forecasts alone so far: it opened on them and no member's plain condition has
     # breached since. Its resolve says the queue did not happen. False for every episode a plain breach opened
-    # or joined, and for any stored before it was kept: only a forecast episode is ever "did not happen".
+    # or joined: only a forecast episode is ever "did not happen".
     forecast_only: bool = False
 
     @property

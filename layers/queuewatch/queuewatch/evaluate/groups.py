@@ -122,7 +122,7 @@ def _plain_groups(result: Plan) -> set[tuple[str, str]]:
 
 def _forecast_only(rule: Rule, record: GroupRecord | None, decision: GroupDecision, plain: bool) -> bool:
     """An episode opened by forecasts alone stays a forecast episode until a plain breach joins it; one that
-    opened on a plain breach, or was stored before this was kept, never becomes one."""
+    opened on a plain breach never becomes one."""
     if decision.status is None and decision.page is not PageKind.RESOLVED:
         return False
     opening = decision.page is PageKind.NEW and rule.forecast_horizon is not None

@@ -88,8 +88,6 @@ def rebased(
         return None
     if stored.queued_at is not None:
         queued_at: datetime | None = stored.queued_at
-    elif stored.status != "waiting":
-        queued_at = record.created_at  # stored before queued_at was recorded: it never waited for approval
     elif record.status == "queued":
         queued_at = _within(occurred_at, record.created_at, now)
     elif record.started_at is not None:

@@ -106,8 +106,7 @@ def record_from(item: dict[str, Any]) -> JobRecord:
         repo=item["repo"]["S"],
         html_url=text("html_url"),
         created_at=created,
-        # An item stored before queued_at was recorded was queued when it was created (unless still waiting).
-        queued_at=_moment(item, QUEUED_AT) or (None if status == "waiting" else created),
+        queued_at=_moment(item, QUEUED_AT),
         started_at=_moment(item, "started_at"),
         completed_at=_moment(item, "completed_at"),
         updated_at=_moment(item, "updated_at") or datetime.fromtimestamp(0, UTC),

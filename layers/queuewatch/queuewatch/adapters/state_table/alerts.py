@@ -56,13 +56,13 @@ class WriteConflict(QueuewatchError):
     """Another evaluation changed the item first, or a newer snapshot was applied."""
 
 
-def _utc(value: str) -> datetime:
-    """A stored time as a UTC instant; items written before times were normalised may carry any offset."""
-    return datetime.fromisoformat(value).astimezone(UTC)
+def _time(value: str) -> datetime:
+    """A stored time: written by _iso, in UTC."""
+    return datetime.fromisoformat(value)
 
 
 def _dt(value: str | None) -> datetime | None:
-    return _utc(value) if value else None
+    return _time(value) if value else None
 
 
 def _iso(value: datetime) -> str:
@@ -115,7 +115,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             rule=item["rule"],
             runner_type=item["runner_type"],
             status=Status(item["status"]),
-            since=_utc(item["since"]),
+            since=_time(item["since"]),
             clear_since=_dt(item.get("clear_since")),
             version=int(item["version"]),
             team=item.get("team"),
@@ -134,9 +134,9 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 message=raw["message"],
                 attributes=json.loads(raw["attributes"]),
                 message_structure=raw.get("message_structure"),
-                claimed_at=_utc(raw["claimed_at"]),
+                claimed_at=_time(raw["claimed_at"]),
                 chat_message=raw.get("chat_message"),
-                pending=tuple(Topic(t) for t in raw.get("pending", [Topic.ALERT])),
+                pending=tuple(Topic(t) for t in raw["pending"]),
                 kind=raw.get("kind"),
             )
         status = item.get("status")
@@ -160,8 +160,8 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 matchers=tuple(item.get("matchers", [])),
                 rule=item.get("rule"),
                 team=item.get("team"),
-                starts_at=_utc(item["starts_at"]),
-                ends_at=_utc(item["ends_at"]),
+                starts_at=_time(item["starts_at"]),
+                ends_at=_time(item["ends_at"]),
                 author=item["author"],
                 comment=item["comment"],
             )
@@ -174,7 +174,7 @@ def _paged_as(raw: dict[str, Any] | None) -> PagedAs | None:
     return PagedAs(
         priority=raw["priority"],
         team=raw["team"],
-        teams=tuple(raw.get("teams", [raw["team"]])),
+        teams=tuple(raw["teams"]),
         title=raw["title"],
         group_by=raw["group_by"],
         runbook_url=raw.get("runbook_url"),
@@ -260,10 +260,9 @@ def advance_cursor(
     failed halfway finishes its work; applying one snapshot twice changes nothing twice.
     Instants compare as numbers (`applied_us`), never as text. A cursor past `implausible_after`
     (a future observation applied before they were refused) is no claim on anything: it is replaced.
-    A cursor from before `applied_us` existed was compared by the caller, on its decoded instant.
     """
     item = {"pk": PARTITION, "sk": CURSOR, "applied_at": _iso(applied_at), "applied_us": _micros(applied_at)}
-    condition = "attribute_not_exists(sk) OR attribute_not_exists(applied_us) OR applied_us <= :us"
+    condition = "attribute_not_exists(sk) OR applied_us <= :us"
     values: dict[str, Any] = {":us": _micros(applied_at)}
     if implausible_after is not None:
         condition += " OR applied_us > :implausible"
