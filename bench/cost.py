@@ -20,9 +20,8 @@ import yaml
 from bench.forecast_cost import forecast_section
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from bench.words_cost import words_section
-from queuewatch_cli.build import TemplateLoader
-from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.template_loops import expand_loops
+from queuewatch_cli.common.template import TemplateLoader, expand_loops
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"

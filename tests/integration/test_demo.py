@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch_cli.demo import DEMO_ENV, run_demo
+from queuewatch_cli.commands.demo.harness import DEMO_ENV
+from queuewatch_cli.commands.demo.run import run_demo
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from queuewatch_cli.demo import DEMO_ENV, run_demo
+from queuewatch_cli.commands.demo.harness import DEMO_ENV
+from queuewatch_cli.commands.demo.run import run_demo
 
 
 def test_the_demo_ends_with_capacity_and_suggest(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from support import load_template, load_template_as_written
 
-from queuewatch_cli.template_loops import expand_loops
+from queuewatch_cli.common.template import expand_loops
 
 ALARM = {
     "Type": "AWS::CloudWatch::Alarm",
