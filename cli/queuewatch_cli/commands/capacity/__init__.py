@@ -7,11 +7,11 @@ import argparse
 
 from queuewatch_cli.commands.capacity.run import add_arguments
 from queuewatch_cli.common.command import Command
-from queuewatch_cli.common.stacks import UsageError, targets_of_one
 
 
 def run(args: argparse.Namespace) -> int:
     from queuewatch_cli.commands.capacity.run import run_capacity
+    from queuewatch_cli.common.stacks import UsageError, targets_of_one  # boto3: the pool model's modules stay pure
 
     if args.table is None:
         [target] = targets_of_one(argparse.Namespace(command=args.command, stack=args.stack, region=args.region))
