@@ -10,7 +10,7 @@ from queuewatch_cli.common.command import Command
 from queuewatch_cli.common.stacks import default_refs, targets_of_one
 
 
-def run(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
     from queuewatch_cli.commands.backtest.run import run_backtest
 
     if args.stack or default_refs():  # the stack's region is the default region of runner types naming none
@@ -25,5 +25,5 @@ COMMAND = Command(
     "backtest",
     "replay the tracked jobs' or CloudWatch's history through the rules: what would have paged",
     add_arguments,
-    run,
+    run_command,
 )

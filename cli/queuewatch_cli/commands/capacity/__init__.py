@@ -9,7 +9,7 @@ from queuewatch_cli.commands.capacity.run import add_arguments
 from queuewatch_cli.common.command import Command
 
 
-def run(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
     from queuewatch_cli.commands.capacity.run import run_capacity
     from queuewatch_cli.common.stacks import UsageError, targets_of_one  # boto3: the pool model's modules stay pure
 
@@ -25,5 +25,5 @@ COMMAND = Command(
     "capacity",
     "from the jobs' history: what each runner type needed, and how many runners meet a target",
     add_arguments,
-    run,
+    run_command,
 )

@@ -23,7 +23,7 @@ def add_arguments(demo: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
     if args.config:
         from pathlib import Path
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     return run_demo(raw=args.json)
 
 
-DEMO = Command("demo", "the 114-minute incident, end to end, on an in-process moto", add_arguments, run)
+DEMO = Command("demo", "the 114-minute incident, end to end, on an in-process moto", add_arguments, run_command)
 LOCAL = Command(
     "local", "a local stack (moto server) to try status, history, silences on", add_local_arguments, run_local
 )
