@@ -5,7 +5,7 @@ Run: .venv/bin/python -m bench.autoscaler_words [--fleets 150,5000]. On an in-pr
 read has a scale-up log group with a busy breach's lines in the window (one scale-up a minute refused at the
 maximum, each with its `Current runners` line), and the collector's step (collect/autoscaler_log.py
 `read_autoscaler_logs`, the one `collect()` runs beside the second metric round) reads them through the real
-adapter, Logs Insights answered by queuewatch_cli/insights_moto.py over moto's FilterLogEvents. Counted: the
+adapter, Logs Insights answered by queuewatch_cli/devkit/insights_moto.py over moto's FilterLogEvents. Counted: the
 Logs calls a tick makes, the runner types read and those said to be unread past the bound, queuewatch's own CPU
 time for the step (the classification of the rows), and the bytes the query would scan, which Logs Insights
 bills. Not measured here: how long Logs Insights takes to answer, which no local stand-in shows; a tick waits
@@ -29,7 +29,7 @@ from queuewatch.collect.queues import WatchedQueue
 from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK, LogRow
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
-from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.devkit.insights_moto import InsightsOverMoto, powertools_line, put_lines
 
 REGION = "us-east-1"
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

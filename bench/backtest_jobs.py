@@ -30,8 +30,8 @@ from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.adapters.jobs_table import jobs as job_store
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import QUEUED_BUCKET, JobRecord, shard_of
-from queuewatch_cli.backtest.report import report
-from queuewatch_cli.backtest.run import backtest
+from queuewatch_cli.commands.backtest.report import report
+from queuewatch_cli.commands.backtest.run import backtest
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

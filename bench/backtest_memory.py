@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.config.load import parse_config
-from queuewatch_cli.backtest.history import MAX_DATAPOINTS_PER_CALL, ChunkRead
-from queuewatch_cli.backtest.report import report
-from queuewatch_cli.backtest.run import backtest
+from queuewatch_cli.commands.backtest.history import MAX_DATAPOINTS_PER_CALL, ChunkRead
+from queuewatch_cli.commands.backtest.report import report
+from queuewatch_cli.commands.backtest.run import backtest
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient

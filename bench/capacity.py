@@ -13,7 +13,7 @@ spikes for a few minutes twice a day, noise.
   the generated jobs, fed lazily as read_history yields them); the time to generate them, measured apart, is
   taken out. The DynamoDB read is not in the figure: at 50,000 jobs a day it is about 2,000 jobs a Query page,
   350 pages for the fortnight.
-- suggest: queuewatch_cli.backtest.suggest over the same fortnight, one tick a minute. Each pass rebuilds the
+- suggest: queuewatch_cli.commands.backtest.suggest over the same fortnight, one tick a minute. Each pass rebuilds the
   ticks from the jobs (each runner type's queue size and oldest wait, as the jobs replay does) rather than
   holding them, so memory is the jobs and the candidates' state; the rebuild is part of the time.
 
@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
-from queuewatch_cli.capacity.history import JobTimes
+from queuewatch_cli.commands.capacity.history import JobTimes
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday
 DAY = 86400
@@ -114,7 +114,7 @@ def peak_rss_mib() -> float:
 
 
 def run_capacity_bench(per_day: int, days: int, runner_types: int) -> dict[str, float]:
-    from queuewatch_cli.capacity.run import run_capacity
+    from queuewatch_cli.commands.capacity.run import run_capacity
     from queuewatch_cli.main import build_parser
 
     began, cpu = time.perf_counter(), time.process_time()
@@ -200,7 +200,7 @@ def suggest_config(runner_types: int) -> str:
 
 
 def run_suggest_bench(per_day: int, days: int, runner_types: int) -> dict[str, float]:
-    from queuewatch_cli.backtest.suggest import Incident, parse_budget, suggest
+    from queuewatch_cli.commands.backtest.suggest import Incident, parse_budget, suggest
 
     before = peak_rss_mib()
     began, cpu = time.perf_counter(), time.process_time()

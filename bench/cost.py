@@ -18,8 +18,8 @@ from typing import Any
 from bench.forecast_cost import forecast_section
 from bench.lambda_model import AWS_LATENCY_S, VCPU_MB, cpu_scale, lambda_estimates, rounds
 from bench.words_cost import words_section
-from queuewatch_cli.build import read_template
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.common.template import read_template
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
 COST_DOC = REPO_ROOT / "docs" / "COST.md"

@@ -24,8 +24,8 @@ from bench.floor import TickShape
 from queuewatch.collect.history import history_span
 from queuewatch.config.schema import TriageSettings
 from queuewatch.model.jobs import history_buckets
-from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

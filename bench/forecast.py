@@ -5,7 +5,7 @@ fleet whose every runner type a rule with `forecast:` selects, like production's
 maximum of 50, 12 jobs an hour running 40 minutes, each waiting 12 minutes for a slot), 1 in 10 busy (2.5 jobs
 an hour, 20-minute runs, a minute's start-up), the rest idle (a job every 12 hours); about 50,000 jobs a day at
 5,000 runner types. The scale-up log groups of the pools with a job in the window hold a `Current runners` line
-per job (Logs Insights stood in over moto's FilterLogEvents, cli/queuewatch_cli/insights_moto.py).
+per job (Logs Insights stood in over moto's FilterLogEvents, cli/queuewatch_cli/devkit/insights_moto.py).
 
 Measured per fleet, with forecast rules on (without them the collector makes none of these reads):
 - the forecast's reads (collect/forecast_read.read_forecast, as collect() runs it): calls by API, jobs
@@ -49,8 +49,8 @@ from queuewatch.model.forecast.history import with_pool
 from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.forecast.outlook import Outlook, outlook
 from queuewatch.model.jobs import BUCKET, JOB_PREFIX, PROGRESS, QUEUED_AT, JobRecord, history_buckets
-from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-forecast"

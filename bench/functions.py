@@ -22,7 +22,7 @@ from botocore.config import Config as BotoConfig
 from bench.counting import CallLog, LogSink, counting_session
 from bench.lambda_model import cpu_scale
 from queuewatch.adapters.aws.clients import RETRY_CONFIG, AwsClients, Deadline
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
+from queuewatch_cli.devkit.handlers import REPO_ROOT, FakeContext, arrives_when_made, load_handler_module
 
 LOGICAL_IDS = {"collect": "CollectFunction", "evaluate": "EvaluateFunction", "track": "TrackFunction"}
 

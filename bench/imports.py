@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 RUNS = 7
 # VmHWM: the peak RSS of this program (getrusage's ru_maxrss would carry the parent's over fork and exec).

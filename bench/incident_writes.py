@@ -28,7 +28,7 @@ from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot, Snapshot
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 EVALUATE_TIMEOUT_SECONDS = 45  # template.yaml, EvaluateFunction
 MAX_TICKS = 10

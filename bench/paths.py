@@ -34,8 +34,8 @@ from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.moto_tables import create_state_table
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.devkit.moto_tables import create_state_table
+from queuewatch_cli.devkit.seed import put_queue_ages
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -55,7 +55,7 @@ from bench.naive import NaiveWatcher
 from queuewatch.collect import MAX_THREADS
 from queuewatch.config.load import load_config
 from queuewatch.runtime.wire import decode_snapshot
-from queuewatch_cli.localrun import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
+from queuewatch_cli.devkit.handlers import ACCOUNT_ID, REPO_ROOT, destination_record, scheduled_event
 
 DEFAULT_FLEETS = (10, 100, 1000, 5000)
 RESULTS = REPO_ROOT / "bench" / "results.json"

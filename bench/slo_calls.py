@@ -32,7 +32,7 @@ from queuewatch.evaluate.slo import judge_slos
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.slo import HOUR, LEGACY_BUCKET, MINUTE, floor_to
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.moto_tables import create_slo_table
+from queuewatch_cli.devkit.moto_tables import create_slo_table
 
 REGION = "us-east-1"
 TABLE = "queuewatch-bench-slos"

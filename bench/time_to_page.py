@@ -111,8 +111,8 @@ def simulate(scenario: Scenario, work: Path) -> Timeline:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch_cli.localrun import destination_record, scheduled_event
-    from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
+    from queuewatch_cli.devkit.handlers import destination_record, scheduled_event
+    from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
 
     lookback = max(600, scenario.lag_s + 2 * SAMPLE_S)  # a lagging source needs a longer metric_lookback
     config = work / f"ttp-{scenario.lag_s}-{scenario.pending_s}.yaml"
@@ -205,8 +205,8 @@ def dead_source(work: Path) -> dict[str, Any]:
     from moto import mock_aws
 
     from bench.functions import Functions
-    from queuewatch_cli.localrun import destination_record, scheduled_event
-    from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
+    from queuewatch_cli.devkit.handlers import destination_record, scheduled_event
+    from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
 
     config = work / "ttp-dead-source.yaml"
     config.write_text(
@@ -255,7 +255,7 @@ def dead_source(work: Path) -> dict[str, Any]:
 
 def queued_event(created: datetime, lag_s: int) -> dict[str, Any]:
     """events/track_queued.json for the job, created at `created` and put on the bus `lag_s` later."""
-    from queuewatch_cli.localrun import load_event
+    from queuewatch_cli.devkit.handlers import load_event
 
     event: dict[str, Any] = load_event("track_queued.json")
     event["time"] = (created + timedelta(seconds=lag_s)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -33,9 +33,9 @@ from queuewatch.adapters.aws.item_size import item_size
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import HISTORY_DAYS, HISTORY_SHARDS
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_finished_job, put_queued_jobs
+from queuewatch_cli.devkit.handlers import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_finished_job, put_queued_jobs
 
 FLEETS = (10, 100, 1000, 5000)
 QUEUED_JOBS = 400  # jobs waiting at the tick, spread over the first runner types

@@ -38,7 +38,8 @@ def service_models_parsed_once() -> Iterator[None]:
 
     def sharing_cache(search_path_string: str | None = None) -> Loader:
         loader = create_loader(search_path_string)
-        loader._cache = caches.setdefault(search_path_string, {})  # the per-instance cache of @instance_cache
+        # the per-instance cache of botocore's @instance_cache, private: hence the ignore
+        loader._cache = caches.setdefault(search_path_string, {})  # type: ignore[attr-defined]
         return loader
 
     with pytest.MonkeyPatch.context() as patch:

@@ -21,9 +21,9 @@ from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import CollectorFailure, Observation, Reading, RunnerTypeSnapshot, Snapshot, observed_at
-from queuewatch_cli.build import TemplateLoader, read_template
-from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.common.template import TemplateLoader, read_template
+from queuewatch_cli.devkit.handlers import REPO_ROOT
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 T0 = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 

@@ -18,8 +18,8 @@ from queuewatch.config import Config
 from queuewatch.track import Router
 from queuewatch.track.events import WorkflowJobBusEvent
 from queuewatch.track.stage import track
-from queuewatch_cli.localrun import load_event
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.handlers import load_event
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 SCALE_ERRORS = frozenset(
     {

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Self
 import boto3
 
 from queuewatch.runtime.schedule import scheduled_time
-from queuewatch_cli.demo import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
-from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
+from queuewatch_cli.commands.demo.harness import HEALTHY_QUEUES, INCIDENT_QUEUE, job_message, put_age_datapoints
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -29,7 +29,7 @@ from e2e.sam_local import (
 )
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.localrun import destination_record
+from queuewatch_cli.devkit.handlers import destination_record
 
 pytestmark = pytest.mark.e2e
 

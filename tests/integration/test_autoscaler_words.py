@@ -18,10 +18,10 @@ from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
 from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK, PAST_THE_BOUND
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
-from queuewatch_cli.status import build_view, text_lines
+from queuewatch_cli.commands.status.status import build_view, text_lines
+from queuewatch_cli.devkit.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 
 JOBS = "jobs"
 QUEUE = "gh-ci-linux-2xlarge-queued-builds"

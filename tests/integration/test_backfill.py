@@ -15,10 +15,10 @@ from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.backfill import BackfillError, backfill, replay_window
-from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
+from queuewatch_cli.commands.track.backfill import BackfillError, backfill, replay_window
+from queuewatch_cli.devkit.handlers import FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_jobs_table
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 

@@ -17,9 +17,10 @@ from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.base.errors import QueuewatchError
 from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
-from queuewatch_cli.backtest.report import compare, comparison_lines
-from queuewatch_cli.backtest.run import backtest, run_backtest
-from queuewatch_cli.demo import DEMO_ENV, Demo
+from queuewatch_cli.commands.backtest.report import compare, comparison_lines
+from queuewatch_cli.commands.backtest.run import backtest, run_backtest
+from queuewatch_cli.commands.demo.harness import DEMO_ENV, Demo
+from queuewatch_cli.commands.demo.run import play
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday; the fortnight runs to START + 14 days
 END = START + timedelta(days=14)
@@ -194,7 +195,7 @@ def test_the_demo_history_pages_at_the_demos_minute_and_not_at_150_jobs(
     plot = tmp_path / "timeline.png"
     with mock_aws():
         demo = Demo(lambda _: None)
-        assert demo.run() == 0
+        assert play(demo) == 0
         start = demo.start
         args = argparse.Namespace(
             config=str(default),

@@ -28,9 +28,9 @@ from queuewatch.evaluate.page import build_alert
 from queuewatch.evaluate.stack import Stack
 from queuewatch.evaluate.steps import Plan
 from queuewatch.model.jobs import JobRecord
-from queuewatch_cli.backtest.forecast import ForecastReplays
-from queuewatch_cli.backtest.run import PoolSource, history_source, run_backtest
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.commands.backtest.forecast import ForecastReplays
+from queuewatch_cli.commands.backtest.run import PoolSource, history_source, run_backtest
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, 9, tzinfo=UTC)
 NOW = START + timedelta(days=2)

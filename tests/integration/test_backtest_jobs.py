@@ -21,9 +21,9 @@ from queuewatch.config.load import parse_config
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
-from queuewatch_cli.backtest.run import backtest, run_backtest
-from queuewatch_cli.localrun import load_event
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.commands.backtest.run import backtest, run_backtest
+from queuewatch_cli.devkit.handlers import load_event
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday; the fortnight runs to START + 14 days
 END = START + timedelta(days=14)
@@ -231,7 +231,7 @@ SLO = """slos:
 
 def test_the_backtest_replays_slo_alerts_with_the_rules(fleet: None) -> None:
     from queuewatch.adapters.jobs_table.jobs import read_history
-    from queuewatch_cli.backtest.slo_replay import replay_slos
+    from queuewatch_cli.commands.backtest.slo_replay import replay_slos
 
     cfg = parse_config(CONFIG + SLO)
     dynamodb, router = boto3.client("dynamodb", region_name="us-east-1"), Router(cfg)

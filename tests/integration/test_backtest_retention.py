@@ -17,7 +17,7 @@ import pytest
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
-from queuewatch_cli.backtest.run import backtest, run_backtest
+from queuewatch_cli.commands.backtest.run import backtest, run_backtest
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 QUEUES = {"linux.2xlarge": "gh-ci-linux-2xlarge-queued-builds"}

@@ -19,9 +19,9 @@ from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.alerting.alert_state import PageKind
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
-from queuewatch_cli.backtest.run import run_backtest
-from queuewatch_cli.backtest.slo_replay import replay_slos
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.commands.backtest.run import run_backtest
+from queuewatch_cli.commands.backtest.slo_replay import replay_slos
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 END = START + timedelta(hours=12)

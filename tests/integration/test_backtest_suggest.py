@@ -17,14 +17,9 @@ from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
-from queuewatch_cli.backtest.run import backtest, run_backtest
-from queuewatch_cli.backtest.suggest import (
-    Setting,
-    candidate_config,
-    parse_budget,
-    parse_incidents,
-)
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.commands.backtest.run import backtest, run_backtest
+from queuewatch_cli.commands.backtest.suggest import Setting, candidate_config, parse_budget, parse_incidents
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 END = START + timedelta(days=7)

@@ -14,9 +14,9 @@ from job_records import job_record
 
 from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.model.jobs import JobRecord
-from queuewatch_cli.capacity.run import run_capacity
+from queuewatch_cli.commands.capacity.run import run_capacity
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 from queuewatch_cli.main import build_parser
-from queuewatch_cli.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 START = datetime(2026, 11, 9, tzinfo=UTC)

@@ -9,9 +9,9 @@ import boto3
 import pytest
 
 from queuewatch.adapters.state_table.alerts import load_state
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.devkit.handlers import REPO_ROOT
+from queuewatch_cli.devkit.moto_tables import create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_state_table
 
 
 def test_check_config_passes_the_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.devkit.seed import put_queue_ages
 
 CONFIG = """
 version: 1

@@ -20,8 +20,8 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import history_buckets
 from queuewatch.model.rules import judge
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 
 JOBS = "jobs"
 INCIDENT = "gh-ci-linux-2xlarge-queued-builds"

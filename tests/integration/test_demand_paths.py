@@ -21,10 +21,10 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, Snapshot
 from queuewatch.runtime.metric_names import runner_type_dimensions
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
-from queuewatch_cli.status import show_status
 
 JOBS = "jobs"
 ACCOUNT = "123456789012"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support import fake_aws_environment
 
-from queuewatch_cli.demo import run_demo
+from queuewatch_cli.commands.demo.run import run_demo
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ import boto3
 import pytest
 
 from bench.motoserver import MotoServer
-from queuewatch_cli.build import stage_config
+from queuewatch_cli.commands.build.build import stage_config
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"

@@ -19,9 +19,9 @@ from queuewatch.alerting.alert import silence_for
 from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config.known import KnownNames
 from queuewatch.model.rules import HEALTH_RULE
+from queuewatch_cli.common.stacks import boto_client
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table, create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
-from queuewatch_cli.stacks import boto_client
 
 REGION = "us-east-1"
 CONFIG = """
@@ -86,7 +86,7 @@ def test_slo_without_a_way_to_its_tables_says_which(
 
 
 def test_the_local_stack_has_every_table_output_the_commands_read(aws: None) -> None:
-    from queuewatch_cli.local import register_stack
+    from queuewatch_cli.commands.demo.local import register_stack
 
     cloudformation = boto3.client("cloudformation", region_name=REGION)
     register_stack(lambda service: boto_client(service, REGION))

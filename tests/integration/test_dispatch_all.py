@@ -14,9 +14,9 @@ from support import T0, StackInMoto, arriving_now
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 
 JOBS = "jobs"
 POOLS = ("linux-a", "linux-b", "linux-c")  # three pools whose labels all take the job

@@ -26,9 +26,9 @@ from queuewatch.config.load import load_config
 from queuewatch.model.signals import SignalName
 from queuewatch.track.stage import TrackResult
 from queuewatch.track.telemetry import record_job
-from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_finished_job, put_queued_jobs
+from queuewatch_cli.devkit.handlers import REPO_ROOT
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_finished_job, put_queued_jobs
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch.type_defs import MetricDatumTypeDef

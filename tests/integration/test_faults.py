@@ -30,7 +30,7 @@ from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.devkit.seed import put_queue_ages
 
 ACCOUNT = "123456789012"
 FLEET_CONFIG = """

@@ -28,9 +28,9 @@ from queuewatch.model.snapshot import Snapshot
 from queuewatch.notifications import render
 from queuewatch.notifications.cloudwatch import Origin
 from queuewatch.notifications.email import email_text
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.seed import put_queue_ages
 from queuewatch_cli.main import main
-from queuewatch_cli.seed import put_queue_ages
-from queuewatch_cli.status import show_status
 
 # The upstream module's examples/multi-runner runner configs (templates/runner-configs/*.yaml), prefix
 # "multi-runner": module versions before 6.0 name a `fifo: true` config's queue "...-queued-builds.fifo".

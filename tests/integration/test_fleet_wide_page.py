@@ -27,8 +27,8 @@ from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.notifications import SNS_MESSAGE_LIMIT
 from queuewatch.notifications.cloudwatch import ALARM_DESCRIPTION_LIMIT
 from queuewatch.runtime.wire import encode_snapshot
-from queuewatch_cli.localrun import FakeContext, destination_record, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.handlers import FakeContext, destination_record, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 FLEET = 5000
 # Names at the 128-character limit, each ending in a digest as generated pool names do: as a list the members

@@ -19,8 +19,8 @@ from queuewatch.collect.autoscaler_log import logs_query
 from queuewatch.config.load import parse_config
 from queuewatch.model.forecast.outlook import NoOutlook, outlook
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.insights_moto import InsightsOverMoto, powertools_line, put_lines
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.insights_moto import InsightsOverMoto, powertools_line, put_lines
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 JOBS = "jobs"
 CONFIG = """

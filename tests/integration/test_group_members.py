@@ -8,7 +8,7 @@ from support import T0
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT
 from queuewatch.adapters.state_table.alerts import group_item_size, load_state, put_group
 from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 NAMES = tuple(("linux-arm64-m7g-8xlarge-ephemeral-ubuntu-2404-" * 3)[:118] + f".pool-{i:04d}" for i in range(5000))
 

@@ -15,7 +15,7 @@ from support import load_template
 
 from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.runtime.settings import SettingsError
-from queuewatch_cli.localrun import (
+from queuewatch_cli.devkit.handlers import (
     EVENTS_DIR,
     REPO_ROOT,
     FakeContext,
@@ -23,7 +23,7 @@ from queuewatch_cli.localrun import (
     load_event,
     load_handler_module,
 )
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 CONFIG = REPO_ROOT / "config" / "queuewatch.yaml"
 EVENT_TICK = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)  # the scheduled time in every events/ file

@@ -17,7 +17,7 @@ from queuewatch.adapters.state_table.sent_log import read_entries
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.history import run_history
+from queuewatch_cli.commands.history.history import run_history
 from queuewatch_cli.main import main
 
 CONFIG = parse_config(

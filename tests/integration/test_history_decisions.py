@@ -20,8 +20,8 @@ from queuewatch.collect.jobs import census
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
-from queuewatch_cli.backtest.jobs import job_spans
-from queuewatch_cli.backtest.run import run_backtest
+from queuewatch_cli.commands.backtest.jobs import job_spans
+from queuewatch_cli.commands.backtest.run import run_backtest
 from queuewatch_cli.main import build_parser, main
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
@@ -67,7 +67,7 @@ def table(monkeypatch: pytest.MonkeyPatch) -> list[JobRecord]:
     def read_history(_client: Any, _table: str, start: datetime, end: datetime, *_: Any) -> Iterator[JobRecord]:
         return (j for j in jobs if start <= j.queued_since < end)
 
-    monkeypatch.setattr("queuewatch_cli.backtest.run.read_history", read_history)
+    monkeypatch.setattr("queuewatch_cli.commands.backtest.run.read_history", read_history)
     return jobs
 
 
@@ -139,7 +139,7 @@ def test_backtest_honours_the_default_stack(aws: None, monkeypatch: pytest.Monke
         seen.append((args.region, args.jobs_table))
         return 0
 
-    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", replay)
+    monkeypatch.setattr("queuewatch_cli.commands.backtest.run.run_backtest", replay)
     monkeypatch.setenv("QUEUEWATCH_STACK", "tracked@eu-west-1")
     assert main(["backtest", "--config", "c.yaml", "--from", "1d"]) == 0
     monkeypatch.delenv("QUEUEWATCH_STACK")
@@ -168,7 +168,7 @@ def test_a_read_that_times_out_is_an_endpoint_that_did_not_answer(
     assert main(["capacity", "--table", "jobs", "--region", "us-east-1"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("queuewatch: AWS did not answer in time") and len(err.splitlines()) == 1
-    monkeypatch.setattr("queuewatch_cli.backtest.run.read_history", read_history)
+    monkeypatch.setattr("queuewatch_cli.commands.backtest.run.read_history", read_history)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no default stack
     monkeypatch.delenv("QUEUEWATCH_STACK", raising=False)
     (tmp_path / "a.yaml").write_text(CONFIG)
@@ -178,7 +178,7 @@ def test_a_read_that_times_out_is_an_endpoint_that_did_not_answer(
 
 
 def test_the_plot_says_when_the_second_config_never_fired() -> None:
-    from queuewatch_cli.backtest.plot import Timeline
+    from queuewatch_cli.commands.backtest.plot import Timeline
 
     a = Timeline(parse_config(CONFIG, source="a.yaml"), START, START + timedelta(hours=1), "a.yaml")
     b = Timeline(parse_config(OTHER, source="b.yaml"), START, START + timedelta(hours=1), "b.yaml")

@@ -37,7 +37,7 @@ from queuewatch.model.github_status import GitHubIncident, GitHubStatus
 from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, SloReading, SloWindowCount, Snapshot
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 STEPS = 20  # steps per sequence; the examples per run are the profile's (tests/conftest.py)
 RUNNER_TYPES = ("linux-x64", "gpu", "fast")  # `fast` shares its name with an SLO's burn pair

@@ -23,8 +23,8 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.job_sources import SOURCE_PREFIX
 from queuewatch.model.jobs import HISTORY_SHARDS, PARTITION_KEY, PROGRESS, JobRecord, JobStatus, shard_of
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.handlers import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 CREATED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)  # events/track_*.json's job

@@ -18,8 +18,8 @@ from queuewatch.collect import collect
 from queuewatch.config.load import parse_config
 from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.track.heartbeat import Heartbeat
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 JOBS = "jobs"
 CONFIG = """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from queuewatch_cli import local
+from queuewatch_cli.commands.demo import local
 from queuewatch_cli.main import main
 
 

@@ -9,8 +9,8 @@ import boto3
 import pytest
 from faults import inject
 
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, arrives_when_made, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.handlers import REPO_ROOT, FakeContext, arrives_when_made, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 CANARY = "canary-5e1f"
 

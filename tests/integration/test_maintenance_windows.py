@@ -15,8 +15,8 @@ from queuewatch.alerting.alert import Alert
 from queuewatch.config.load import parse_config
 from queuewatch.model.snapshot import CollectorFailure
 from queuewatch.notifications import email_text
+from queuewatch_cli.commands.status.status import status
 from queuewatch_cli.main import build_parser
-from queuewatch_cli.status import status
 
 # T0 is Saturday 2026-11-21 18:00 UTC, 19:00 in Berlin: the window runs 19:00-19:30 local, 18:00-18:30 UTC.
 CONFIG = """

@@ -27,9 +27,9 @@ from queuewatch.track.heartbeat import Heartbeat
 from queuewatch.track.matching import MAX_AGE, CachedMatcherConfig
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
-from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.handlers import FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 JOBS = "jobs"
 PREFIX = "pt"

@@ -20,9 +20,9 @@ from support import StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.adapters.state_table.alerts import load_state
 from queuewatch.config.load import parse_config
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table
+from queuewatch_cli.devkit.seed import put_finished_job
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table
-from queuewatch_cli.seed import put_finished_job
 
 REPO = Path(__file__).resolve().parents[2]
 STACK = "queuewatch"

@@ -16,8 +16,8 @@ from queuewatch.alerting.silences import SilenceRecord
 from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.delivery import EvaluatorMemory
+from queuewatch_cli.commands.status.status import StatusView, status_document, text_lines
 from queuewatch_cli.main import main
-from queuewatch_cli.status import StatusView, status_document, text_lines
 
 BASE = ["--table", "state", "--region", "us-east-1"]
 CONFIG = """\

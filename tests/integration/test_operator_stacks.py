@@ -12,9 +12,9 @@ import pytest
 from botocore.exceptions import ClientError, NoCredentialsError
 
 from queuewatch.adapters.state_table.alerts import load_state
-from queuewatch_cli import failures
+from queuewatch_cli.common import failures
+from queuewatch_cli.devkit.moto_tables import create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_state_table
 
 
 def deploy(name: str, region: str, table: str, outputs: dict[str, str] | None = None) -> None:
@@ -132,7 +132,7 @@ def test_no_credentials_is_one_line_and_exit_3(
     def unsigned(*_: object) -> None:
         raise NoCredentialsError  # what botocore raises before sending, when it finds no credentials
 
-    monkeypatch.setattr("queuewatch_cli.stacks.describe_outputs", unsigned)
+    monkeypatch.setattr("queuewatch_cli.common.stacks.describe_outputs", unsigned)
     assert main(["status", "--stack", "queuewatch"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("queuewatch: no AWS credentials:") and len(err.splitlines()) == 1
@@ -155,7 +155,7 @@ def test_aws_refusing_is_one_line_and_exit_4(
         error = {"Error": {"Code": "AccessDeniedException", "Message": "not authorized to perform: dynamodb:Query"}}
         raise ClientError(error, "Query")  # type: ignore[arg-type]
 
-    monkeypatch.setattr("queuewatch_cli.silences.load_state", denied)
+    monkeypatch.setattr("queuewatch_cli.commands.silence.silences.load_state", denied)
     assert main(["silence", "list", "--stack", "queuewatch"]) == 4
     err = capsys.readouterr().err
     assert err.startswith("queuewatch: AWS refused Query: AccessDeniedException: not authorized")
@@ -179,7 +179,7 @@ def test_a_bug_is_one_line_and_exit_70_with_the_traceback_on_request(
     def broken(*_: object) -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("queuewatch_cli.silences.load_state", broken)
+    monkeypatch.setattr("queuewatch_cli.commands.silence.silences.load_state", broken)
     assert main(["silence", "list", "--stack", "queuewatch"]) == 70
     err = capsys.readouterr().err
     assert err == (
@@ -207,7 +207,7 @@ def test_backtest_takes_its_region_from_the_stack(
         seen.append(args.region)
         return 0
 
-    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", replay)
+    monkeypatch.setattr("queuewatch_cli.commands.backtest.run.run_backtest", replay)
     assert main(["backtest", "--stack", "queuewatch@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
     assert seen == ["eu-west-1"]
     both = ["--stack", "queuewatch@us-east-1", "--stack", "queuewatch@eu-west-1"]
@@ -228,8 +228,8 @@ def test_backtest_and_capacity_read_the_jobs_of_the_stack_named(
         seen.append(("c", args.table))
         return 0
 
-    monkeypatch.setattr("queuewatch_cli.backtest.run.run_backtest", backtest)
-    monkeypatch.setattr("queuewatch_cli.capacity.run.run_capacity", capacity)
+    monkeypatch.setattr("queuewatch_cli.commands.backtest.run.run_backtest", backtest)
+    monkeypatch.setattr("queuewatch_cli.commands.capacity.run.run_capacity", capacity)
     outputs = {"StateTableName": "tracked-state", "JobsTableName": "tracked-jobs"}
     deploy("tracked", "eu-west-1", "tracked-state", outputs)
     assert main(["backtest", "--stack", "tracked@eu-west-1", "--config", "c.yaml", "--from", "1d"]) == 0
@@ -257,7 +257,7 @@ def test_backtest_reads_the_jobs_table_in_the_stacks_region_not_the_profiles(
     fleet: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The profile's region is us-east-1 (AWS_DEFAULT_REGION); the stack and its jobs table are in eu-west-1.
-    from queuewatch_cli.moto_tables import create_jobs_table
+    from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
     create_jobs_table(boto3.client("dynamodb", region_name="eu-west-1"), "tracked-jobs")
     deploy(

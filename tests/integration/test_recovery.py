@@ -27,8 +27,8 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.signature import sign
-from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.handlers import FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 JOBS, SECRET, DELIVERIES = "jobs", "recovery-secret", "webhook-deliveries"
 TRACKED = """

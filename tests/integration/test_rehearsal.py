@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from queuewatch_cli.commands.demo.rehearsal import rehearse
 from queuewatch_cli.main import main
-from queuewatch_cli.rehearsal import rehearse
 
 FLEET = """
 version: 1

@@ -33,7 +33,7 @@ from queuewatch.adapters.aws.clients import (
     worst_case_tail_seconds,
 )
 from queuewatch.adapters.aws.errors import DeadlineExceeded
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 QUEUE = "gh-ci-linux-2xlarge-queued-builds"
 METRIC_QUERY = {

@@ -17,7 +17,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.model.rules import ALERT_KINDS, Priority
 from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
-from queuewatch_cli.build_routes import subscriptions
+from queuewatch_cli.commands.build.subscriptions import subscriptions
 
 CONFIG = """
 version: 1

@@ -28,7 +28,7 @@ from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.snapshot import Snapshot
 from queuewatch.runtime import wire as wire_module
 from queuewatch.runtime.wire import SnapshotTooLarge
-from queuewatch_cli.localrun import (
+from queuewatch_cli.devkit.handlers import (
     ACCOUNT_ID,
     FakeContext,
     arrives_when_made,
@@ -36,8 +36,8 @@ from queuewatch_cli.localrun import (
     load_handler_module,
     scheduled_event,
 )
-from queuewatch_cli.moto_tables import create_state_table
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.devkit.moto_tables import create_state_table
+from queuewatch_cli.devkit.seed import put_queue_ages
 
 RULES = """
 defaults:

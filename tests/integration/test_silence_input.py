@@ -21,8 +21,8 @@ from queuewatch.evaluate import Stack
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.rules import HEALTH_RULE
 from queuewatch.model.snapshot import CollectorFailure
+from queuewatch_cli.devkit.moto_tables import create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_state_table
 
 BASE = ["--table", "state", "--region", "us-east-1"]
 CONFIG = """\

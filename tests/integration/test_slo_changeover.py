@@ -21,7 +21,7 @@ from queuewatch.adapters.slo_table.counters import (
     read_tally,
 )
 from queuewatch.model.slo import Counts, bucket_start
-from queuewatch_cli.moto_tables import create_slo_table
+from queuewatch_cli.devkit.moto_tables import create_slo_table
 
 TABLE = "slos"
 DEPLOYED = datetime(2026, 11, 21, 12, 3, 40, tzinfo=UTC)  # the first count in the new layout is after this

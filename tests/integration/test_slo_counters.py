@@ -19,8 +19,8 @@ from queuewatch.model.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
-from queuewatch_cli.localrun import load_event
-from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table
+from queuewatch_cli.devkit.handlers import load_event
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table
 
 JOBS, SLOS = "jobs", "slos"
 QUEUED = datetime(2026, 11, 21, 16, 6, tzinfo=UTC)

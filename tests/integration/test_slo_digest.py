@@ -21,8 +21,8 @@ from queuewatch.digest.message import MESSAGE_LIMIT, fitted
 from queuewatch.digest.stage import DigestTables, build_digests, send_digests
 from queuewatch.model.jobs import JobRecord
 from queuewatch.notifications.chat import CHAT_DESCRIPTION_LIMIT
-from queuewatch_cli.localrun import FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
+from queuewatch_cli.devkit.handlers import FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table, create_state_table
 
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 TABLES = DigestTables(slo_table="slos", jobs_table="jobs", state_table="state")

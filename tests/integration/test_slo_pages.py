@@ -17,8 +17,8 @@ from queuewatch.config.load import parse_config
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.github_status import parse_summary
 from queuewatch.model.snapshot import SloReading, SloWindowCount, Snapshot
+from queuewatch_cli.devkit.moto_tables import create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_state_table
 
 CONFIG = """
 version: 1

@@ -13,8 +13,8 @@ from job_records import job_record
 
 from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.adapters.slo_table.counters import Contribution, count_job
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table, create_state_table
 from queuewatch_cli.main import main
-from queuewatch_cli.moto_tables import create_jobs_table, create_slo_table, create_state_table
 
 CONFIG = """
 version: 1
@@ -122,7 +122,7 @@ def test_the_plot_draws_the_burn_down_with_the_slos_alerts_from_the_sent_log(
     aws: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from queuewatch.adapters.state_table.sent_log import SENT, SentEntry, put_entry
-    from queuewatch_cli import slo_plot
+    from queuewatch_cli.commands.slo import plot as slo_plot
 
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_slo_table(dynamodb, "slos")
@@ -166,7 +166,7 @@ def test_the_plot_draws_the_burn_down_with_the_slos_alerts_from_the_sent_log(
 def test_check_config_gives_each_slos_budget_in_jobs_at_the_last_days_volume(
     aws: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from queuewatch_cli.main import check_config
+    from queuewatch_cli.commands.check_config.check import check_config
 
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     create_jobs_table(dynamodb, "jobs")

@@ -18,9 +18,9 @@ from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.telemetry import record_tick
 from queuewatch.model.snapshot import Snapshot
 from queuewatch.runtime.metric_names import runner_type_dimensions
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.seed import put_evaluator_figures
 from queuewatch_cli.main import main
-from queuewatch_cli.seed import put_evaluator_figures
-from queuewatch_cli.status import show_status
 
 CONFIG_TEXT = """
 version: 1

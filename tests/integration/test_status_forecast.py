@@ -20,7 +20,7 @@ from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast, b
 from queuewatch.model.forecast.inputs import ForecastInputs
 from queuewatch.model.forecast.outlook import NoOutlook, outlook
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
 
 CONFIG = parse_config(
     """version: 1

@@ -17,7 +17,7 @@ from queuewatch.evaluate import EvaluationResult, Stack
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.stage import evaluate
 from queuewatch.model.snapshot import ImplausibleObservation, Snapshot
-from queuewatch_cli.moto_tables import create_state_table
+from queuewatch_cli.devkit.moto_tables import create_state_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -26,8 +26,8 @@ from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.signature import sign, signature_valid
 from queuewatch.track.stage import track
-from queuewatch_cli.localrun import REPO_ROOT, FakeContext, load_event, load_handler_module
-from queuewatch_cli.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.handlers import REPO_ROOT, FakeContext, load_event, load_handler_module
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 TABLE = "jobs"
 SECRET = "queuewatch-local-webhook-secret"  # what signed events/webhook_workflow_job.json

@@ -25,10 +25,11 @@ from queuewatch.notifications.email import email_text
 from queuewatch.track.events import WorkflowJobEvent
 from queuewatch.track.routing import Router
 from queuewatch.track.stage import track
-from queuewatch_cli.localrun import load_event
-from queuewatch_cli.main import build_parser, check_config, main
-from queuewatch_cli.moto_tables import create_jobs_table, create_state_table
-from queuewatch_cli.status import status
+from queuewatch_cli.commands.check_config.check import check_config
+from queuewatch_cli.commands.status.status import status
+from queuewatch_cli.devkit.handlers import load_event
+from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_state_table
+from queuewatch_cli.main import build_parser, main
 
 FLEET = """\
 version: 1

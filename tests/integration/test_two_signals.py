@@ -19,9 +19,9 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.rules import HEALTH_RULE, UNTRACKED_JOBS
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.seed import put_queue_ages, put_queued_jobs
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import put_queue_ages, put_queued_jobs
 
 JOBS = "jobs"
 QUEUE = "gh-ci-linux-x64-queued-builds"

@@ -10,7 +10,7 @@ import boto3
 from support import StackInMoto, minutes, runner_type, snapshot
 
 from queuewatch.config.load import check_config_bytes, parse_config
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
 
 FLEET = """\
 version: 1

@@ -22,9 +22,9 @@ from queuewatch.model.snapshot import Snapshot, UnmatchedJobs
 from queuewatch.track import Router, WorkflowJobEvent
 from queuewatch.track.stage import TrackResult, track
 from queuewatch.track.telemetry import record_job
-from queuewatch_cli.localrun import REPO_ROOT
-from queuewatch_cli.moto_tables import create_jobs_table
-from queuewatch_cli.status import show_status
+from queuewatch_cli.commands.status.status import show_status
+from queuewatch_cli.devkit.handlers import REPO_ROOT
+from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
 JOBS = "jobs"
 CONFIG = """

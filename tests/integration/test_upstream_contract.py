@@ -28,7 +28,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.seed import put_queue_ages
+from queuewatch_cli.devkit.seed import put_queue_ages
 
 JOBS = "jobs"
 EXAMPLES = Path(__file__).resolve().parents[2] / "config" / "examples"

@@ -12,15 +12,15 @@ from queuewatch.base.errors import QueuewatchError
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.model.forecast.history import JobTimes, PoolCount, forecast_inputs
-from queuewatch_cli.backtest.forecast import score, with_horizon
-from queuewatch_cli.backtest.forecast_feed import (
+from queuewatch_cli.commands.backtest.forecast import score, with_horizon
+from queuewatch_cli.commands.backtest.forecast_feed import (
     ForecastFeed,
     forecast_runner_types,
     maximum_of,
     parse_runner_counts,
 )
-from queuewatch_cli.backtest.jobs import JobObservations, job_spans
-from queuewatch_cli.backtest.replay import Episode
+from queuewatch_cli.commands.backtest.jobs import JobObservations, job_spans
+from queuewatch_cli.commands.backtest.replay import Episode
 
 T = datetime(2026, 3, 2, 9, tzinfo=UTC)
 CONFIG = parse_config(

@@ -10,7 +10,7 @@ import pytest
 from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.backtest.history import HistoryError, Observations, plan_history, read_parts
+from queuewatch_cli.commands.backtest.history import HistoryError, Observations, plan_history, read_parts
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CONFIG = parse_config(

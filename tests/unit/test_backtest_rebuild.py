@@ -11,7 +11,7 @@ from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.backtest.jobs import JobObservations, job_spans
+from queuewatch_cli.commands.backtest.jobs import JobObservations, job_spans
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 CONFIG = parse_config(
@@ -100,8 +100,8 @@ def test_jobs_no_runner_type_serves_are_counted_apart() -> None:
 
 
 def test_the_plot_under_compare_names_each_config_and_draws_both_thresholds_and_an_empty_range_says_no_data() -> None:
-    from queuewatch_cli.backtest.plot import Timeline
-    from queuewatch_cli.backtest.replay import Replay
+    from queuewatch_cli.commands.backtest.plot import Timeline
+    from queuewatch_cli.commands.backtest.replay import Replay
 
     other = parse_config(
         "version: 1\ndefaults: {region: us-east-1}\nrunner_types: [{name: small, queue: {name: q-small}}]\n"

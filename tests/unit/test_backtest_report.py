@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from queuewatch.base.errors import QueuewatchError
-from queuewatch_cli.backtest.replay import Episode
-from queuewatch_cli.backtest.report import compare, comparison_lines, report, summarize
-from queuewatch_cli.backtest.run import parse_moment
+from queuewatch_cli.commands.backtest.replay import Episode
+from queuewatch_cli.commands.backtest.report import compare, comparison_lines, report, summarize
+from queuewatch_cli.common.times import parse_moment
 
 T = datetime(2026, 3, 2, tzinfo=UTC)
 END = T + timedelta(days=7)

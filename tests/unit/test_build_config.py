@@ -18,7 +18,7 @@ import yaml
 from support import load_template
 
 from queuewatch.config.load import load_config
-from queuewatch_cli.build import DEPLOYED_NAME, THRESHOLD_GRAPHS, draw_thresholds, stage_dashboard
+from queuewatch_cli.commands.build.build import DEPLOYED_NAME, THRESHOLD_GRAPHS, draw_thresholds, stage_dashboard
 from queuewatch_cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

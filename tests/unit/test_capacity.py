@@ -13,10 +13,10 @@ import pytest
 from queueing import batch_estimate, md_c_chain, steady
 
 from queuewatch.model.forecast.model import Target, simulate
-from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import JobTimes, by_runner_type
-from queuewatch_cli.capacity.output import document, table
-from queuewatch_cli.capacity.run import parse_target, run_capacity
+from queuewatch_cli.commands.capacity.analysis import analyse
+from queuewatch_cli.commands.capacity.history import JobTimes, by_runner_type
+from queuewatch_cli.commands.capacity.output import document, table
+from queuewatch_cli.commands.capacity.run import parse_target, run_capacity
 from queuewatch_cli.main import build_parser
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday
@@ -221,7 +221,7 @@ def test_the_command_prints_a_table_and_json() -> None:
 def test_the_model_and_the_analysis_reach_no_aws() -> None:
     """The simulation is pure: importing it, and what it imports, loads neither boto3 nor an adapter."""
     code = (
-        "import sys; import queuewatch_cli.capacity.analysis, queuewatch_cli.capacity.output; "
+        "import sys; import queuewatch_cli.commands.capacity.analysis, queuewatch_cli.commands.capacity.output; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'yaml') "
         "or m.startswith('queuewatch.adapters')))"
     )

@@ -13,9 +13,9 @@ from job_records import job_record
 
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.runner_names import RunnerTypeNames
-from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import JobTimes, by_runner_type
-from queuewatch_cli.capacity.run import Skipped, job_times, parse_target, run_capacity
+from queuewatch_cli.commands.capacity.analysis import analyse
+from queuewatch_cli.commands.capacity.history import JobTimes, by_runner_type
+from queuewatch_cli.commands.capacity.run import Skipped, job_times, parse_target, run_capacity
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday
 END = START + timedelta(days=14)

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from typing import cast
 
 from queuewatch.model.forecast.model import PoolResult, Sizing, Target
-from queuewatch_cli.capacity.analysis import Capacity
-from queuewatch_cli.capacity.plot import capacity_figure
+from queuewatch_cli.commands.capacity.analysis import Capacity
+from queuewatch_cli.commands.capacity.plot import capacity_figure
 
 
 def answer(name: str, chosen: int, waits_minutes: list[float]) -> Capacity:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from queuewatch_cli.capacity.analysis import analyse
-from queuewatch_cli.capacity.history import JobTimes, by_runner_type
-from queuewatch_cli.capacity.pool import Window, replay_pool
-from queuewatch_cli.capacity.run import parse_target, run_capacity
+from queuewatch_cli.commands.capacity.analysis import analyse
+from queuewatch_cli.commands.capacity.history import JobTimes, by_runner_type
+from queuewatch_cli.commands.capacity.pool import Window, replay_pool
+from queuewatch_cli.commands.capacity.run import parse_target, run_capacity
 from queuewatch_cli.main import build_parser
 
 START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday

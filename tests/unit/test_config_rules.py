@@ -141,7 +141,7 @@ def test_every_rule_problem_is_reported_at_once_with_its_line() -> None:
 
 def test_the_shipped_config_has_no_rule_problem() -> None:
     from queuewatch.config.load import load_config
-    from queuewatch_cli.localrun import REPO_ROOT
+    from queuewatch_cli.devkit.handlers import REPO_ROOT
 
     assert load_config(REPO_ROOT / "config" / "queuewatch.yaml").resolved_rules
 

@@ -8,7 +8,7 @@ import pytest
 
 from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.model.signals import SignalName
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 from queuewatch_cli.main import main
 
 RULES = """

@@ -23,7 +23,7 @@ from queuewatch.evaluate.telemetry import record_tick
 from queuewatch.model.forecast.board import ForecastBoard, RunnerTypeForecast
 from queuewatch.track.stage import TrackResult
 from queuewatch.track.telemetry import record_job
-from queuewatch_cli.build import draw_thresholds
+from queuewatch_cli.commands.build.build import draw_thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 STACK = "qw-test"

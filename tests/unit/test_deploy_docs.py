@@ -18,7 +18,7 @@ import pytest
 from support import load_template
 
 from queuewatch.config.load import check_config_bytes
-from queuewatch_cli.build import DERIVED_PARAMETERS, deploy_parameters, parameter_overrides
+from queuewatch_cli.commands.build.build import DERIVED_PARAMETERS, deploy_parameters, parameter_overrides
 
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"

@@ -13,9 +13,9 @@ import pytest
 
 from queuewatch.alerting.slo_summary import SloSummary, lines
 from queuewatch.base.wording import moment
-from queuewatch_cli.capacity.output import arrivals_by_hour
-from queuewatch_cli.plotting import install_hint
-from queuewatch_cli.status import AlertView, StatusView, text_lines
+from queuewatch_cli.commands.capacity.output import arrivals_by_hour
+from queuewatch_cli.commands.status.status import AlertView, StatusView, text_lines
+from queuewatch_cli.common.plotting import install_hint
 
 ROOT = Path(__file__).resolve().parents[2]
 AT = datetime(2026, 11, 28, 2, 5, 9, tzinfo=UTC)

@@ -136,7 +136,7 @@ def test_a_metric_count_is_taken_where_the_config_names_one_and_the_tick_read_it
 
 def test_the_bounds_the_performance_doc_states_are_the_collectors() -> None:
     from queuewatch.collect.autoscaler_log import MAX_COUNTS_PER_TICK
-    from queuewatch_cli.localrun import REPO_ROOT
+    from queuewatch_cli.devkit.handlers import REPO_ROOT
 
     doc = (REPO_ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     section = doc.split("## The forecast a tick", 1)[1].split("\n## ", 1)[0]

@@ -256,20 +256,56 @@ def cli_imports() -> dict[str, set[str]]:
 
 def test_the_command_line_has_no_import_circle() -> None:
     graph = cli_imports()
-    assert "queuewatch_cli.main" in graph and graph["queuewatch_cli.demo"]  # the walk sees the modules
-    circles = []
-    for start in graph:
-        todo: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
-        seen = {start}
-        while todo:
-            current, path = todo.pop()
-            for imported in graph[current]:
-                if imported == start:
-                    circles.append(" -> ".join((*path, start)))
-                elif imported not in seen:
-                    seen.add(imported)
-                    todo.append((imported, (*path, imported)))
-    assert circles == [], circles
+    assert "queuewatch_cli.main" in graph and graph["queuewatch_cli.commands.demo.run"]  # the walk sees the modules
+    assert circles(graph) == []
+
+
+def command_of(module: str) -> str | None:
+    """The command package a CLI module belongs to (`queuewatch_cli.commands.<command>...`), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "commands" else None
+
+
+TOUR = "demo"
+"""The demo runs the other commands as a person types them: the one command that imports others."""
+
+
+def test_a_command_imports_no_other_command_what_they_share_is_in_common_or_devkit() -> None:
+    graph = cli_imports()
+    assert {command_of(m) for m in graph} >= {"backtest", "capacity", "status", "history", TOUR}  # the walk sees them
+    crossing = sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        if (own := command_of(module)) is not None and own != TOUR
+        for imported in imports
+        if command_of(imported) not in (None, own)
+    )
+    assert crossing == [], "commands share through common/ or devkit/, never each other"
+    toured = sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        if command_of(module) != TOUR and module != "queuewatch_cli.registry"
+        for imported in imports
+        if command_of(imported) == TOUR
+    )
+    assert toured == [], "only the registry imports the demo"
+
+
+def test_common_and_devkit_import_no_command_and_the_clis_root_holds_its_entry_points() -> None:
+    graph = cli_imports()
+    below = {m: i for m, i in graph.items() if m.split(".")[1:2] in (["common"], ["devkit"])}
+    assert "queuewatch_cli.common.stacks" in below and "queuewatch_cli.devkit.handlers" in below
+    upward = sorted(f"{m} -> {i}" for m, imports in below.items() for i in imports if i.split(".")[1:2] == ["commands"])
+    assert upward == []
+    loose = sorted(p.name for p in CLI.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "main.py", "registry.py"], (
+        "a module belongs in commands/, common/ or devkit/"
+    )
+
+
+def test_command_of_names_the_command_a_module_belongs_to() -> None:
+    assert command_of("queuewatch_cli.commands.backtest.run") == "backtest"
+    assert command_of("queuewatch_cli.common.times") is None and command_of("queuewatch_cli.main") is None
 
 
 @pytest.mark.parametrize(("stage", "sibling"), [("collect", "track"), ("track", "collect")])

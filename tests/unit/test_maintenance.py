@@ -10,7 +10,7 @@ import pytest
 from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.config.maintenance import MaintenanceWindow, next_for, next_window
 from queuewatch.model.rules import HEALTH_RULE
-from queuewatch_cli.main import check_config
+from queuewatch_cli.commands.check_config.check import check_config
 
 
 def window(**fields: object) -> MaintenanceWindow:

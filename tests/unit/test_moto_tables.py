@@ -9,7 +9,7 @@ from unittest.mock import MagicMock
 import pytest
 from support import load_template
 
-from queuewatch_cli.moto_tables import JOBS_TABLE, SLO_TABLE, STATE_TABLE, create_declared_table, declared_tables
+from queuewatch_cli.devkit.moto_tables import JOBS_TABLE, SLO_TABLE, STATE_TABLE, create_declared_table, declared_tables
 
 
 @pytest.mark.parametrize("logical_id", [STATE_TABLE, JOBS_TABLE, SLO_TABLE])

@@ -14,7 +14,7 @@ from support import load_template
 from queuewatch.config.load import ConfigError, parse_config
 from queuewatch.config.routes import Receiver, RouteSpec, Routing, policy_matches
 from queuewatch.model.rules import ALERT_KINDS, Priority
-from queuewatch_cli.build_routes import add_subscriptions
+from queuewatch_cli.commands.build.subscriptions import add_subscriptions
 from queuewatch_cli.main import main
 
 ROOT = Path(__file__).parents[2]

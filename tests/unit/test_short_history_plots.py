@@ -19,11 +19,11 @@ from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.rules import Priority
 from queuewatch.model.slo import BurnAlert, Counts, Slo, window_buckets_start
-from queuewatch_cli.backtest.jobs import JobObservations, job_spans
-from queuewatch_cli.backtest.plot import Timeline
-from queuewatch_cli.backtest.replay import Replay
-from queuewatch_cli.plotting import NOT_HELD
-from queuewatch_cli.slo_plot import burn_down, burn_down_figure
+from queuewatch_cli.commands.backtest.jobs import JobObservations, job_spans
+from queuewatch_cli.commands.backtest.plot import Timeline
+from queuewatch_cli.commands.backtest.replay import Replay
+from queuewatch_cli.commands.slo.plot import burn_down, burn_down_figure
+from queuewatch_cli.common.plotting import NOT_HELD
 
 END = datetime(2026, 11, 28, 4, 0, tzinfo=UTC)
 CONFIG = parse_config(

@@ -19,7 +19,7 @@ from queuewatch.alerting.slo_summary import summarize
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.slo import Counts, budget_left
-from queuewatch_cli.backtest.slo_replay import SloCounters, replay_slos
+from queuewatch_cli.commands.backtest.slo_replay import SloCounters, replay_slos
 
 DAY0 = datetime(2026, 11, 2, tzinfo=UTC)
 HEAD = """version: 1

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from queuewatch.alerting.slo_summary import lines, summarize
 from queuewatch.config.load import parse_config
 from queuewatch.model.slo import Tally, outcome_of, waiting_outcome
-from queuewatch_cli.explain import explain
+from queuewatch_cli.commands.check_config.explain import explain
 
 QUEUED = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 THRESHOLD = 120

@@ -92,7 +92,7 @@ def test_two_slos_of_one_name_are_refused() -> None:
 
 
 def test_check_config_states_the_budget_in_jobs_only_from_a_volume_it_was_given() -> None:
-    from queuewatch_cli.slo_check import slo_lines
+    from queuewatch_cli.commands.check_config.slos import slo_lines
 
     config = parse_config(
         HEAD + "slos:\n  - {name: fast, objective: 99%, queue_time_under: 2m, window: 28d, team: ci-infra}\n"
@@ -110,7 +110,7 @@ def test_check_config_states_the_history_an_slo_needs_and_its_cost_as_docs_cost_
     import re
     from pathlib import Path
 
-    from queuewatch_cli.slo_check import history_usd_a_month, slo_lines
+    from queuewatch_cli.commands.check_config.slos import history_usd_a_month, slo_lines
 
     cost = (Path(__file__).parents[2] / "docs" / "COST.md").read_text(encoding="utf-8")
     found = re.search(r"\| DynamoDB storage \(the history\) \| \$([0-9.]+) \| 14 days of jobs", cost)

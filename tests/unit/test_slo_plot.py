@@ -12,7 +12,7 @@ from matplotlib.text import Annotation
 from queuewatch.digest.message import Fired
 from queuewatch.model.rules import Priority
 from queuewatch.model.slo import BurnAlert, Counts, Slo, budget_left, window_buckets_start, window_counts
-from queuewatch_cli.slo_plot import burn_down, burn_down_figure, draw
+from queuewatch_cli.commands.slo.plot import burn_down, burn_down_figure, draw
 
 NOW = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
 SLO = Slo(

@@ -10,8 +10,8 @@ from support import runner_type, snapshot
 
 from queuewatch.config.load import parse_config
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.backtest.replay import Replay
-from queuewatch_cli.backtest.suggest import (
+from queuewatch_cli.commands.backtest.replay import Replay
+from queuewatch_cli.commands.backtest.suggest import (
     Setting,
     candidate_config,
     parse_budget,

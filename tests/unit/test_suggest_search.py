@@ -11,8 +11,8 @@ from support import runner_type, snapshot
 
 from queuewatch.config.load import parse_config
 from queuewatch.model.snapshot import Snapshot
-from queuewatch_cli.backtest import suggest as suggest_module
-from queuewatch_cli.backtest.suggest import HeldTicks, parse_budget, parse_incidents, suggest
+from queuewatch_cli.commands.backtest import suggest as suggest_module
+from queuewatch_cli.commands.backtest.suggest import HeldTicks, parse_budget, parse_incidents, suggest
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
 END = START + timedelta(days=1)

@@ -20,8 +20,8 @@ from queuewatch.runtime.settings import EvaluateSettings, TrackSettings
 from queuewatch.track.stage import HISTORY_AFTER
 from queuewatch.track.telemetry import record_webhook
 from queuewatch.track.webhook import Refusal, WebhookResponse
-from queuewatch_cli.build_routes import subscriptions
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.commands.build.subscriptions import subscriptions
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 # SQS actions that take a message or change what the autoscaler would see of it.
 CONSUMING_SQS_ACTIONS = frozenset(
@@ -661,7 +661,7 @@ def test_the_open_url_is_bounded_by_a_concurrency_parameter(template: dict[str, 
 
 
 def test_the_outputs_the_operator_commands_read_are_there(template: dict[str, Any]) -> None:
-    """`--stack NAME` finds everything in these outputs (cli/queuewatch_cli/stacks.py, backfill.py)."""
+    """`--stack NAME` finds everything in these outputs (cli/queuewatch_cli/common/stacks.py, backfill.py)."""
     outputs = template["Outputs"]
     assert {"StateTableName", "DashboardName", "MetricsNamespace", "TrackRuleArn"} <= set(outputs)
     namespace = template["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
@@ -789,7 +789,7 @@ def test_the_slo_digest_is_off_unless_its_schedule_is_given_and_tracking_is_on(t
 
 
 def test_the_job_history_parameter_says_what_an_slo_needs_and_what_a_day_of_it_costs(template: dict[str, Any]) -> None:
-    from queuewatch_cli.slo_check import history_usd_a_month
+    from queuewatch_cli.commands.check_config.slos import history_usd_a_month
 
     described = " ".join(template["Parameters"]["JobHistoryDays"]["Description"].split())
     assert "An SLO needs its window's days and one more (a 28-day SLO: 29)" in described

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from support import load_template_as_written
 
-from queuewatch_cli.template_loops import expand_loops, inline_applications
+from queuewatch_cli.common.template import expand_loops, inline_applications
 
 ALARM = {
     "Type": "AWS::CloudWatch::Alarm",

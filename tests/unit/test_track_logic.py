@@ -14,7 +14,7 @@ from queuewatch.model.jobs import PROGRESS, QUEUED_LIMIT, StoredJob, bucket_of
 from queuewatch.track import Router, WorkflowJobEvent, label_set, record_of
 from queuewatch.track.jobs import rebased
 from queuewatch.track.signature import sign, signature_valid
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 NOW = datetime(2026, 11, 21, 18, 0, tzinfo=UTC)
 CONFIG = """

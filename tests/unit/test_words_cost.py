@@ -8,7 +8,7 @@ from bench.autoscaler_words import RESULTS
 from bench.words_cost import metric_filter_month, words_section
 from queuewatch.collect.autoscaler_log import MAX_WINDOW, WAIT_SECONDS
 from queuewatch.model.autoscaler_log import MAX_READ_PER_TICK
-from queuewatch_cli.localrun import REPO_ROOT
+from queuewatch_cli.devkit.handlers import REPO_ROOT
 
 ALERTS = (REPO_ROOT / "docs" / "alerts.md").read_text(encoding="utf-8")
 SECTION = ALERTS.split("## The autoscaler's own words", 1)[1].split("\n## ", 1)[0]

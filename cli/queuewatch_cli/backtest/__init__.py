@@ -1,1 +1,0 @@
-"""`queuewatch backtest`: recorded CloudWatch history replayed through the evaluator's own plan."""

@@ -1,1 +1,0 @@
-"""`queuewatch capacity`: what the jobs' history says each runner type needed, and what N runners would give."""
