@@ -27,7 +27,7 @@ def install_hint() -> str:
     (`pip install 'queuewatch[plot]'` would fetch a PyPI package of that name instead); else the pinned
     requirement the extra names."""
     pip = f"{shlex.quote(sys.executable)} -m pip install"
-    root = Path(__file__).resolve().parents[1]  # cli/, in a clone; site-packages, installed from a wheel
+    root = Path(__file__).resolve().parents[2]  # cli/, in a clone; site-packages, installed from a wheel
     if (root / "pyproject.toml").is_file():
         return f"{pip} -e {shlex.quote(f'{root}[{PLOT_EXTRA}]')}"
     if (root.parent / "pyproject.toml").is_file():
