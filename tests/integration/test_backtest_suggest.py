@@ -13,13 +13,13 @@ import pytest
 from job_records import job_record
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.base.errors import QueuewatchError
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.commands.backtest.run import backtest, run_backtest
 from queuewatch_cli.commands.backtest.suggest import Setting, candidate_config, parse_budget, parse_incidents
 from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import seed_jobs
 
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 END = START + timedelta(days=7)
@@ -189,8 +189,7 @@ def test_suggest_on_the_tracked_jobs_pages_the_incidents_and_not_the_noise(aws: 
         tracked(100 + i, "linux.noisy", START + timedelta(hours=8 * i + 2), 7) for i in range(6)
     ]  # noise, every 8 hours
     jobs += [tracked(200 + i, "linux.2xlarge", START + timedelta(minutes=97 * i), 0.5) for i in range(20)]
-    for job in jobs:
-        put_job(dynamodb, "jobs", job, "writer")
+    seed_jobs(dynamodb, "jobs", jobs)
     incidents = "".join(f"{day + timedelta(hours=h):%Y-%m-%dT%H:%M}Z linux.2xlarge\n" for h in (3, 11, 19))
     args = arguments(tmp_path, "1/week", incidents)
     args.end = (START + timedelta(days=2)).isoformat()

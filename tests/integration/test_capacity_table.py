@@ -12,10 +12,10 @@ import boto3
 import pytest
 from job_records import job_record
 
-from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.commands.capacity.run import run_capacity
 from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import seed_jobs
 from queuewatch_cli.main import build_parser
 
 TABLE = "jobs"
@@ -49,8 +49,7 @@ def table(aws: None) -> Any:
     jobs += [job(2000 + i, "windows", START + timedelta(hours=5 * i), 120) for i in range(10)]
     jobs.append(job(3000, None, START + timedelta(hours=2), 10))  # no runner type serves it
     jobs.append(job(3001, "linux.2xlarge", START - timedelta(hours=1), 5000))  # before the range
-    for record in jobs:
-        put_job(client, TABLE, record, "writer")
+    seed_jobs(client, TABLE, jobs)
     return client
 
 

@@ -256,3 +256,31 @@ def test_a_discovered_candidates_jobs_are_read_under_the_watched_queues_spelling
     wanted = {"Linux-X64": {SignalName.JOB_ARRIVALS}}
     readings = history_readings(jobs_read, wanted, end, window=3600, baseline=3600)
     assert readings["Linux-X64"][SignalName.JOB_ARRIVALS].value == 3
+
+
+def test_a_seeded_history_stores_each_job_as_its_first_tracked_write_does(aws: None) -> None:
+    """seed_jobs, for tests and the benchmark's histories, writes in bulk what put_job writes job by job: the
+    same items, every optional attribute present or absent, beyond one BatchWriteItem call."""
+    from queuewatch_cli.devkit.seed import seed_jobs
+
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    for table in ("put", "seeded"):
+        create_jobs_table(client, table)
+    at = CREATED
+    shapes = [
+        job_record(1, "linux.2xlarge", at),
+        job_record(2, "linux.2xlarge", at, started_at=at + timedelta(minutes=2)),
+        job_record(3, None, at, started_at=at, completed_at=at + timedelta(hours=1), html_url="https://x/3"),
+        job_record(4, "linux.2xlarge", None, created_at=at, status="waiting"),
+        job_record(5, "gpu.a100", at, completed_at=at + timedelta(minutes=1), status="completed"),  # cancelled
+    ]
+    records = [r.model_copy(update={"job_id": r.job_id + 10 * n}) for n in range(6) for r in shapes]  # 30
+    for record in records:
+        put_job(client, "put", record, "seed")
+    assert seed_jobs(client, "seeded", records) == len(records)
+
+    def items(table: str) -> dict[str, Any]:
+        return {item[PARTITION_KEY]["S"]: item for item in client.scan(TableName=table)["Items"]}
+
+    put, seeded = items("put"), items("seeded")
+    assert len(put) == len(records) and seeded == put

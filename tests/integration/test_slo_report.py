@@ -14,6 +14,7 @@ from job_records import job_record
 from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.adapters.slo_table.counters import Contribution, count_job
 from queuewatch_cli.devkit.moto_tables import create_jobs_table, create_slo_table, create_state_table
+from queuewatch_cli.devkit.seed import seed_jobs
 from queuewatch_cli.main import main
 
 CONFIG = """
@@ -172,19 +173,22 @@ def test_check_config_gives_each_slos_budget_in_jobs_at_the_last_days_volume(
     create_jobs_table(dynamodb, "jobs")
     now = datetime(2026, 11, 21, 12, tzinfo=UTC)
     # The last day: 300 jobs, 100 of them on linux.4xlarge; two days ago, 50 more that today's volume leaves out.
+    history = []
     for number in range(350):
         queued_at = now - timedelta(days=2) if number >= 300 else now - timedelta(minutes=4 * number + 1)
         runner_type = "linux.4xlarge" if number % 3 == 0 else "linux.2xlarge"
-        record = job_record(
-            number,
-            runner_type,
-            queued_at,
-            started_at=queued_at + timedelta(seconds=20),
-            run_id=1,
-            updated_at=queued_at,
-            expires_at=now + timedelta(days=14),
+        history.append(
+            job_record(
+                number,
+                runner_type,
+                queued_at,
+                started_at=queued_at + timedelta(seconds=20),
+                run_id=1,
+                updated_at=queued_at,
+                expires_at=now + timedelta(days=14),
+            )
         )
-        put_job(dynamodb, "jobs", record, "w")
+    seed_jobs(dynamodb, "jobs", history)
     config = tmp_path / "q.yaml"
     config.write_text(
         CONFIG + "  - {name: big, match: [linux.4xlarge], objective: 95%, queue_time_under: 5m, window: 7d, "

@@ -118,6 +118,18 @@ NEW_JOB = -1
 """put_job's answer when the job had no item: no event of it had applied before."""
 
 
+def job_item(record: JobRecord, writer: str) -> dict[str, Any]:
+    """The whole item put_job stores for a job it had no item of: the key, the record's attributes, and the
+    writer's token with the progress it replaced (none). For seeding a history in bulk, as the track stage
+    would have left it."""
+    return {
+        PARTITION_KEY: {"S": f"{JOB_PREFIX}{record.job_id}"},
+        **_attributes(record),
+        PRIOR_PROGRESS: {"N": str(NEW_JOB)},
+        WRITER: {"S": writer},
+    }
+
+
 def put_job(
     client: DynamoDBClient, table: str, record: JobRecord, writer: str, *, expect: StoredJob | None = None
 ) -> int | StoredJob | None:
