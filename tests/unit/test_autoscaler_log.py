@@ -23,6 +23,7 @@ from queuewatch.model.autoscaler_log import (
 )
 from queuewatch.model.signals import SignalName
 from queuewatch.model.snapshot import Reading, RunnerTypeSnapshot
+from queuewatch_cli.devkit.insights_moto import powertools_line
 
 T = datetime(2026, 11, 28, 4, 0, tzinfo=UTC)
 SCALE_UP = "/aws/lambda/ghr-linux-x64-scale-up"
@@ -30,21 +31,8 @@ JOB_RETRY = "/aws/lambda/ghr-linux-x64-job-retry"
 
 
 def line(level: str, message: str, function: str = "ghr-linux-x64-scale-up", **extra: Any) -> str:
-    """A line as upstream's logger writes it: Powertools' keys, its persistent keys, then the call's own."""
-    return json.dumps(
-        {
-            "level": level,
-            "message": message,
-            "timestamp": "2026-11-28T04:00:00.000Z",
-            "service": function,
-            "region": "eu-west-1",
-            "environment": "ghr-linux-x64",
-            "aws-request-id": "5f0c",
-            "function-name": function,
-            "module": "scale-up",
-            **extra,
-        }
-    )
+    """A line as upstream's logger writes it, at `level` (the unit tests' order of arguments)."""
+    return powertools_line(message, function, level, **extra)
 
 
 def row(text: str, minute: int = 0, count: int = 1, group: str = SCALE_UP, last: int | None = None) -> LogRow:

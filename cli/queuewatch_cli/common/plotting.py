@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from queuewatch.base.wording import moment
+from queuewatch_cli.common.checkout import checkout_root
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,11 +28,9 @@ def install_hint() -> str:
     (`pip install 'queuewatch[plot]'` would fetch a PyPI package of that name instead); else the pinned
     requirement the extra names."""
     pip = f"{shlex.quote(sys.executable)} -m pip install"
-    root = Path(__file__).resolve().parents[2]  # cli/, in a clone; site-packages, installed from a wheel
-    if (root / "pyproject.toml").is_file():
+    root = checkout_root()
+    if root is not None:
         return f"{pip} -e {shlex.quote(f'{root}[{PLOT_EXTRA}]')}"
-    if (root.parent / "pyproject.toml").is_file():
-        return f"{pip} -e {shlex.quote(f'{root.parent}[{PLOT_EXTRA}]')}"
     return f"{pip} {shlex.quote(_pinned() or 'matplotlib')}"
 
 

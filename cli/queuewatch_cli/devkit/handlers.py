@@ -10,11 +10,13 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[3]  # a checkout: cli/queuewatch_cli/devkit/handlers.py
+from queuewatch_cli.common.checkout import PACKAGE_DIR, checkout_root
+
+# From a clone only (the deployed functions never load a handler this way); installed, where the clone would be.
+REPO_ROOT = checkout_root() or PACKAGE_DIR.parent
 EVENTS_DIR = REPO_ROOT / "events"
 ACCOUNT_ID = "123456789012"  # moto's default account
 
