@@ -13,7 +13,8 @@ import pytest
 from botocore.client import BaseClient
 from faults import inject
 
-from queuewatch.adapters.slo_table.counters import read_tally
+from queuewatch.adapters.aws.item_size import item_size
+from queuewatch.adapters.slo_table.counters import COUNTER_PREFIX, EXPIRES_AT, Contribution, count_job, read_tally
 from queuewatch.config.load import parse_config
 from queuewatch.model.slo import HOUR, MINUTE, Counts, floor_to
 from queuewatch.track.events import WorkflowJobEvent
@@ -70,11 +71,10 @@ def counts(dynamodb: Any, slo: str) -> dict[datetime, Counts]:
     for minute, counted in tally.minutes.items():
         by_hour[floor_to(minute, HOUR)] = by_hour.get(floor_to(minute, HOUR), Counts()) + counted
     assert by_hour == tally.hours
-    assert not tally.legacy  # nothing in the layout of earlier releases
     return tally.minutes
 
 
-def bucket_start(moment: datetime) -> datetime:
+def minute_of(moment: datetime) -> datetime:
     return floor_to(moment, MINUTE)
 
 
@@ -83,29 +83,29 @@ def test_a_job_counts_once_whatever_the_order_and_repeats_of_its_events(dynamodb
     completed_first = [event("completed", 1, started), event("in_progress", 1, started), event("queued", 1, None)]
     apply(dynamodb, event("queued", 1, None), event("in_progress", 1, started), event("in_progress", 1, started))
     apply(dynamodb, *completed_first)  # the same job's events again, the last first
-    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
-    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(started): Counts(good=1)}
+    assert counts(dynamodb, "everything") == {minute_of(started): Counts(good=1)}
 
 
 def test_a_late_start_is_bad_from_the_moment_it_waited_the_threshold(dynamodb: Any) -> None:
     started = QUEUED + timedelta(minutes=7)  # over linux-fast's 2m, under everything's 10m
     apply(dynamodb, event("queued", 2, None), event("in_progress", 2, started))
-    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
-    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "everything") == {minute_of(started): Counts(good=1)}
 
 
 def test_a_job_an_slo_does_not_select_is_not_counted_for_it(dynamodb: Any) -> None:
     started = QUEUED + timedelta(seconds=30)
     apply(dynamodb, event("queued", 3, None, labels="gpu.a100"), event("in_progress", 3, started, labels="gpu.a100"))
     assert counts(dynamodb, "linux-fast") == {}
-    assert counts(dynamodb, "everything") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "everything") == {minute_of(started): Counts(good=1)}
 
 
 def test_a_job_cancelled_after_it_turned_bad_is_bad_and_one_cancelled_sooner_counts_nowhere(dynamodb: Any) -> None:
     # Both cancelled 20 minutes after they were queued, never started: bad for both SLOs.
     apply(dynamodb, event("queued", 4, None), event("completed", 4, None))
-    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
-    assert counts(dynamodb, "everything") == {bucket_start(QUEUED + timedelta(minutes=10)): Counts(bad=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "everything") == {minute_of(QUEUED + timedelta(minutes=10)): Counts(bad=1)}
 
 
 def test_a_retry_after_a_failed_count_counts_the_job_once(dynamodb: Any) -> None:
@@ -119,7 +119,7 @@ def test_a_retry_after_a_failed_count_counts_the_job_once(dynamodb: Any) -> None
     assert counts(dynamodb, "linux-fast") == {}
     apply(dynamodb, event("in_progress", 5, started))  # Lambda's retry: the job's write is now a duplicate
     apply(dynamodb, event("in_progress", 5, started))
-    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(started): Counts(good=1)}
 
 
 def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> None:
@@ -128,7 +128,7 @@ def test_a_count_whose_answer_was_lost_is_not_counted_twice(dynamodb: Any) -> No
     fault = inject(dynamodb, "TransactWriteItems", "read-timeout", failing_attempts=1, applied=True)
     apply(dynamodb, event("in_progress", 6, started))  # botocore retries; the first attempt took effect
     assert fault.faulted == 1
-    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(started): Counts(good=1)}
 
 
 @pytest.mark.parametrize(("runner_types", "jobs"), [(5, 10), (40, 300)])
@@ -136,7 +136,6 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
     dynamodb: Any, runner_types: int, jobs: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from queuewatch.adapters.aws.clients import AwsClients
-    from queuewatch.adapters.slo_table.counters import Contribution, count_job
     from queuewatch.collect import collect
 
     names = [f"linux-{n}" for n in range(runner_types)]
@@ -182,7 +181,7 @@ def test_the_collector_reads_each_slos_counters_in_one_query_whatever_the_fleet_
 
 def test_a_job_the_collector_counted_waiting_counts_bad_once_once_it_starts(dynamodb: Any) -> None:
     """Waiting past the threshold it is the collector's (the jobs queued now); started, the track stage's
-    counter holds it in the same bucket and the collector no longer sees it queued: one bad job at every
+    counter holds it in the same minute and the collector no longer sees it queued: one bad job at every
     tick, whatever events of the job come again."""
     from queuewatch.adapters.jobs_table.jobs import queued_jobs
     from queuewatch.adapters.slo_table.readings import slo_readings
@@ -224,15 +223,13 @@ def test_a_retried_count_of_a_job_that_waited_for_approval_counts_from_its_queue
         track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)
     fault.enabled = False
     track(event("in_progress", 8, started), router, dynamodb, JOBS, started, slo_table=SLOS)  # Lambda's retry
-    assert counts(dynamodb, "linux-fast") == {bucket_start(started): Counts(good=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(started): Counts(good=1)}
 
 
 def test_the_counts_idempotency_token_names_the_job_and_what_it_writes() -> None:
     """Two events of one job that count it differently (the config changed between them) never share a token:
     the second is judged by the job's mark, not refused as a mismatch of a token the first may have failed on."""
     from unittest.mock import MagicMock
-
-    from queuewatch.adapters.slo_table.counters import Contribution, count_job
 
     client = MagicMock()
     keep = QUEUED + timedelta(days=30)
@@ -266,7 +263,7 @@ def test_a_start_delivered_late_counts_its_job_once_and_a_replay_past_the_marks_
             slo_table=SLOS,
         )
         assert result.history
-    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
 
     replayed_at = QUEUED + timedelta(days=20)
     for action, at in (("queued", None), ("in_progress", QUEUED + timedelta(seconds=30))):
@@ -280,4 +277,21 @@ def test_a_start_delivered_late_counts_its_job_once_and_a_replay_past_the_marks_
             replayed=True,
             slo_table=SLOS,
         )
-    assert counts(dynamodb, "linux-fast") == {bucket_start(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+    assert counts(dynamodb, "linux-fast") == {minute_of(QUEUED + timedelta(minutes=2)): Counts(bad=1)}
+
+
+def test_an_hour_with_every_minute_counted_stays_one_write_unit(dynamodb: Any) -> None:
+    """An hour's item holds its minutes: with a job of each outcome in every minute, under the longest SLO
+    name, and every count at 4 digits (9,999 jobs of one outcome in a minute), it stays under 1 KB."""
+    name = "s" * 63
+    hour = datetime(2026, 11, 21, 13, 0, tzinfo=UTC)
+    keep = hour + timedelta(days=30)
+    for number in range(120):
+        at = hour + timedelta(minutes=number // 2, seconds=1)
+        contribution = Contribution(name, "good" if number % 2 else "bad", at, keep)
+        assert count_job(dynamodb, SLOS, number, [contribution], keep)
+    [item] = dynamodb.scan(TableName=SLOS, FilterExpression="begins_with(pk, :slo)",
+                           ExpressionAttributeValues={":slo": {"S": COUNTER_PREFIX}})["Items"]  # fmt: skip
+    assert len(item) == 2 + 2 + 120 + 1  # keys, the hour's totals, its minutes, the expiry
+    worst = {k: ({"N": "9999"} if k not in ("pk", "sk", EXPIRES_AT) and "N" in v else v) for k, v in item.items()}
+    assert item_size(worst) < 1024

@@ -22,7 +22,7 @@ from support import T0, count, level, runner_type, with_signals
 from queuewatch.adapters.aws.item_size import ITEM_LIMIT
 from queuewatch.adapters.state_table.alerts import group_item_size
 from queuewatch.alerting.alert import Alert, RunnerTypeFigures, Silence, shipped_alert_schema
-from queuewatch.alerting.alert_state import GroupRecord, GroupStatus
+from queuewatch.alerting.alert_state import GroupRecord, GroupStatus, PageKind
 from queuewatch.alerting.triage import triage
 from queuewatch.base.wording import plural
 from queuewatch.config.routes import DEFAULT_ROUTING
@@ -338,7 +338,7 @@ def test_the_outbox_budget_keeps_a_page_and_its_chat_body_within_the_items_400_k
     stack = Stack("prod", "state", arn + "alerts", "us-east-1", chat_topic_arn=arn + "chat" if chat else None)
     record = GroupRecord("jobs-queueing", "all", GroupStatus.FIRING, T0, members, None, 1)
     now = T0 + timedelta(minutes=3)
-    outbox = outbox_for(alert, record, stack, now, DEFAULT_ROUTING)
+    outbox = outbox_for(alert, record, stack, now, DEFAULT_ROUTING, PageKind.NEW)
     assert group_item_size(replace(record, outbox=outbox), now) <= ITEM_LIMIT
     attributes = sum(len(k) + len(json.dumps(v)) for k, v in outbox.attributes.items())
     assert len(outbox.message.encode()) + len(outbox.subject) + attributes <= SNS_MESSAGE_LIMIT

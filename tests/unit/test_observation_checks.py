@@ -10,7 +10,7 @@ import pytest
 from aws_lambda_powertools.metrics import Metrics
 from support import T0, runner_type, snapshot
 
-from queuewatch.alerting.alert_state import GroupRecord, GroupStatus, Outbox, StoredState
+from queuewatch.alerting.alert_state import GroupRecord, GroupStatus, Outbox, PageKind, StoredState
 from queuewatch.evaluate import EvaluationResult
 from queuewatch.evaluate.delivery import EvaluatorMemory
 from queuewatch.evaluate.telemetry import record_tick
@@ -88,7 +88,7 @@ def test_only_a_tick_that_judged_the_present_is_a_heartbeat(outcome: Any, beats:
 
 
 def outbox(n: int) -> Outbox:
-    return Outbox(f"page-{n}", "subject", f"message {n}", {}, "json", T0)
+    return Outbox(f"page-{n}", "subject", f"message {n}", {}, "json", T0, PageKind.NEW)
 
 
 def test_memory_holds_every_page_one_tick_sends_and_forgets_what_no_outbox_holds() -> None:

@@ -18,7 +18,7 @@ from queuewatch.collect.queues import WatchedQueue
 from queuewatch.config.load import parse_config
 from queuewatch.model.jobs import JobRecord
 from queuewatch.model.rules import Priority
-from queuewatch.model.slo import BurnAlert, Counts, Slo, window_buckets_start
+from queuewatch.model.slo import BurnAlert, Counts, Slo, Tally, window_span
 from queuewatch_cli.commands.backtest.jobs import JobObservations, job_spans
 from queuewatch_cli.commands.backtest.plot import Timeline
 from queuewatch_cli.commands.backtest.replay import Replay
@@ -136,9 +136,11 @@ SLO = Slo(
 
 @pytest.mark.parametrize("hours", [2, 24 * 27])
 def test_the_slo_plot_starts_where_its_counts_do(hours: int) -> None:
-    window_start = window_buckets_start(END, SLO.window)
+    window_start, _ = window_span(END, SLO.window)
     first = END - timedelta(hours=hours)
-    counted = {first + timedelta(minutes=5 * n): Counts(good=9, bad=1) for n in range(hours * 12)}
+    counted = Tally()
+    for n in range(hours * 12):
+        counted.add(first + timedelta(minutes=5 * n), Counts(good=9, bad=1))
     chart = burn_down(SLO, counted, END, [], alerts_read=True)
     assert chart.points[0] == (first, 1.0)  # not a line at 100% from the window's start
     figure = burn_down_figure([chart])
@@ -152,8 +154,10 @@ def test_the_slo_plot_starts_where_its_counts_do(hours: int) -> None:
 
 
 def test_the_slo_plot_of_a_whole_window_has_nothing_to_mark() -> None:
-    window_start = window_buckets_start(END, SLO.window)
-    counted = {window_start + timedelta(hours=n): Counts(good=99, bad=1) for n in range(28 * 24)}
+    window_start, _ = window_span(END, SLO.window)
+    counted = Tally()
+    for n in range(28 * 24):
+        counted.add(window_start + timedelta(hours=n), Counts(good=99, bad=1))
     [axes] = burn_down_figure([burn_down(SLO, counted, END, [], alerts_read=True)]).axes
     assert _not_held(axes) == [] and _limits(axes) == (window_start, END)
 

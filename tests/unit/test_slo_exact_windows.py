@@ -4,7 +4,7 @@ The oracle knows nothing of minutes, hours or buckets: a job is good at its star
 threshold after it was queued, bad at queued_at + threshold otherwise (or if cancelled after that moment, or
 still waiting then), and a window of W minutes at a tick holds the jobs decided in the W whole minutes ending
 at the tick's minute. The real path (the counters' tally with the collector's waiting jobs, then the
-evaluator's judge) must agree with it at every minute, and must see what 5-minute buckets hid."""
+evaluator's judge) must agree with it at every minute, and see a blip shorter than 5 minutes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from queuewatch.config import Config
 from queuewatch.config.load import parse_config
 from queuewatch.evaluate.slo import judge_slos
 from queuewatch.model.jobs import JobRecord
-from queuewatch.model.slo import Counts, Tally, bucket_start, outcome_of
+from queuewatch.model.slo import Counts, Tally, outcome_of
 from queuewatch.model.snapshot import Snapshot
 
 START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
@@ -86,11 +86,11 @@ def waiting(number: int, job: Job) -> JobRecord:
 
 
 class Live:
-    """The live path: the track stage counts a job once it started or was cancelled (its minute and hour, or a
-    legacy bucket if `legacy` says so), the collector adds the jobs still waiting, the evaluator judges."""
+    """The live path: the track stage counts a job once it started or was cancelled (its minute and hour), the
+    collector adds the jobs still waiting, the evaluator judges."""
 
-    def __init__(self, config: Config, jobs: list[Job], legacy: bool = False) -> None:
-        self.config, self.jobs, self.legacy = config, jobs, legacy
+    def __init__(self, config: Config, jobs: list[Job]) -> None:
+        self.config, self.jobs = config, jobs
         [self.slo] = config.resolved_slos
         self.records = [waiting(number, job) for number, job in enumerate(jobs)]
 
@@ -106,12 +106,7 @@ class Live:
             decided = outcome_of(job.queued_at, started, cancelled, self.slo.queue_time_under)
             if decided is None:
                 continue
-            counts = Counts(good=1) if decided[0] == "good" else Counts(bad=1)
-            if self.legacy:
-                at = bucket_start(decided[1])
-                tally.legacy[at] = tally.legacy.get(at, Counts()) + counts
-            else:
-                tally.add(decided[1], counts)
+            tally.add(decided[1], Counts(good=1) if decided[0] == "good" else Counts(bad=1))
         return tally, queued
 
     def windows(self, now: datetime) -> dict[int, tuple[int, int]]:
@@ -178,28 +173,25 @@ def ticks(first: int, last: int) -> list[datetime]:
     return [START + timedelta(minutes=m) for m in range(first, last + 1)]
 
 
-def test_a_blip_shorter_than_a_bucket_is_seen() -> None:
-    """A degradation (25 late minutes), a recovery, then two late minutes astride a 5-minute bucket's edge: the
-    exact 5-minute window holds 2 late minutes of 5 (burn 4) and fires; buckets of 6 to 10 minutes never
-    held more than 2 of 6 (burn 3.3), under the pair's 3.5."""
+def test_a_blip_shorter_than_the_short_window_is_seen() -> None:
+    """A degradation (25 late minutes), a recovery, then two late minutes (02:04, 02:05): the 5-minute window
+    holds 2 late minutes of 5 (burn 4, over the pair's 3.5) for the 4 ticks that hold both, and fires."""
     degradation = set(range(80, 105))
-    blip = {124, 125}  # 02:04 and 02:05: the bucket turns at 02:05
+    blip = {124, 125}
     jobs = steady_with(degradation | blip, 150)
-    exact, buckets = Live(parse_config(CONFIG), jobs), Live(parse_config(CONFIG), jobs, legacy=True)
+    live = Live(parse_config(CONFIG), jobs)
     around = ticks(118, 135)
-    assert "fast" not in exact.firing(START + timedelta(minutes=124))  # recovered before the blip
-    fired = [t for t in around if "fast" in exact.firing(t)]
+    assert "fast" not in live.firing(START + timedelta(minutes=124))  # recovered before the blip
+    fired = [t for t in around if "fast" in live.firing(t)]
     assert fired == ticks(126, 129)
     assert [oracle_window(jobs, t, 5) for t in fired] == [(30, 20)] * 4  # what the oracle says, 40% late
-    assert not [t for t in around if "fast" in buckets.firing(t)]
 
 
 def test_a_resolve_comes_when_the_short_window_clears_not_minutes_later() -> None:
     """Late minutes from 01:00 to 01:40, then good ones. A pair at 0.9 (9% late, under one late minute of the
-    5-minute window's 50 jobs) clears once the window holds no late minute: at 01:46, as the oracle says. With
-    buckets the window reached back to 01:40's bucket until 01:50: four minutes late."""
+    5-minute window's 50 jobs) clears once the window holds no late minute: at 01:46, as the oracle says."""
     jobs = steady_with(set(range(60, 101)), 130)
-    exact, buckets = Live(parse_config(CONFIG), jobs), Live(parse_config(CONFIG), jobs, legacy=True)
+    live = Live(parse_config(CONFIG), jobs)
     share = 0.09  # 0.9 times a 10% budget
 
     def oracle_fires(now: datetime) -> bool:
@@ -209,7 +201,6 @@ def test_a_resolve_comes_when_the_short_window_clears_not_minutes_later() -> Non
         )
 
     after = ticks(100, 115)
-    assert "any-late" in exact.firing(after[0]) and oracle_fires(after[0])
-    cleared = next(t for t in after if "any-late" not in exact.firing(t))
+    assert "any-late" in live.firing(after[0]) and oracle_fires(after[0])
+    cleared = next(t for t in after if "any-late" not in live.firing(t))
     assert cleared == next(t for t in after if not oracle_fires(t)) == START + timedelta(minutes=106)
-    assert next(t for t in after if "any-late" not in buckets.firing(t)) == START + timedelta(minutes=110)

@@ -3,7 +3,7 @@ tickets that went out (from the stack's sent log, the state table's `sent#` part
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from queuewatch.base.wording import moment
 from queuewatch.digest.message import Fired
 from queuewatch.evaluate.slo import is_ticket
-from queuewatch.model.slo import LEGACY_BUCKET, Counts, Slo, window_buckets_start, window_counts
+from queuewatch.model.slo import HOUR, Slo, Tally, window_span
 from queuewatch_cli.common.plotting import inside_frame, span_held
 
 if TYPE_CHECKING:
@@ -21,32 +21,31 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class BurnDown:
     slo: str
-    points: tuple[tuple[datetime, float], ...]  # the budget left, as a share of the window's, after each bucket
+    points: tuple[tuple[datetime, float], ...]  # the budget left, as a share of the window's, after each hour
     fired: tuple[Fired, ...]
     alerts_read: bool  # False: no sent log was read (no --state-table), so no alert is drawn
     window: tuple[datetime, datetime] | None = None  # the SLO's window as drawn: its start, and now
     window_days: float = 0.0
 
 
-def burn_down(
-    slo: Slo, buckets: Mapping[datetime, Counts], now: datetime, fired: Sequence[Fired], alerts_read: bool
-) -> BurnDown:
+def burn_down(slo: Slo, tally: Tally, now: datetime, fired: Sequence[Fired], alerts_read: bool) -> BurnDown:
     """The budget over the window's jobs (the summary's), less the late jobs counted from the window's start up
-    to each bucket's end: 100% at the start, the summary's budget left at the end (negative once overspent).
+    to each hour's end: 100% at the start, the summary's budget left at the end (negative once overspent).
     A window with no jobs has no budget to draw."""
-    start = window_buckets_start(now, slo.window)
+    start, end = window_span(now, slo.window)
     window, days = (start, now), slo.window / 86400
-    allowed = window_counts(buckets, now, slo.window).total * slo.budget
-    if allowed <= 0:
+    hours = tally.by_hour(start, end)
+    allowed = sum(counts.total for counts in hours.values()) * slo.budget
+    first = tally.first_counted(start)
+    if allowed <= 0 or first is None:
         return BurnDown(slo.name, (), tuple(fired), alerts_read, window, days)
-    counted = sorted(b for b in buckets if start <= b <= now)
-    # From the first bucket counted: a history shorter than the window holds nothing before it (not a quiet
+    # From the first minute counted: a history shorter than the window holds nothing before it (not a quiet
     # stretch at 100%, which is what a line from the window's start would say).
-    points = [(counted[0], 1.0)]
+    points = [(first, 1.0)]
     spent = 0
-    for at in counted:
-        spent += buckets[at].bad
-        points.append((min(at + timedelta(seconds=LEGACY_BUCKET), now), (allowed - spent) / allowed))
+    for hour in sorted(hours):
+        spent += hours[hour].bad
+        points.append((min(hour + timedelta(seconds=HOUR), end), (allowed - spent) / allowed))
     shown = tuple(f for f in fired if start <= f.page_at <= now)
     return BurnDown(slo.name, tuple(points), shown, alerts_read, window, days)
 

@@ -141,5 +141,5 @@ def plot(
     for slo, counts in zip(slos, counted, strict=True):
         tally = counts.copy()
         add_waiting(tally, slo, config, queued, now)
-        charts.append(burn_down(slo, tally.coarse(), now, fired_alerts(entries, slo.name), bool(args.state_table)))
+        charts.append(burn_down(slo, tally, now, fired_alerts(entries, slo.name), bool(args.state_table)))
     draw(charts, args.plot)

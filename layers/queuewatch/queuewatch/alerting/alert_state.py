@@ -182,9 +182,9 @@ class Outbox:
     attributes: dict[str, str | list[str]]  # a list goes to SNS as a String.Array
     message_structure: str | None
     claimed_at: datetime
+    kind: PageKind
     chat_message: str | None = None  # the chat topic's body, when the stack has a chat topic
     pending: tuple[Topic, ...] = (Topic.ALERT,)  # the topics that have not accepted it yet
-    kind: str | None = None  # the PageKind: new, update, repeat, resolved (None: stored before it was kept)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ class SloSummary:
     objective: float
     queue_time_under_seconds: int
     window_days: int
-    history_from: str | None  # the first bucket counted in the window: later than its start, a shorter history
+    history_from: str | None  # the first minute counted in the window: later than its start, a shorter history
     jobs: int
     bad: int
     achieved: float | None  # None over no jobs

@@ -19,7 +19,7 @@ from queuewatch.adapters.sns import publish
 from queuewatch.adapters.state_table.alerts import WriteConflict, delete_group, group_item_size, put_group
 from queuewatch.adapters.state_table.sent_log import FAILED, SENT, SentEntry, put_entry
 from queuewatch.alerting.alert import Alert
-from queuewatch.alerting.alert_state import GroupRecord, Outbox, StoredState, Topic
+from queuewatch.alerting.alert_state import GroupRecord, Outbox, PageKind, StoredState, Topic
 from queuewatch.config.routes import Routing
 from queuewatch.evaluate.result import EvaluationResult
 from queuewatch.evaluate.stack import Stack
@@ -102,7 +102,7 @@ def destinations(alert: Alert, stack: Stack, routing: Routing) -> tuple[Topic, .
 
 
 def outbox_for(
-    alert: Alert, record: GroupRecord, stack: Stack, now: datetime, routing: Routing, kind: str | None = None
+    alert: Alert, record: GroupRecord, stack: Stack, now: datetime, routing: Routing, kind: PageKind
 ) -> Outbox:
     """The page as it waits to be published: every body rendered, pending on each topic its routes name.
 
@@ -228,7 +228,7 @@ class Delivery:
             at=self.now,
             page_at=record.last_notified_at or outbox.claimed_at,
             notification_id=outbox.notification_id,
-            kind=outbox.kind or ("resolved" if attributes.get("status") == "resolved" else "page"),
+            kind=str(outbox.kind),
             outcome=outcome,
             topic=str(destination),
             rule=record.rule,

@@ -105,7 +105,7 @@ def evaluate(
         result.outcome = "unchanged"
         return result
     # Every page is worded and rendered before the first write: nothing is half-applied if that fails.
-    groups = [(_with_page(planned, g, stack) if g.page else g.record, g) for g in planned.groups]
+    groups = [(_with_page(planned, g, g.page, stack) if g.page else g.record, g) for g in planned.groups]
     try:
         advance_cursor(dynamodb, stack.table, now, writer, implausible_after=implausible_after)
         result.writes += 1
@@ -237,20 +237,19 @@ def _write_instances(
     return written
 
 
-def _with_page(planned: Plan, group: GroupPlan, stack: Stack) -> GroupRecord:
+def _with_page(planned: Plan, group: GroupPlan, page: PageKind, stack: Stack) -> GroupRecord:
     """The group's record with its page rendered into the outbox, and what the page carried kept for its resolve."""
     alert = build_alert(planned, group, stack)
     teams = {planned.context.team(group.rule, name) for name in group.decision.members}
     paged = _paged_as(alert, tuple(sorted(teams)))
-    earlier = group.record.paged_as if group.page is not PageKind.NEW else None
-    if earlier is not None and group.page is not PageKind.RESOLVED:
+    earlier = group.record.paged_as if page is not PageKind.NEW else None
+    if earlier is not None and page is not PageKind.RESOLVED:
         # The same episode: its resolve must reach whoever any of its pages reached (docs/guarantees.md, I1).
         highest = min(Priority(earlier.episode_priority or earlier.priority), Priority(alert.priority))
         paged = replace(paged, episode_priority=highest.value, teams=tuple(sorted(teams | set(earlier.teams))))
     record = replace(group.record, paged_as=paged)
-    kind = str(group.page) if group.page else None
     routing = planned.context.config.routing
-    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, routing, kind))
+    return replace(record, outbox=outbox_for(alert, record, stack, planned.context.now, routing, page))
 
 
 def _paged_as(alert: Alert, teams: tuple[str, ...]) -> PagedAs:

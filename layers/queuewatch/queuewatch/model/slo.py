@@ -13,9 +13,6 @@ evaluator, the report and the backtest):
 - Counts are kept per hour of that moment, and per minute within the hour (a `Tally`). A window of W
   seconds (whole minutes) at `now` holds exactly the W/60 whole minutes ending at now's minute, [m - W, m)
   where m is the start of now's minute: each whole hour inside it by its total, its ragged edges by minute.
-  Counts written before minutes existed are in LEGACY_BUCKET-second buckets; a window holds those that
-  overlap (now - W, now], as it always did, so the changeover counts each job once, at 5-minute precision
-  until the last of them leaves the window.
 - A burn rate is the window's bad fraction over the budget's (1 - objective): 1 spends the budget exactly
   over the SLO's window. A window with no counted jobs burns at 0.
 """
@@ -23,7 +20,7 @@ evaluator, the report and the backtest):
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -35,8 +32,6 @@ MINUTE = 60
 """Seconds per minute count: a window's edges are exact to it."""
 HOUR = 3600
 """Seconds per hour count: a window reads its whole hours from these, its edges from minutes."""
-LEGACY_BUCKET = 300
-"""Seconds per bucket of the counts written before minutes and hours: read, never written."""
 
 Notify = Literal["page", "ticket"]
 
@@ -136,19 +131,9 @@ def waiting_outcome(queued_at: datetime, now: datetime, threshold: int) -> tuple
 
 
 def floor_to(moment: datetime, seconds: int) -> datetime:
-    """The start of the `seconds`-long span (minute, hour, legacy bucket) that holds `moment`."""
+    """The start of the `seconds`-long span (minute, hour) that holds `moment`."""
     epoch = int(moment.timestamp())
     return datetime.fromtimestamp(epoch - epoch % seconds, UTC)
-
-
-def bucket_start(moment: datetime) -> datetime:
-    """The start of the legacy 5-minute bucket that holds `moment` (the reports' buckets)."""
-    return floor_to(moment, LEGACY_BUCKET)
-
-
-def window_buckets_start(now: datetime, seconds: int) -> datetime:
-    """The first legacy bucket of the window of `seconds` ending at `now`: the one holding now - seconds."""
-    return bucket_start(now - timedelta(seconds=seconds))
 
 
 def window_span(now: datetime, seconds: int) -> tuple[datetime, datetime]:
@@ -170,25 +155,13 @@ class Counts:
         return Counts(self.good + other.good, self.bad + other.bad)
 
 
-def window_counts(buckets: Mapping[datetime, Counts], now: datetime, seconds: int) -> Counts:
-    """The jobs counted in legacy buckets overlapping the window of `seconds` ending at `now`."""
-    first = window_buckets_start(now, seconds)
-    total = Counts()
-    for start, counts in buckets.items():
-        if first <= start <= now:
-            total += counts
-    return total
-
-
 @dataclass
 class Tally:
     """One SLO's counts as read: per minute and per hour of the moment each job was decided (the same jobs
-    in both), and the legacy 5-minute buckets written before minutes existed (other jobs: each job's mark
-    says it was counted once, by one layout)."""
+    in both)."""
 
     minutes: dict[datetime, Counts] = field(default_factory=dict)
     hours: dict[datetime, Counts] = field(default_factory=dict)
-    legacy: dict[datetime, Counts] = field(default_factory=dict)
 
     def add(self, moment: datetime, counts: Counts) -> None:
         """Count jobs decided at `moment` (the collector's waiting jobs), in its minute and its hour."""
@@ -197,34 +170,32 @@ class Tally:
             spans[at] = spans.get(at, Counts()) + counts
 
     def window(self, now: datetime, seconds: int) -> Counts:
-        """The jobs decided in the window of `seconds` at `now`: exact to the minute for minutes and hours,
-        the overlapping buckets for legacy counts."""
-        start, end = window_span(now, seconds)
-        total = window_counts(self.legacy, now, seconds)
+        """The jobs decided in the window of `seconds` at `now`, exact to the minute."""
+        total = Counts()
+        for counts in self.by_hour(*window_span(now, seconds)).values():
+            total += counts
+        return total
+
+    def by_hour(self, start: datetime, end: datetime) -> dict[datetime, Counts]:
+        """The jobs decided in [start, end) (whole minutes), by the hour holding them: each hour inside the span
+        by its total, the span's ragged edges by their minutes."""
+        held: dict[datetime, Counts] = {}
         for hour, counts in self.hours.items():
             if start <= hour and hour + timedelta(seconds=HOUR) <= end:
-                total += counts
+                held[hour] = counts
         for minute, counts in self.minutes.items():
             hour = floor_to(minute, HOUR)
             whole = start <= hour and hour + timedelta(seconds=HOUR) <= end
             if start <= minute < end and not whole:
-                total += counts
-        return total
-
-    def coarse(self) -> dict[datetime, Counts]:
-        """The legacy buckets and the hours, by start: a chart's points, an hour's precision."""
-        merged = dict(self.legacy)
-        for hour, counts in self.hours.items():
-            merged[hour] = merged.get(hour, Counts()) + counts
-        return merged
+                held[hour] = held.get(hour, Counts()) + counts
+        return held
 
     def first_counted(self, since: datetime) -> datetime | None:
-        """The start of the first minute (or legacy bucket) from `since` holding a counted job."""
-        starts = (at for spans in (self.minutes, self.legacy) for at, c in spans.items() if c.total and at >= since)
-        return min(starts, default=None)
+        """The start of the first minute from `since` holding a counted job."""
+        return min((at for at, counts in self.minutes.items() if counts.total and at >= since), default=None)
 
     def copy(self) -> Tally:
-        return Tally(dict(self.minutes), dict(self.hours), dict(self.legacy))
+        return Tally(dict(self.minutes), dict(self.hours))
 
 
 def burn_rate(counts: Counts, slo: Slo) -> float:

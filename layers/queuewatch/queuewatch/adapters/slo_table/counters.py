@@ -5,12 +5,10 @@ Two kinds of item, in one table keyed `pk` (S) and `sk` (S):
 
 - an hour's counter: `pk = slo#<slo name>`, `sk = <hour start, ISO-8601 UTC>#h`, its jobs `good` and `bad`
   (N), and the same jobs by minute: `g<MM>` and `b<MM>` for the minute MM of the hour (under 1 KB even with
-  every minute counted, so one write unit, as the 5-minute buckets were). Kept a little past the SLO's longest
-  window. Every window of an SLO is one Query of its partition, whatever the fleet and the job volume: the
-  hours from the longest window's first (3 days: 73 items, about 50 KB at every minute counted, one page),
-  whole hours counted by their totals, the windows' ragged edges by their minutes.
-- a legacy counter: `sk = <5-minute bucket start>`, `good` and `bad`, written by releases before the minutes;
-  its key sorts among the hours' by time, so the same Query reads it until it leaves every window.
+  every minute counted, so one write unit). Kept a little past the SLO's longest window. Every window of an
+  SLO is one Query of its partition, whatever the fleet and the job volume: the hours from the longest
+  window's first (3 days: 73 items, about 50 KB at every minute counted, one page), whole hours counted by
+  their totals, the windows' ragged edges by their minutes.
 - a job's mark: `pk = counted#<job id>`, `sk = -`, written in the same transaction as the job's counts, on
   the condition that it does not exist. A job is counted once however many times its events arrive, in
   whatever order, and whether Lambda or botocore retries the write (a retried transaction finds the mark
@@ -37,7 +35,7 @@ COUNTER_PREFIX = "slo#"
 MARK_PREFIX = "counted#"
 MARK_SORT = "-"
 EXPIRES_AT = "expires_at"
-HOUR_SUFFIX = "#h"  # after the hour's start: hours sort among the legacy buckets, read with them in one Query
+HOUR_SUFFIX = "#h"  # after the hour's start in an hour counter's sort key
 MAX_TRANSACTION = 100  # DynamoDB's items per transaction: the mark and 99 SLOs
 
 
@@ -129,15 +127,11 @@ def request_token(job_id: int, items: Sequence[dict[str, Any]]) -> str:
 
 def read_tally(client: DynamoDBClient, table: str, slo: str, longest: int, now: datetime) -> Tally:
     """The SLO's counts for any window up to `longest` seconds at `now`: one paged Query of its partition,
-    from the hour holding the window's start (the hours with their minutes, and any legacy buckets)."""
+    from the hour holding the window's start (the hours with their minutes)."""
     tally = Tally()
     first = floor_to(now - timedelta(seconds=longest), HOUR)
-    for item in _query(client, table, slo, _iso(first), hour_key(now)):
-        key = item["sk"]["S"]
-        start = datetime.fromisoformat(key.removesuffix(HOUR_SUFFIX)).astimezone(UTC)
-        if not key.endswith(HOUR_SUFFIX):
-            tally.legacy[start] = _counts(item, "good", "bad")
-            continue
+    for item in _query(client, table, slo, hour_key(first), hour_key(now)):
+        start = datetime.fromisoformat(item["sk"]["S"].removesuffix(HOUR_SUFFIX)).astimezone(UTC)
         tally.hours[start] = _counts(item, "good", "bad")
         for minute in {int(name[1:]) for name in item if name[:1] in "gb" and name[1:].isdigit()}:
             at = start + timedelta(seconds=minute * MINUTE)

@@ -34,6 +34,7 @@ from queuewatch.alerting.alert_state import (
     InstanceState,
     Outbox,
     PagedAs,
+    PageKind,
     Status,
     StoredState,
     Topic,
@@ -137,7 +138,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
                 claimed_at=_time(raw["claimed_at"]),
                 chat_message=raw.get("chat_message"),
                 pending=tuple(Topic(t) for t in raw["pending"]),
-                kind=raw.get("kind"),
+                kind=PageKind(raw["kind"]),
             )
         status = item.get("status")
         state.groups[key] = GroupRecord(
@@ -335,7 +336,7 @@ def _group_item(group: GroupRecord, expected_version: int, now: datetime) -> dic
             "claimed_at": _iso(group.outbox.claimed_at),
             "chat_message": group.outbox.chat_message,
             "pending": [str(t) for t in group.outbox.pending],
-            "kind": group.outbox.kind,
+            "kind": str(group.outbox.kind),
         }
         outbox = {k: v for k, v in outbox.items() if v is not None}
     return {
