@@ -295,3 +295,13 @@ def test_an_hour_with_every_minute_counted_stays_one_write_unit(dynamodb: Any) -
     assert len(item) == 2 + 2 + 120 + 1  # keys, the hour's totals, its minutes, the expiry
     worst = {k: ({"N": "9999"} if k not in ("pk", "sk", EXPIRES_AT) and "N" in v else v) for k, v in item.items()}
     assert item_size(worst) < 1024
+
+
+def test_only_hour_counters_are_read_from_an_slos_partition(dynamodb: Any) -> None:
+    """An item between two hours' keys that is not an hour's counter (no `#h`) is read as nothing."""
+    apply(dynamodb, event("queued", 1, None), event("in_progress", 1, QUEUED + timedelta(seconds=30)))
+    before = counts(dynamodb, "linux-fast")
+    half_past = floor_to(QUEUED, HOUR) + timedelta(minutes=30)  # sorts among the hours' keys
+    stray = {"pk": {"S": f"{COUNTER_PREFIX}linux-fast"}, "sk": {"S": half_past.isoformat()}}
+    dynamodb.put_item(TableName=SLOS, Item={**stray, "good": {"N": "40"}, "g06": {"N": "40"}})
+    assert before and counts(dynamodb, "linux-fast") == before

@@ -131,6 +131,8 @@ def read_tally(client: DynamoDBClient, table: str, slo: str, longest: int, now: 
     tally = Tally()
     first = floor_to(now - timedelta(seconds=longest), HOUR)
     for item in _query(client, table, slo, hour_key(first), hour_key(now)):
+        if not item["sk"]["S"].endswith(HOUR_SUFFIX):
+            continue  # not an hour's counter: nothing else of this layout sorts here, and nothing else is read
         start = datetime.fromisoformat(item["sk"]["S"].removesuffix(HOUR_SUFFIX)).astimezone(UTC)
         tally.hours[start] = _counts(item, "good", "bad")
         for minute in {int(name[1:]) for name in item if name[:1] in "gb" and name[1:].isdigit()}:
