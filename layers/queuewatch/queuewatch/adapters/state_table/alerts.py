@@ -148,7 +148,7 @@ def _absorb(state: StoredState, item: dict[str, Any]) -> None:
             started_at=_dt(item.get("started_at")),
             members=_members(item),
             last_notified_at=_dt(item.get("last_notified_at")),
-            sequence=int(item.get("sequence", 0)),
+            sequence=int(item["sequence"]),
             version=int(item["version"]),
             outbox=outbox,
             paged_as=_paged_as(item.get("paged_as")),
