@@ -1,9 +1,12 @@
-"""`queuewatch backtest`: a fortnight seeded into moto's CloudWatch, replayed, and compared with the live evaluator."""
+"""`queuewatch backtest`: a fortnight seeded into moto's CloudWatch, replayed, and compared with the live evaluator.
+
+The fortnight is seeded once per module (the tests only read it), and replayed with the linux rule once."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,14 +14,15 @@ from typing import Any
 import boto3
 import pytest
 from faults import inject
-from support import Inbox, StackInMoto, runner_type, snapshot
+from moto import mock_aws
+from support import Inbox, StackInMoto, fake_aws_environment, runner_type, snapshot
 
 from queuewatch.adapters.aws.clients import AwsClients
 from queuewatch.base.errors import QueuewatchError
 from queuewatch.config import Config
 from queuewatch.config.load import load_config, parse_config
 from queuewatch_cli.commands.backtest.report import compare, comparison_lines
-from queuewatch_cli.commands.backtest.run import backtest, run_backtest
+from queuewatch_cli.commands.backtest.run import Outcome, backtest, run_backtest
 from queuewatch_cli.commands.demo.harness import DEMO_ENV, Demo
 from queuewatch_cli.commands.demo.run import play
 
@@ -107,9 +111,18 @@ def config(match: str = '"linux.*"') -> Config:
     return parse_config(CONFIG.format(match=match), source="test.yaml")
 
 
-@pytest.fixture
-def seeded(aws: None) -> None:
-    seed_history(boto3.client("cloudwatch", region_name="us-east-1"))
+@pytest.fixture(scope="module")
+def seeded() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch, mock_aws():
+        fake_aws_environment(patch)
+        seed_history(boto3.client("cloudwatch", region_name="us-east-1"))
+        yield
+
+
+@pytest.fixture(scope="module")
+def linux_replay(seeded: None) -> Outcome:
+    """The fortnight replayed with the linux rule, its pages kept: what the live evaluator and compare check."""
+    return backtest(config(), AwsClients(), START, END, now=NOW, keep_pages=True)
 
 
 def live_pages(cfg: Config) -> list[tuple[datetime, str, int, tuple[str, ...]]]:
@@ -138,56 +151,12 @@ def live_pages(cfg: Config) -> list[tuple[datetime, str, int, tuple[str, ...]]]:
     ]
 
 
-def test_the_replay_pages_exactly_as_the_live_evaluator(seeded: None) -> None:
-    cfg = config()
-    outcome = backtest(cfg, AwsClients(), START, END, now=NOW, keep_pages=True)
-    replayed = [(p.at, p.kind.value, p.sequence, p.runner_types) for p in outcome.replay.pages]
-    assert replayed == live_pages(cfg)
-    kinds = [kind for _, kind, _, _ in replayed]
-    assert {"new", "repeat", "resolved"} <= set(kinds)
-    first = outcome.replay.episodes[0]
-    # The oldest job passes 30m at minute 606, seen a minute later, then pending for 5m.
-    assert first.started_at == START + timedelta(minutes=606 + 1 + 5)
-    assert first.breach_to_page_seconds == 300
-    assert first.peak_queue_size == 20
-
-
-def test_a_rule_matching_every_runner_type_shows_in_compare(seeded: None) -> None:
-    a = backtest(config('"linux.*"'), AwsClients(), START, END, now=NOW).replay.episodes
-    b = backtest(config('"*"'), AwsClients(), START, END, now=NOW).replay.episodes
-    lines = "\n".join(comparison_lines(compare(a, b, END), "a.yaml", "b.yaml"))
-    assert "pages only A sends: 0" in lines
-    assert "pages only B sends: 1" in lines
-    assert "B pages 1 runner type(s) A never pages: windows.4xlarge" in lines
-
-
-def test_the_report_counts_flaps_and_pages_per_week(
-    seeded: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = tmp_path / "a.yaml"
-    path.write_text(CONFIG.format(match='"linux.*"'))
-    args = argparse.Namespace(
-        config=str(path),
-        compare=None,
-        start=START.isoformat(),
-        end=END.isoformat(),
-        plot=None,
-        region=None,
-        quiet=False,
-    )
-    assert run_backtest(args, AwsClients(), now=NOW) == 0
-    out, err = capsys.readouterr()
-    assert "4 page(s)" in out and "pages per week 2.0" in out
-    assert "linux-queueing/linux.2xlarge: resolved 2026-03-02 12:06 UTC, paged again 20m later" in out
-    assert "GetMetricData call(s)" in err  # progress on stderr
-
-
 def test_the_demo_history_pages_at_the_demos_minute_and_not_at_150_jobs(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """First in the module: its own moto, before the module's seeded one starts (a nested moto would share it)."""
     for key, value in DEMO_ENV.items():
         monkeypatch.setenv(key, value)
-    from moto import mock_aws
 
     default = Path(os.environ["QUEUEWATCH_CONFIG"])
     raised = tmp_path / "queue-size-150.yaml"
@@ -218,6 +187,49 @@ def test_the_demo_history_pages_at_the_demos_minute_and_not_at_150_jobs(
     assert only_a.startswith("1\n") and f"{start:%Y-%m-%d %H:%M} UTC -> " in only_a
     assert "pages only B sends: 0" in out
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+
+
+def test_the_replay_pages_exactly_as_the_live_evaluator(linux_replay: Outcome) -> None:
+    outcome = linux_replay
+    replayed = [(p.at, p.kind.value, p.sequence, p.runner_types) for p in outcome.replay.pages]
+    assert replayed == live_pages(config())
+    kinds = [kind for _, kind, _, _ in replayed]
+    assert {"new", "repeat", "resolved"} <= set(kinds)
+    first = outcome.replay.episodes[0]
+    # The oldest job passes 30m at minute 606, seen a minute later, then pending for 5m.
+    assert first.started_at == START + timedelta(minutes=606 + 1 + 5)
+    assert first.breach_to_page_seconds == 300
+    assert first.peak_queue_size == 20
+
+
+def test_a_rule_matching_every_runner_type_shows_in_compare(linux_replay: Outcome) -> None:
+    a = linux_replay.replay.episodes  # config('"linux.*"')
+    b = backtest(config('"*"'), AwsClients(), START, END, now=NOW).replay.episodes
+    lines = "\n".join(comparison_lines(compare(a, b, END), "a.yaml", "b.yaml"))
+    assert "pages only A sends: 0" in lines
+    assert "pages only B sends: 1" in lines
+    assert "B pages 1 runner type(s) A never pages: windows.4xlarge" in lines
+
+
+def test_the_report_counts_flaps_and_pages_per_week(
+    seeded: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text(CONFIG.format(match='"linux.*"'))
+    args = argparse.Namespace(
+        config=str(path),
+        compare=None,
+        start=START.isoformat(),
+        end=END.isoformat(),
+        plot=None,
+        region=None,
+        quiet=False,
+    )
+    assert run_backtest(args, AwsClients(), now=NOW) == 0
+    out, err = capsys.readouterr()
+    assert "4 page(s)" in out and "pages per week 2.0" in out
+    assert "linux-queueing/linux.2xlarge: resolved 2026-03-02 12:06 UTC, paged again 20m later" in out
+    assert "GetMetricData call(s)" in err  # progress on stderr
 
 
 def test_a_failed_read_stops_the_backtest_with_its_reason(seeded: None) -> None:
