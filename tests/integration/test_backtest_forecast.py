@@ -20,7 +20,6 @@ import pytest
 from forecast_histories import bursts, slow_build_up
 
 from queuewatch.adapters.aws.clients import AwsClients
-from queuewatch.adapters.jobs_table.jobs import put_job
 from queuewatch.alerting.alert import Alert
 from queuewatch.alerting.alert_state import PageKind
 from queuewatch.config.load import parse_config
@@ -31,6 +30,7 @@ from queuewatch.model.jobs import JobRecord
 from queuewatch_cli.commands.backtest.forecast import ForecastReplays
 from queuewatch_cli.commands.backtest.run import PoolSource, history_source, run_backtest
 from queuewatch_cli.devkit.moto_tables import create_jobs_table
+from queuewatch_cli.devkit.seed import seed_jobs
 
 START = datetime(2026, 3, 2, 9, tzinfo=UTC)
 NOW = START + timedelta(days=2)
@@ -55,9 +55,7 @@ def jobs_table(aws: None) -> None:
 
 
 def store(jobs: list[JobRecord]) -> None:
-    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-    for job in jobs:
-        put_job(dynamodb, JOBS, job, "test")
+    seed_jobs(boto3.client("dynamodb", region_name="us-east-1"), JOBS, jobs, "test")
 
 
 def arguments(path: Path, end: datetime, **more: object) -> argparse.Namespace:
