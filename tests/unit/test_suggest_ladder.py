@@ -21,6 +21,8 @@ from queuewatch_cli.commands.backtest.suggest import (
 )
 
 START = datetime(2026, 3, 2, tzinfo=UTC)
+HALF_DAY = 12 * 60
+END = START + timedelta(minutes=HALF_DAY)
 CONFIG = """
 version: 1
 defaults: {region: us-east-1, queue_source: sqs}
@@ -30,23 +32,23 @@ rules:
 """
 
 
-def flapping_fortnight() -> Iterator[Snapshot]:
-    """Two days. Day one, 02:00 to 10:00: the oldest job's wait swings between 22 and 31 minutes every 10 minutes,
-    over 30 minutes one minute in ten (each a page at 30m, one long page at 20m or less). Day two, 03:00: an
-    outage, a wait growing a minute a minute to two hours."""
-    for minute in range(2 * 1440 + 1):
+def flapping_half_day() -> Iterator[Snapshot]:
+    """Twelve hours. 02:00 to 06:00: the oldest job's wait swings between 22 and 31 minutes every 10 minutes, over
+    30 minutes one minute in ten (each a page at 30m, one long page at 20m or less). 08:00: an outage, a wait
+    growing a minute a minute to two hours."""
+    for minute in range(HALF_DAY + 1):
         wait = 0.0
-        if 120 <= minute < 600:
+        if 120 <= minute < 360:
             wait = (22 + minute % 10) * 60.0
-        elif 1440 + 180 <= minute < 1440 + 300:
-            wait = (minute - 1440 - 180) * 60.0
+        elif 480 <= minute < 600:
+            wait = (minute - 480) * 60.0
         yield snapshot(START + timedelta(minutes=minute), runner_type("linux.2xlarge", 3 if wait else 0, wait))
 
 
 def test_the_setting_paging_the_incident_soonest_is_found_where_higher_thresholds_flap() -> None:
     config = parse_config(CONFIG, source="t.yaml")
-    incidents = parse_incidents("2026-03-03T03:00Z 2026-03-03T05:00Z\n", "incidents.txt")
-    [answer] = suggest(config, flapping_fortnight, START, START + timedelta(days=2), parse_budget("1/2d"), incidents)
+    incidents = parse_incidents("2026-03-02T08:00Z 2026-03-02T10:00Z\n", "incidents.txt")
+    [answer] = suggest(config, flapping_half_day, START, END, parse_budget("1/12h"), incidents)
     flapping = next(t for t in answer.tried if t.setting == Setting(1800, 0, True))
     assert flapping.noise > 20 and not flapping.within_budget  # the rule as it is flaps
     assert answer.chosen is not None
@@ -59,19 +61,19 @@ def test_the_setting_paging_the_incident_soonest_is_found_where_higher_threshold
 
 
 def spikes_and_an_outage() -> Iterator[Snapshot]:
-    """A day: twenty spikes of 10 minutes, one an hour from 00:00; at 20:00 an outage of 1h54m."""
-    for minute in range(1441):
+    """Six hours: four spikes of 10 minutes, one an hour from 00:00; at 04:00 an outage of 1h54m."""
+    for minute in range(6 * 60 + 1):
         wait = 0.0
-        if minute < 20 * 60 and minute % 60 < 10:
+        if minute < 4 * 60 and minute % 60 < 10:
             wait = (minute % 60) * 60.0
-        elif 1200 <= minute < 1200 + 114:
-            wait = (minute - 1200) * 60.0
+        elif 240 <= minute < 240 + 114:
+            wait = (minute - 240) * 60.0
         yield snapshot(START + timedelta(minutes=minute), runner_type("linux.2xlarge", 2 if wait else 0, wait))
 
 
 def test_without_incidents_it_says_it_only_minimises_pages_and_warns_of_the_worst_wait_left_unpaged() -> None:
     config = parse_config(CONFIG, source="t.yaml")
-    end = START + timedelta(days=1)
+    end = START + timedelta(hours=6)
     budget = parse_budget("0/day")
     answers = suggest(config, spikes_and_an_outage, START, end, budget)
     [answer] = answers
@@ -81,7 +83,7 @@ def test_without_incidents_it_says_it_only_minimises_pages_and_warns_of_the_wors
     assert "warning: the range's longest wait, 1h53m on linux.2xlarge" in lines
 
     # With the outage listed, the choice pages it, and no warning is given.
-    incidents = parse_incidents("2026-03-02T20:00Z 2026-03-02T22:00Z\n", "incidents.txt")
+    incidents = parse_incidents("2026-03-02T04:00Z 2026-03-02T06:00Z\n", "incidents.txt")
     answers = suggest(config, spikes_and_an_outage, START, end, budget, incidents)
     assert answers[0].chosen is not None and answers[0].chosen.pages_every_incident
     lines = "\n".join(suggestion_lines(answers, budget, incidents, START, end))
@@ -91,10 +93,10 @@ def test_without_incidents_it_says_it_only_minimises_pages_and_warns_of_the_wors
 def test_skipping_calm_ticks_gives_what_planning_every_tick_gives() -> None:
     config = parse_config(CONFIG, source="t.yaml")
     [spec], [rule] = config.rules, config.resolved_rules
-    [answer] = suggest(config, flapping_fortnight, START, START + timedelta(days=2), parse_budget("1/2d"))
+    [answer] = suggest(config, flapping_half_day, START, END, parse_budget("1/12h"))
     found = {t.setting: [(e.started_at, e.resolved_at, e.peak_queue_time) for e in t.episodes] for t in answer.tried}
     for setting in (Setting(60, 0, True), Setting(1800, 0, True), Setting(2700, 0, True), Setting(1200, 600, True)):
         replay = Replay(candidate_config(config, spec, rule, setting))  # planned on every tick
-        for tick in flapping_fortnight():
+        for tick in flapping_half_day():
             replay.tick(tick, tick.collected_at)
         assert found[setting] == [(e.started_at, e.resolved_at, e.peak_queue_time) for e in replay.episodes]
