@@ -78,6 +78,7 @@ class Run:
         """`also`: the other runner configs the webhook dispatches each job to (`queue_selection_strategy: all`)."""
         self.upstream, self.config, self.region = upstream, config, region
         self.stack = StackInMoto.create(region=region)
+        self.clients = AwsClients()  # the collector's, made once per container as deployed: warm ticks reuse them
         self.inbox = self.stack.subscribe_queue("inbox")
         # The jobs table lives in the stack's home region (us-east-1 here), whatever the queues' region.
         self.tracker = Tracker(boto3.client("dynamodb", region_name="us-east-1"), JOBS, config) if tracked else None
@@ -93,7 +94,7 @@ class Run:
         put_queue_ages(boto3.client("cloudwatch", region_name=self.region), ages, at)
         self.snapshot = collect(
             self.config,
-            AwsClients(),
+            self.clients,
             now=at,
             account_id="123456789012",
             snapshot_id=f"s{at:%H%M}",
