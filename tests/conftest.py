@@ -92,3 +92,10 @@ def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> RetrySleeps:
     monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=sleeps.append))
     monkeypatch.setattr(sqs_depth, "time", SimpleNamespace(sleep=sleeps.append))
     return sleeps
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files that take minutes (a module setting LONG_RUNNING) are collected first, so that each of make
+    test's workers starts one early rather than one of them running it alone at the end. The sort is stable:
+    the rest keep their order, the same on every worker, as pytest-xdist requires."""
+    items.sort(key=lambda item: not getattr(getattr(item, "module", None), "LONG_RUNNING", False))

@@ -29,6 +29,7 @@ from queuewatch_cli.commands.backtest.run import backtest, run_backtest
 from queuewatch_cli.devkit.handlers import load_event
 from queuewatch_cli.devkit.moto_tables import create_jobs_table
 
+LONG_RUNNING = True  # a fortnight tracked and ticked in moto: about a minute: started first (conftest.py)
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday; the fortnight runs to START + 14 days
 END = START + timedelta(days=14)
 NOW = END + timedelta(hours=1)

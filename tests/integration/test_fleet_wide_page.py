@@ -30,6 +30,7 @@ from queuewatch.runtime.wire import encode_snapshot
 from queuewatch_cli.devkit.handlers import FakeContext, destination_record, load_event, load_handler_module
 from queuewatch_cli.devkit.moto_tables import create_state_table
 
+LONG_RUNNING = True  # one moto pass at 5,000 runner types: some 4 minutes: started first (conftest.py)
 FLEET = 5000
 # Names at the 128-character limit, each ending in a digest as generated pool names do: as a list the members
 # alone would be 640 KB, past the group item's 400 KB, and the page could never be stored; stored compressed
