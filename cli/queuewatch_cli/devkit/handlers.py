@@ -15,7 +15,8 @@ from typing import Any
 
 from queuewatch_cli.common.checkout import PACKAGE_DIR, checkout_root
 
-# From a clone only (the deployed functions never load a handler this way); installed, where the clone would be.
+# From a clone only (the deployed functions never load a handler this way); installed, beside the package, where
+# nothing it reads is found.
 REPO_ROOT = checkout_root() or PACKAGE_DIR.parent
 EVENTS_DIR = REPO_ROOT / "events"
 ACCOUNT_ID = "123456789012"  # moto's default account
