@@ -183,8 +183,10 @@ class Context:
             return self.team(rule, runner_type)
         return "all"
 
-    @property
+    @cached_property
     def hold_inputs(self) -> HoldInputs:
+        """What every instance's holds are judged on, built once a tick: whether GitHub held any alert reads every
+        stored instance, which per instance would make a tick quadratic in the fleet."""
         return HoldInputs(
             now=self.now,
             silences=tuple(self.state.silences),
