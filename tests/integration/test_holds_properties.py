@@ -245,6 +245,7 @@ class World(RuleBasedStateMachine):
         for alert, reached in self.sns.got[start:]:
             self.account(alert, reached)
         self.check_unknown_kept_holds(self.sns.got[start:])
+        self.check_known_read_decides_the_hold()
 
     def judge_forecasts(self) -> None:
         """The model of the rules' forecast verdicts: a plain breach, else a forecast one where late. An alert's
@@ -322,6 +323,16 @@ class World(RuleBasedStateMachine):
         paged = [a for a, _ in sent if a["status"] == "firing" and a["rule"] != HEALTH_RULE]
         assert not (paged and any(GITHUB_HOLD in h for h in self.held_before.values())), paged
 
+    def check_known_read_decides_the_hold(self) -> None:
+        """Under `hold`, a known read decides GitHub's hold afresh at its tick: an incident holds every alert but
+        queuewatch's own, an operational read (or none) holds none. The tick's read, never an earlier tick's."""
+        if self.how != "hold" or (self.github is not None and self.github.actions == "unknown"):
+            return
+        incident = self.github is not None and self.github.degraded
+        for key, instance in load_state(self.dynamodb, "state").instances.items():
+            if key.rule != HEALTH_RULE:
+                assert (GITHUB_HOLD in instance.held_by) == incident, (str(key), instance.held_by, self.github)
+
 
 class Holds(World):
     """Every hold at once: SLO burns, GitHub's status and rule changes beside the queues and forecasts."""
@@ -383,6 +394,32 @@ Holds.TestCase.settings = settings(stateful_step_count=STEPS)
 test_holds_compose = pytest.mark.usefixtures("aws_env")(Holds.TestCase)
 ForecastEpisodes.TestCase.settings = settings(stateful_step_count=STEPS)
 test_forecast_episodes = pytest.mark.usefixtures("aws_env")(ForecastEpisodes.TestCase)
+
+
+def test_githubs_hold_follows_each_known_read_through_an_incident_and_an_unknown_read() -> None:
+    """The machine's steps in the order its default run seldom draws: an incident under `hold` while queues
+    breach, a read that fails while another queue breaches, GitHub's recovery, each checked by the machine (I2, I4
+    and the read deciding the hold) at its tick."""
+    machine = Holds()
+    try:
+        machine.choose("hold", "unread")
+        machine.queue(RUNNER_TYPES[0], 600.0)
+        machine.queue(RUNNER_TYPES[1], 3600.0)
+        machine.tick(1)
+        held_by_github = 0
+        for status in ("incident", "unknown", "incident", "operational", "unknown", "operational"):
+            machine.github_reads(status)
+            if status == "unknown":
+                # A queue that breaches while the read fails: the last known read decides whether it is held.
+                machine.queue(RUNNER_TYPES[2], 600.0 if machine.queue_time[RUNNER_TYPES[2]] == 0 else 0.0)
+            machine.tick(1)
+            machine.tick(4)
+            stored = load_state(machine.dynamodb, "state").instances.values()
+            held_by_github += sum(GITHUB_HOLD in instance.held_by for instance in stored)
+        assert held_by_github, "the incident held the breaching queues back: the checks had something to judge"
+        assert any(a["status"] == "firing" for a, _ in machine.sns.got), "the queues paged once GitHub recovered"
+    finally:
+        machine.teardown()
 
 
 @pytest.mark.parametrize(("waiting", "oldest"), [(0, 0.0), (4, 600.0), (4, 3600.0)])
